@@ -1,0 +1,121 @@
+//! `sjournal append --session ID [--kind NAME]`: one JSON value on stdin becomes one record.
+//! Prints `{"seq":N,"hash":"<hex>"}` once the record is durable (exit 0). If the journal
+//! refuses appends (damage that recovery may not cut), the record goes durably to the
+//! session's rescue journal, stdout says so (`"rescued":true`), and the exit code is 1.
+
+use std::io::Read;
+
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::format::payload::{encode_event, is_system_kind};
+use crate::format::record::valid_kind;
+use crate::journal::{append_or_rescue, Durable, Root, WriterOptions};
+use crate::limits::INPUT_MAX_BYTES;
+
+/// Append one JSON value from stdin to a session's journal
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct Args {
+    /// Session id (any string; unsafe characters are mapped, the id is kept in the header)
+    #[arg(long)]
+    pub session: String,
+    /// Record kind [default: the payload's hook_event_name, else "event"]
+    #[arg(long, value_name = "NAME")]
+    pub kind: Option<String>,
+}
+
+/// Reads all of stdin, up to the input limit.
+pub fn read_stdin() -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(INPUT_MAX_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", "<stdin>", e))?;
+    if buf.len() > INPUT_MAX_BYTES {
+        return Err(Error::TooLarge {
+            len: buf.len() as u64,
+            max: INPUT_MAX_BYTES as u64,
+        });
+    }
+    Ok(buf)
+}
+
+/// Checks that `bytes` hold exactly one JSON value; returns it as text and as a value.
+pub fn parse_json(bytes: &[u8]) -> Result<(&str, serde_json::Value)> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::InvalidJson {
+            message: "stdin is empty; expected one JSON value".into(),
+            line: 1,
+            column: 0,
+        });
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::InvalidJson {
+            message: e.to_string(),
+            line: e.line(),
+            column: e.column(),
+        })?;
+    // serde_json accepted it, so it is UTF-8 (JSON text outside strings is ASCII).
+    let text = std::str::from_utf8(bytes).expect("valid JSON is UTF-8");
+    Ok((text, value))
+}
+
+/// The kind for an event: the flag, else the payload's `hook_event_name` when it is a valid
+/// kind, else "event".
+pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<String> {
+    if let Some(k) = flag {
+        if !valid_kind(k) || is_system_kind(k) {
+            return Err(Error::InvalidKind { kind: k.to_owned() });
+        }
+        return Ok(k.to_owned());
+    }
+    Ok(value
+        .get("hook_event_name")
+        .and_then(|v| v.as_str())
+        .filter(|k| valid_kind(k) && !is_system_kind(k))
+        .unwrap_or("event")
+        .to_owned())
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let input = read_stdin()?;
+    let (text, value) = parse_json(&input)?;
+    let kind = event_kind(args.kind.as_deref(), &value)?;
+    let durable = append_or_rescue(
+        root,
+        &args.session,
+        &kind,
+        &encode_event(text),
+        &WriterOptions::default(),
+    )?;
+    let mut out = output::stdout();
+    let a = durable.appended();
+    match &durable {
+        Durable::Journal(_) => {
+            output::line(
+                &mut out,
+                &format!(r#"{{"seq":{},"hash":"{}"}}"#, a.seq, a.hash),
+            )?;
+            Ok(Outcome::Ok)
+        }
+        Durable::Rescued { cause, .. } => {
+            let rescue = root.session(&args.session)?.rescue;
+            output::line(
+                &mut out,
+                &serde_json::json!({
+                    "seq": a.seq, "hash": a.hash.to_hex(), "rescued": true,
+                    "rescue_journal": rescue,
+                })
+                .to_string(),
+            )?;
+            crate::cli::report_error(cause);
+            eprintln!(
+                "sjournal: the event was NOT added to the session's journal; it is kept durably as seq {} of {}",
+                a.seq,
+                rescue.display()
+            );
+            Ok(Outcome::Findings)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `sjournal log --session ID [--json]`: the records in order.
+//!
+//! `--json` prints one object per line (JSON Lines):
+//! `{"seq":1,"ts":"2026-11-29T22:37:06.123456789Z","ts_unix_ns":..,"kind":"PostToolUse",
+//!   "hash":"<hex>","offset":43,"payload":<the JSON that was appended>}`.
+//! For system records (`sjournal.*`) `payload` holds the record's fields.
+
+use std::io::Write;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::format::payload;
+use crate::journal::{JournalReader, Root};
+
+/// Print a session's records in order
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct Args {
+    #[arg(long)]
+    pub session: String,
+    /// One JSON object per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct LogLine<'a> {
+    seq: u64,
+    ts: String,
+    ts_unix_ns: i64,
+    kind: &'a str,
+    hash: String,
+    offset: u64,
+    payload: Box<RawValue>,
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let paths = root.session(&args.session)?;
+    if !paths.journal.exists() {
+        return Err(Error::NoSuchSession {
+            session: args.session,
+            root: root.dir().to_owned(),
+        });
+    }
+    let reader = JournalReader::open(&paths.journal, None)?;
+    let mut out = output::stdout();
+    for r in reader.records()? {
+        let rec = match r {
+            Ok(rec) => rec,
+            Err(stop) => {
+                out.flush().map_err(output::write_err)?;
+                eprintln!(
+                    "sjournal: {}: stopped at offset {}: {} (run `sjournal verify --session {}`)",
+                    paths.journal.display(),
+                    stop.offset,
+                    stop.problem,
+                    args.session
+                );
+                return Ok(Outcome::Findings);
+            }
+        };
+        let payload = payload::to_json(rec.seq, rec.kind, rec.payload)?;
+        if args.json {
+            let line = LogLine {
+                seq: rec.seq,
+                ts: output::rfc3339(rec.ts_unix_ns),
+                ts_unix_ns: rec.ts_unix_ns,
+                kind: rec.kind,
+                hash: rec.hash.to_hex(),
+                offset: rec.offset,
+                payload,
+            };
+            output::line(
+                &mut out,
+                &serde_json::to_string(&line).expect("serializable"),
+            )?;
+        } else {
+            let mut p = payload.get().to_owned();
+            if p.len() > 160 {
+                let cut = (0..=157)
+                    .rev()
+                    .find(|&i| p.is_char_boundary(i))
+                    .unwrap_or(0);
+                p.truncate(cut);
+                p.push_str("...");
+            }
+            output::line(
+                &mut out,
+                &format!(
+                    "{:>6}  {}  {:<20} {}  {}",
+                    rec.seq,
+                    output::rfc3339(rec.ts_unix_ns),
+                    rec.kind,
+                    &rec.hash.to_hex()[..12],
+                    p
+                ),
+            )?;
+        }
+    }
+    out.flush().map_err(output::write_err)?;
+    Ok(Outcome::Ok)
+}

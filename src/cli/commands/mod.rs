@@ -1,0 +1,4 @@
+pub mod append;
+pub mod demo;
+pub mod log;
+pub mod verify;

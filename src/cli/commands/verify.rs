@@ -1,0 +1,68 @@
+//! `sjournal verify (--session ID | --all) [--json]`: checks journals without changing them.
+//! Exit 0 if all are intact, 1 if any has a problem, 2 if it could not run.
+//!
+//! `--json` prints one [`VerifyReport`](crate::journal::VerifyReport) object per journal,
+//! one per line.
+
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::journal::{verify_file, Root, VerifyReport};
+
+/// Verify journals: framing, CRCs, contiguous seq, the hash chain, the header binding
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+#[group(required = true, multiple = false, args = ["session", "all"])]
+pub struct Args {
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Every journal under the root
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let paths = match &args.session {
+        Some(s) => {
+            let p = root.session(s)?;
+            if !p.journal.exists() {
+                return Err(Error::NoSuchSession {
+                    session: s.clone(),
+                    root: root.dir().to_owned(),
+                });
+            }
+            let mut v = vec![p.journal];
+            if p.rescue.exists() {
+                v.push(p.rescue);
+            }
+            v
+        }
+        None => root.journals()?,
+    };
+    let mut out = output::stdout();
+    let mut bad = 0;
+    for path in &paths {
+        let report: VerifyReport = verify_file(path, None)?;
+        if !report.ok {
+            bad += 1;
+        }
+        let line = if args.json {
+            serde_json::to_string(&report).expect("serializable")
+        } else {
+            report.summary()
+        };
+        output::line(&mut out, &line)?;
+    }
+    if !args.json {
+        output::line(
+            &mut out,
+            &format!("{} journal(s) verified, {} with problems", paths.len(), bad),
+        )?;
+    }
+    Ok(if bad == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Findings
+    })
+}

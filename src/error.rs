@@ -1,0 +1,100 @@
+//! Typed errors. Every message says what failed, on which file, where, and what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error(
+        "journal {path} is corrupt at offset {offset} (record seq {seq}): {reason}. \
+         Valid records follow the damage, so nothing was truncated. \
+         Run `sjournal verify` and `sjournal inspect` on it; the journal refuses appends until repaired by hand"
+    )]
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        seq: u64,
+        reason: String,
+    },
+
+    #[error("journal header of {path} is invalid: {reason}")]
+    BadHeader { path: PathBuf, reason: String },
+
+    #[error(
+        "journal {path} belongs to session {found:?}, not {expected:?} \
+         (two session ids map to one file name; please report this)"
+    )]
+    SessionMismatch {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+
+    #[error(
+        "the writer for {path} is poisoned: an earlier {op} failed, so whether its bytes are on disk \
+         is unknown; reopen the journal (recovery will check the tail)"
+    )]
+    Poisoned { path: PathBuf, op: &'static str },
+
+    #[error("timed out after {waited_ms} ms waiting for the lock on {path} (another sjournal process holds it)")]
+    LockTimeout { path: PathBuf, waited_ms: u64 },
+
+    #[error(
+        "refusing to follow a symlink at {path}: sjournal never follows links inside its root"
+    )]
+    Symlink { path: PathBuf },
+
+    #[error("{path} is not a {expected}")]
+    WrongFileType {
+        path: PathBuf,
+        expected: &'static str,
+    },
+
+    #[error("invalid session id: {reason}")]
+    InvalidSessionId { reason: String },
+
+    #[error(
+        "invalid record kind {kind:?}: use 1 to 64 characters of A-Z a-z 0-9 . _ - \
+         (names starting with \"sjournal.\" are reserved)"
+    )]
+    InvalidKind { kind: String },
+
+    #[error("record of {len} bytes exceeds the limit of {max} bytes")]
+    TooLarge { len: u64, max: u64 },
+
+    #[error("input is not valid JSON: {message}; nothing was appended")]
+    InvalidJson {
+        message: String,
+        line: usize,
+        column: usize,
+    },
+
+    #[error("no journal for session {session:?} under {root}")]
+    NoSuchSession { session: String, root: PathBuf },
+
+    #[error("cannot determine the sjournal root: pass --root DIR or set SJOURNAL_HOME")]
+    NoRoot,
+
+    #[error("could not decode payload of record seq {seq}: {reason}")]
+    Payload { seq: u64, reason: String },
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}

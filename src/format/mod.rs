@@ -1,0 +1,11 @@
+//! Pure codecs for the on-disk format: no I/O here. `journal-format.md` is the spec; the
+//! layouts are repeated next to the code that reads them.
+
+pub mod hash;
+pub mod header;
+pub mod payload;
+pub mod record;
+
+pub use hash::{Hash, HASH_LEN};
+pub use header::Header;
+pub use record::{FrameError, FrameRef, FRAME_OVERHEAD};

@@ -1,0 +1,111 @@
+//! Payload schemas. The record's kind decides how its payload (MessagePack, written with
+//! rmp-serde) reads:
+//!
+//! - any kind not starting with `sjournal.`: an event. The payload is one MessagePack str holding
+//!   the JSON text exactly as it was received, byte for byte.
+//! - `sjournal.unparsed`: input that was not valid JSON, kept as a MessagePack map
+//!   `{raw: bin, error: str}`.
+//! - `sjournal.recovered`: a MessagePack map, see [`Recovered`].
+//!
+//! System records are maps with named fields (`rmp_serde::to_vec_named`), so that new optional
+//! fields can be added without a format version change.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+pub const SYSTEM_PREFIX: &str = "sjournal.";
+pub const KIND_RECOVERED: &str = "sjournal.recovered";
+pub const KIND_UNPARSED: &str = "sjournal.unparsed";
+
+/// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovered {
+    /// File offset where the cut bytes started (the new end of the valid prefix).
+    pub offset: u64,
+    /// How many bytes were cut.
+    pub length: u64,
+    /// blake3 (unkeyed) of the cut bytes, hex.
+    pub blake3: String,
+    /// File name of the quarantine copy, in the journal's directory.
+    pub quarantine: String,
+    /// What was wrong at `offset`.
+    pub reason: String,
+}
+
+/// Input that did not parse as JSON, kept as it came.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unparsed {
+    #[serde(with = "serde_bytes")]
+    pub raw: Vec<u8>,
+    pub error: String,
+}
+
+pub fn is_system_kind(kind: &str) -> bool {
+    kind.starts_with(SYSTEM_PREFIX)
+}
+
+/// Encodes raw JSON text as an event payload.
+pub fn encode_event(raw_json: &str) -> Vec<u8> {
+    rmp_serde::to_vec(raw_json).expect("encoding a str cannot fail")
+}
+
+/// Decodes an event payload back to the JSON text, without copying.
+pub fn decode_event(seq: u64, payload: &[u8]) -> Result<&str> {
+    rmp_serde::from_slice::<&str>(payload).map_err(|e| Error::Payload {
+        seq,
+        reason: e.to_string(),
+    })
+}
+
+pub fn encode_system<T: Serialize>(value: &T) -> Vec<u8> {
+    rmp_serde::to_vec_named(value).expect("encoding a system record cannot fail")
+}
+
+pub fn decode_system<'a, T: Deserialize<'a>>(seq: u64, payload: &'a [u8]) -> Result<T> {
+    rmp_serde::from_slice(payload).map_err(|e| Error::Payload {
+        seq,
+        reason: e.to_string(),
+    })
+}
+
+/// The payload as JSON for display: an event's own JSON text, or a system record's fields.
+pub fn to_json(seq: u64, kind: &str, payload: &[u8]) -> Result<Box<serde_json::value::RawValue>> {
+    let text = if is_system_kind(kind) {
+        let v: serde_json::Value = decode_system(seq, payload)?;
+        serde_json::to_string(&v).expect("a Value serializes")
+    } else {
+        decode_event(seq, payload)?.trim().to_owned()
+    };
+    serde_json::value::RawValue::from_string(text).map_err(|e| Error::Payload {
+        seq,
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_bytes_survive() {
+        let raw = "{ \"b\":1,  \"a\" : [1.50, \"\\u00e9\"] }\n";
+        let p = encode_event(raw);
+        assert_eq!(decode_event(1, &p).unwrap(), raw);
+    }
+
+    #[test]
+    fn system_roundtrip() {
+        let r = Recovered {
+            offset: 10,
+            length: 3,
+            blake3: "ab".into(),
+            quarantine: "q".into(),
+            reason: "torn".into(),
+        };
+        let p = encode_system(&r);
+        assert_eq!(decode_system::<Recovered>(1, &p).unwrap(), r);
+        let j = to_json(1, KIND_RECOVERED, &p).unwrap();
+        assert!(j.get().contains("\"offset\":10"), "{}", j.get());
+    }
+}

@@ -1,0 +1,250 @@
+//! Record framing.
+//!
+//! ```text
+//! offset   size field
+//!      0      4 frame_len   u32 LE, the whole frame: 60 + kind_len + payload_len
+//!      4      8 seq         u64 LE, 1 for the first record, +1 for each next one
+//!     12      8 ts_unix_ns  i64 LE, wall clock taken at append time
+//!     20      2 kind_len    u16 LE, 1..=64
+//!     22      2 flags       u16 LE, must be 0
+//!     24     32 prev_hash   chain link: record hash of seq-1, or the genesis hash for seq 1
+//!     56      k kind        ASCII [A-Za-z0-9._-]
+//!   56+k      p payload     MessagePack (rmp-serde), schema chosen by kind
+//! 56+k+p      4 crc32       crc32fast (IEEE) of bytes [0, 56+k+p)
+//! ```
+//!
+//! The parser checks the length against the limits and the bytes present before it looks at
+//! anything else, then the CRC, and only then the fields a CRC-valid frame could still get
+//! wrong (kind, flags), so a torn or rotted frame is always reported as such.
+
+use super::hash::{record_hash, Hash, HASH_LEN};
+use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES};
+
+const LEN_AT: usize = 0;
+const SEQ_AT: usize = LEN_AT + 4;
+const TS_AT: usize = SEQ_AT + 8;
+const KIND_LEN_AT: usize = TS_AT + 8;
+const FLAGS_AT: usize = KIND_LEN_AT + 2;
+const PREV_AT: usize = FLAGS_AT + 2;
+/// Bytes before the kind.
+pub const FIXED_LEN: usize = PREV_AT + HASH_LEN;
+const CRC_LEN: usize = 4;
+/// Frame bytes that are not kind or payload.
+pub const FRAME_OVERHEAD: usize = FIXED_LEN + CRC_LEN;
+/// The smallest valid frame: a one-byte kind and an empty payload.
+pub const FRAME_MIN_BYTES: usize = FRAME_OVERHEAD + 1;
+
+/// A validated frame borrowed from the bytes it was parsed from.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameRef<'a> {
+    pub bytes: &'a [u8],
+    pub seq: u64,
+    pub ts_unix_ns: i64,
+    pub kind: &'a str,
+    pub prev_hash: Hash,
+    pub payload: &'a [u8],
+}
+
+impl FrameRef<'_> {
+    /// The chain hash of this record (the next record's `prev_hash`).
+    pub fn hash(&self) -> Hash {
+        record_hash(self.bytes)
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// Why bytes at an offset are not a valid frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    /// The bytes end before the frame does (or before its length word).
+    Incomplete { have: usize, need: usize },
+    /// The length word is below the minimum frame or above `FRAME_MAX_BYTES`.
+    BadLength { len: u32 },
+    /// The stored CRC does not match the bytes.
+    BadCrc { stored: u32, computed: u32 },
+    /// CRC-valid, but a field is out of range: not damage a torn write can produce.
+    BadField(&'static str),
+}
+
+impl FrameError {
+    /// True for the damage an interrupted write or bit rot leaves behind; false for a frame
+    /// whose CRC matched but whose fields are wrong (a writer bug or deliberate edit).
+    pub fn is_damage(&self) -> bool {
+        !matches!(self, FrameError::BadField(_))
+    }
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Incomplete { have, need } => {
+                write!(f, "incomplete record: {have} bytes present, {need} needed")
+            }
+            FrameError::BadLength { len } => write!(
+                f,
+                "impossible record length {len} (must be {FRAME_MIN_BYTES}..={FRAME_MAX_BYTES})"
+            ),
+            FrameError::BadCrc { stored, computed } => {
+                write!(
+                    f,
+                    "CRC mismatch: stored {stored:08x}, computed {computed:08x}"
+                )
+            }
+            FrameError::BadField(what) => write!(f, "invalid field: {what}"),
+        }
+    }
+}
+
+/// True if `kind` is a well-formed kind name.
+pub fn valid_kind(kind: &str) -> bool {
+    !kind.is_empty()
+        && kind.len() <= KIND_MAX_BYTES
+        && kind
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Reads the frame length word at the start of `buf` without validating anything else.
+pub fn peek_len(buf: &[u8]) -> Option<u32> {
+    buf.get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+/// Parses the frame at the start of `buf` (which may hold more bytes after it).
+pub fn parse(buf: &[u8]) -> Result<FrameRef<'_>, FrameError> {
+    let len = peek_len(buf).ok_or(FrameError::Incomplete {
+        have: buf.len(),
+        need: 4,
+    })?;
+    if (len as usize) < FRAME_MIN_BYTES || len > FRAME_MAX_BYTES {
+        return Err(FrameError::BadLength { len });
+    }
+    let len = len as usize;
+    if buf.len() < len {
+        return Err(FrameError::Incomplete {
+            have: buf.len(),
+            need: len,
+        });
+    }
+    let bytes = &buf[..len];
+    let crc_at = len - CRC_LEN;
+    let stored = u32::from_le_bytes(bytes[crc_at..].try_into().unwrap());
+    let computed = crc32fast::hash(&bytes[..crc_at]);
+    if stored != computed {
+        return Err(FrameError::BadCrc { stored, computed });
+    }
+    let kind_len = u16_at(bytes, KIND_LEN_AT) as usize;
+    if kind_len == 0 || kind_len > KIND_MAX_BYTES || FIXED_LEN + kind_len > crc_at {
+        return Err(FrameError::BadField("kind length"));
+    }
+    if u16_at(bytes, FLAGS_AT) != 0 {
+        return Err(FrameError::BadField("flags"));
+    }
+    let kind = std::str::from_utf8(&bytes[FIXED_LEN..FIXED_LEN + kind_len])
+        .ok()
+        .filter(|k| valid_kind(k))
+        .ok_or(FrameError::BadField("kind name"))?;
+    Ok(FrameRef {
+        bytes,
+        seq: u64_at(bytes, SEQ_AT),
+        ts_unix_ns: u64_at(bytes, TS_AT) as i64,
+        kind,
+        prev_hash: Hash(bytes[PREV_AT..FIXED_LEN].try_into().unwrap()),
+        payload: &bytes[FIXED_LEN + kind_len..crc_at],
+    })
+}
+
+/// The length a frame with this kind and payload will have.
+pub fn frame_len(kind: &str, payload_len: usize) -> usize {
+    FRAME_OVERHEAD + kind.len() + payload_len
+}
+
+/// Appends one encoded frame to `out`. The caller has checked `kind` and the size limit.
+pub fn encode(
+    out: &mut Vec<u8>,
+    seq: u64,
+    ts_unix_ns: i64,
+    kind: &str,
+    prev_hash: &Hash,
+    payload: &[u8],
+) {
+    debug_assert!(valid_kind(kind));
+    let len = frame_len(kind, payload.len());
+    debug_assert!(len <= FRAME_MAX_BYTES as usize);
+    let start = out.len();
+    out.reserve(len);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&ts_unix_ns.to_le_bytes());
+    out.extend_from_slice(&(kind.len() as u16).to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&prev_hash.0);
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(out.len() - start, len);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut v = Vec::new();
+        encode(&mut v, 7, 1234, "PostToolUse", &Hash([9; 32]), b"\xa2{}");
+        v
+    }
+
+    #[test]
+    fn roundtrip() {
+        let b = sample();
+        let f = parse(&b).unwrap();
+        assert_eq!(
+            (f.seq, f.ts_unix_ns, f.kind, f.payload),
+            (7, 1234, "PostToolUse", &b"\xa2{}"[..])
+        );
+        assert_eq!(f.prev_hash, Hash([9; 32]));
+        assert_eq!(f.len(), b.len());
+    }
+
+    /// Pins the CRC over a fixed frame: a layout change must bump FORMAT_VERSION.
+    #[test]
+    fn checksum_stability() {
+        let b = sample();
+        assert_eq!(b.len(), 60 + 11 + 3);
+        assert_eq!(
+            u32::from_le_bytes(b[b.len() - 4..].try_into().unwrap()),
+            1_078_911_438
+        );
+    }
+
+    #[test]
+    fn every_prefix_incomplete_every_flip_detected() {
+        let b = sample();
+        for cut in 0..b.len() {
+            let e = parse(&b[..cut]).unwrap_err();
+            assert!(e.is_damage(), "cut {cut}: {e:?}");
+        }
+        for bit in 0..b.len() * 8 {
+            let mut c = b.clone();
+            c[bit / 8] ^= 1 << (bit % 8);
+            assert!(parse(&c).is_err(), "bit {bit}");
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! Where journals live, and how a session id becomes a file name that can never leave the
+//! root. Every file is opened with `O_NOFOLLOW` and created 0600; every directory is created
+//! 0700 and checked not to be a symlink.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::hash::content_hash;
+use crate::limits::{FILE_STEM_MAX_BYTES, SESSION_ID_MAX_BYTES};
+
+pub const JOURNAL_EXT: &str = "sjl";
+const SESSIONS_DIR: &str = "sessions";
+
+/// The directory that holds every session's files.
+#[derive(Debug, Clone)]
+pub struct Root {
+    dir: PathBuf,
+}
+
+/// The files of one session, all in the root's `sessions/` directory.
+#[derive(Debug, Clone)]
+pub struct SessionPaths {
+    pub session_id: String,
+    pub stem: String,
+    pub dir: PathBuf,
+    /// `<stem>.sjl`: the journal.
+    pub journal: PathBuf,
+    /// `<stem>.lock`: the writers' lock, which also holds the tail hint.
+    pub lock: PathBuf,
+    /// `<stem>.rescue.sjl`: a journal of events that could not go into the main one.
+    pub rescue: PathBuf,
+}
+
+impl Root {
+    pub fn new(dir: impl Into<PathBuf>) -> Root {
+        Root { dir: dir.into() }
+    }
+
+    /// `--root DIR`, else `$SJOURNAL_HOME`, else `$XDG_STATE_HOME/sjournal`, else
+    /// `~/.local/state/sjournal`. Empty variables count as unset.
+    pub fn resolve(flag: Option<&Path>) -> Result<Root> {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        if let Some(p) = flag {
+            return Ok(Root::new(p));
+        }
+        if let Some(p) = var("SJOURNAL_HOME") {
+            return Ok(Root::new(p));
+        }
+        if let Some(p) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+            return Ok(Root::new(p.join("sjournal")));
+        }
+        var("HOME")
+            .map(|h| Root::new(h.join(".local/state/sjournal")))
+            .ok_or(Error::NoRoot)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.dir.join(SESSIONS_DIR)
+    }
+
+    /// Creates the root and its `sessions/` directory (0700) if missing; refuses a symlinked
+    /// `sessions/`. The root itself is the user's choice and may be reached through links.
+    pub fn ensure(&self) -> Result<PathBuf> {
+        ensure_dir(&self.dir, true)?;
+        let sessions = self.sessions_dir();
+        ensure_dir(&sessions, false)?;
+        Ok(sessions)
+    }
+
+    pub fn session(&self, session_id: &str) -> Result<SessionPaths> {
+        let stem = file_stem(session_id)?;
+        let dir = self.sessions_dir();
+        Ok(SessionPaths {
+            session_id: session_id.to_owned(),
+            journal: dir.join(format!("{stem}.{JOURNAL_EXT}")),
+            lock: dir.join(format!("{stem}.lock")),
+            rescue: dir.join(format!("{stem}.rescue.{JOURNAL_EXT}")),
+            stem,
+            dir,
+        })
+    }
+
+    /// Every journal under the root (main and rescue journals), sorted by file name.
+    pub fn journals(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.sessions_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io("read directory", dir, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("read directory", &dir, e))?;
+            let path = entry.path();
+            if path.extension().is_some_and(|x| x == JOURNAL_EXT) {
+                out.push(path);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// True if the id can be used as a file stem as it is.
+fn is_plain_stem(id: &str) -> bool {
+    id.len() <= FILE_STEM_MAX_BYTES
+        && !id.starts_with("h-")
+        && id.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Maps a session id to a file stem inside the root. Ids of letters, digits, `-` and `_`
+/// (the UUIDs hosts send) are kept; anything else (`../../x`, `/`, dots, spaces, long ids)
+/// becomes `h-` and 32 hex digits of its blake3. The header keeps the original id.
+pub fn file_stem(session_id: &str) -> Result<String> {
+    if session_id.is_empty() {
+        return Err(Error::InvalidSessionId {
+            reason: "it is empty".into(),
+        });
+    }
+    if session_id.len() > SESSION_ID_MAX_BYTES {
+        return Err(Error::InvalidSessionId {
+            reason: format!(
+                "it is {} bytes long; the limit is {SESSION_ID_MAX_BYTES}",
+                session_id.len()
+            ),
+        });
+    }
+    if is_plain_stem(session_id) {
+        return Ok(session_id.to_owned());
+    }
+    Ok(format!(
+        "h-{}",
+        &content_hash(session_id.as_bytes()).to_hex()[..32]
+    ))
+}
+
+fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() && !allow_link => {
+            Err(Error::Symlink { path: path.into() })
+        }
+        Ok(_) => {
+            if !path.is_dir() {
+                return Err(Error::WrongFileType {
+                    path: path.into(),
+                    expected: "directory",
+                });
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(path)
+                .map_err(|e| Error::io("create directory", path, e))?;
+            if let Some(parent) = path.parent() {
+                sync_dir(parent)?;
+            }
+            Ok(())
+        }
+        Err(e) => Err(Error::io("inspect", path, e)),
+    }
+}
+
+/// Opens a regular file without following a symlink at its last component; creates it 0600
+/// if `create`.
+pub fn open_file(path: &Path, write: bool, create: bool) -> Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true)
+        .write(write)
+        .create(create)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    let file = o.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            Error::Symlink { path: path.into() }
+        } else {
+            Error::io("open", path, e)
+        }
+    })?;
+    let meta = file.metadata().map_err(|e| Error::io("stat", path, e))?;
+    if !meta.is_file() {
+        return Err(Error::WrongFileType {
+            path: path.into(),
+            expected: "regular file",
+        });
+    }
+    Ok(file)
+}
+
+/// Creates a new file (failing if it exists), 0600, no links followed.
+pub fn create_new(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("create", path, e))
+}
+
+/// fsyncs a directory so that entries created or renamed in it are durable.
+pub fn sync_dir(path: &Path) -> Result<()> {
+    let dir = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("open directory", path, e))?;
+    dir.sync_all()
+        .map_err(|e| Error::io("fsync directory", path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_stay_inside() {
+        assert_eq!(
+            file_stem("02733d39-8653-4cc9-8b83-d8990370a61c").unwrap(),
+            "02733d39-8653-4cc9-8b83-d8990370a61c"
+        );
+        for bad in [
+            "../../x",
+            "/etc/passwd",
+            ".",
+            "..",
+            "a/b",
+            "a b",
+            "h-1234",
+            "-x",
+            "é",
+            "a\0b",
+        ] {
+            let s = file_stem(bad).unwrap();
+            assert!(s.starts_with("h-") && s.len() == 34, "{bad:?} -> {s}");
+        }
+        assert_ne!(file_stem("../a").unwrap(), file_stem("../b").unwrap());
+        assert!(file_stem("").is_err());
+        assert!(file_stem(&"x".repeat(2000)).is_err());
+    }
+}

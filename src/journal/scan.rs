@@ -1,0 +1,194 @@
+//! Validation shared by every path that reads records: the writer's recovery scan, the mmap
+//! reader, verify and inspect. A record is valid when its frame parses (length, CRC, fields),
+//! its seq is the next one, and its `prev_hash` is the hash of the record before it.
+
+use crate::format::record::{self, FrameError, FrameRef, FRAME_MIN_BYTES};
+use crate::format::Hash;
+use crate::limits::{FRAME_MAX_BYTES, SCAN_CHUNK_BYTES};
+use crate::storage::Storage;
+
+/// What is wrong with the bytes at an offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    Frame(FrameError),
+    /// A CRC-valid record with the wrong seq (deleted, reordered or inserted records).
+    SeqMismatch {
+        expected: u64,
+        found: u64,
+    },
+    /// A CRC-valid record whose `prev_hash` is not the previous record's hash.
+    ChainBroken {
+        seq: u64,
+    },
+}
+
+impl Problem {
+    /// True for damage a torn write or bit rot can produce; false for a CRC-valid record that
+    /// does not belong where it is, which only an edit or a bug produces.
+    pub fn is_damage(&self) -> bool {
+        matches!(self, Problem::Frame(e) if e.is_damage())
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Frame(e) => e.fmt(f),
+            Problem::SeqMismatch { expected, found } => write!(
+                f,
+                "record has seq {found} where seq {expected} was expected (records deleted, reordered or inserted)"
+            ),
+            Problem::ChainBroken { seq } => write!(
+                f,
+                "record seq {seq} does not link to the record before it (prev_hash mismatch: a record was altered or replaced)"
+            ),
+        }
+    }
+}
+
+/// The running state of the chain: what the next record must carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chain {
+    pub next_seq: u64,
+    pub prev_hash: Hash,
+}
+
+impl Chain {
+    pub fn genesis(genesis: Hash) -> Chain {
+        Chain {
+            next_seq: 1,
+            prev_hash: genesis,
+        }
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    /// Checks `frame` against the chain and advances past it; returns its hash.
+    pub fn accept(&mut self, frame: &FrameRef<'_>) -> Result<Hash, Problem> {
+        if frame.seq != self.next_seq {
+            return Err(Problem::SeqMismatch {
+                expected: self.next_seq,
+                found: frame.seq,
+            });
+        }
+        if frame.prev_hash != self.prev_hash {
+            return Err(Problem::ChainBroken { seq: frame.seq });
+        }
+        let h = frame.hash();
+        self.next_seq += 1;
+        self.prev_hash = h;
+        Ok(h)
+    }
+}
+
+/// Looks for any CRC-valid frame that starts after the first byte of `tail` (the bytes from
+/// the first bad record to the end of the file) and could follow a record with seq
+/// `last_seq`. Returns its offset within `tail`. Cheap plausibility checks (length, seq
+/// range) run before the CRC, so a scan over garbage costs little more than reading it.
+pub fn find_valid_frame_after(tail: &[u8], last_seq: u64) -> Option<usize> {
+    let max_records = (tail.len() / FRAME_MIN_BYTES) as u64 + 1;
+    (1..tail.len().saturating_sub(FRAME_MIN_BYTES - 1)).find(|&at| {
+        let b = &tail[at..];
+        let Some(len) = record::peek_len(b) else {
+            return false;
+        };
+        if (len as usize) < FRAME_MIN_BYTES || len > FRAME_MAX_BYTES || len as usize > b.len() {
+            return false;
+        }
+        let seq = u64::from_le_bytes(b[4..12].try_into().unwrap());
+        if seq <= last_seq || seq > last_seq + max_records {
+            return false;
+        }
+        record::parse(b).is_ok()
+    })
+}
+
+/// Where a scan stopped early and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    pub offset: u64,
+    pub problem: Problem,
+}
+
+/// Result of scanning a journal's records from some offset to the end of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanEnd {
+    /// The chain after the last valid record.
+    pub chain: Chain,
+    /// End of the last valid record.
+    pub end: u64,
+    /// Start of the last valid record (None if the scan accepted none).
+    pub last_frame_at: Option<u64>,
+    pub records: u64,
+    /// Set if bytes at `end` are not a valid record.
+    pub stop: Option<Stop>,
+}
+
+/// Scans records in `[start, len)` of a storage through a chunked buffer, so memory stays
+/// bounded by the largest frame whatever the journal's size.
+pub fn scan_storage<S: Storage + ?Sized>(
+    storage: &S,
+    start: u64,
+    len: u64,
+    mut chain: Chain,
+) -> std::io::Result<ScanEnd> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut buf_at = start; // file offset of buf[0]
+    let mut pos = 0usize;
+    let mut records = 0;
+    let mut last_frame_at = None;
+    loop {
+        let at = buf_at + pos as u64;
+        if at == len {
+            return Ok(ScanEnd {
+                chain,
+                end: at,
+                last_frame_at,
+                records,
+                stop: None,
+            });
+        }
+        let stop = |problem| Stop {
+            offset: at,
+            problem,
+        };
+        match record::parse(&buf[pos..]) {
+            Ok(frame) => {
+                if let Err(p) = chain.accept(&frame) {
+                    return Ok(ScanEnd {
+                        chain,
+                        end: at,
+                        last_frame_at,
+                        records,
+                        stop: Some(stop(p)),
+                    });
+                }
+                last_frame_at = Some(at);
+                records += 1;
+                pos += frame.len();
+            }
+            Err(FrameError::Incomplete { need, .. }) if buf_at + (buf.len() as u64) < len => {
+                buf.drain(..pos);
+                buf_at += pos as u64;
+                pos = 0;
+                let want = need.max(SCAN_CHUNK_BYTES) as u64;
+                let have = buf.len() as u64;
+                let more = (want.saturating_sub(have)).min(len - buf_at - have) as usize;
+                let old = buf.len();
+                buf.resize(old + more, 0);
+                storage.read_exact_at(&mut buf[old..], buf_at + old as u64)?;
+            }
+            Err(e) => {
+                return Ok(ScanEnd {
+                    chain,
+                    end: at,
+                    last_frame_at,
+                    records,
+                    stop: Some(stop(Problem::Frame(e))),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! The writer: one per session at a time (it holds the session's lock for its lifetime),
+//! appending checksummed, chained records and acknowledging them only after `sync_data`.
+//!
+//! Opening recovers: it finds the tail (through the hint, else by a scan), and if the bytes
+//! after the last valid record are a provably torn tail it quarantines them, cuts them and
+//! appends a `sjournal.recovered` record; if valid records follow the damage it refuses.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, Result};
+use crate::format::hash::{content_hash, genesis_hash};
+use crate::format::header::{self, Header, HeaderError};
+use crate::format::payload::{self, Recovered, KIND_RECOVERED};
+use crate::format::record::{self, valid_kind};
+use crate::format::Hash;
+use crate::journal::hint::{self, TailHint};
+use crate::journal::lock::{self, Mode};
+use crate::journal::paths::{self, Root, SessionPaths};
+use crate::journal::scan::{self, Chain, Problem, ScanEnd, Stop};
+use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
+use crate::storage::Storage;
+
+/// How to open a writer.
+#[derive(Debug, Clone, Default)]
+pub struct WriterOptions {
+    /// Give up waiting for locks at this instant (`LockTimeout`); None waits as long as it takes.
+    pub deadline: Option<Instant>,
+}
+
+/// An acknowledged record: durable when this is returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    pub seq: u64,
+    pub hash: Hash,
+    pub offset: u64,
+    pub ts_unix_ns: i64,
+}
+
+/// What recovery did on open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Where the cut bytes began.
+    pub offset: u64,
+    pub length: u64,
+    pub blake3: Hash,
+    pub quarantine: PathBuf,
+    pub reason: String,
+    /// The seq of the `sjournal.recovered` record (0 if the header itself was rewritten and
+    /// no record could be appended yet).
+    pub recovered_seq: u64,
+}
+
+/// Which file of the session a writer appends to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Main,
+    /// The rescue journal, used when the main journal refuses appends.
+    Rescue,
+}
+
+pub struct Writer<S: Storage = File> {
+    paths: SessionPaths,
+    journal_path: PathBuf,
+    lock_file: File,
+    storage: S,
+    header: Header,
+    header_len: u64,
+    chain: Chain,
+    end: u64,
+    last_frame_at: Option<u64>,
+    poisoned: Option<&'static str>,
+    buf: Vec<u8>,
+    recovery: Option<RecoveryReport>,
+    deadline: Option<Instant>,
+}
+
+pub fn now_unix_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+impl Writer<File> {
+    /// Opens (creating if needed) the session's journal for appending, recovering its tail.
+    pub fn open(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Writer<File>> {
+        Self::open_with(root, session_id, Target::Main, opts, |f| f)
+    }
+}
+
+impl<S: Storage> Writer<S> {
+    /// Like [`Writer::open`], but every journal-file operation goes through the storage that
+    /// `wrap` makes of the opened file (the seam for fault injection and crash simulation).
+    pub fn open_with(
+        root: &Root,
+        session_id: &str,
+        target: Target,
+        opts: &WriterOptions,
+        wrap: impl FnOnce(File) -> S,
+    ) -> Result<Writer<S>> {
+        let sessions = root.ensure()?;
+        let paths = root.session(session_id)?;
+        let journal_path = match target {
+            Target::Main => paths.journal.clone(),
+            Target::Rescue => paths.rescue.clone(),
+        };
+        let lock_path = match target {
+            Target::Main => paths.lock.clone(),
+            Target::Rescue => paths.dir.join(format!("{}.rescue.lock", paths.stem)),
+        };
+        let lock_file = paths::open_file(&lock_path, true, true)?;
+        lock::lock(&lock_file, &lock_path, Mode::Exclusive, opts.deadline)?;
+        let existed = journal_path.exists();
+        let file = paths::open_file(&journal_path, true, true)?;
+        if !existed {
+            paths::sync_dir(&sessions)?;
+        }
+        let storage = wrap(file);
+        let mut w = Writer {
+            paths,
+            journal_path,
+            lock_file,
+            storage,
+            header: Header::new(session_id, 0),
+            header_len: 0,
+            chain: Chain::genesis(Hash::ZERO),
+            end: 0,
+            last_frame_at: None,
+            poisoned: None,
+            buf: Vec::new(),
+            recovery: None,
+            deadline: opts.deadline,
+        };
+        w.open_tail()?;
+        Ok(w)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.journal_path
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The seq the next record will get.
+    pub fn next_seq(&self) -> u64 {
+        self.chain.next_seq
+    }
+
+    /// Hash of the last record (the genesis hash for an empty journal).
+    pub fn head(&self) -> Hash {
+        self.chain.prev_hash
+    }
+
+    /// Bytes of valid journal.
+    pub fn len(&self) -> u64 {
+        self.end
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chain.next_seq == 1
+    }
+
+    pub fn recovery(&self) -> Option<&RecoveryReport> {
+        self.recovery.as_ref()
+    }
+
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
+    fn io_err(&self, op: &'static str, e: std::io::Error) -> Error {
+        Error::io(op, &self.journal_path, e)
+    }
+
+    fn poison(&mut self, op: &'static str, e: std::io::Error) -> Error {
+        self.poisoned = Some(op);
+        self.io_err(op, e)
+    }
+
+    fn corrupt(&self, offset: u64, reason: String) -> Error {
+        Error::Corrupt {
+            path: self.journal_path.clone(),
+            offset,
+            seq: self.chain.next_seq,
+            reason,
+        }
+    }
+
+    fn open_tail(&mut self) -> Result<()> {
+        let len = self.storage.len().map_err(|e| self.io_err("stat", e))?;
+        if len == 0 {
+            return self.write_header();
+        }
+        let mut hb = vec![0u8; (len as usize).min(header::MAX_LEN)];
+        self.storage
+            .read_exact_at(&mut hb, 0)
+            .map_err(|e| self.io_err("read", e))?;
+        match Header::decode(&hb) {
+            Ok((h, hlen)) => {
+                if h.session_id != self.paths.session_id {
+                    return Err(Error::SessionMismatch {
+                        path: self.journal_path.clone(),
+                        expected: self.paths.session_id.clone(),
+                        found: h.session_id,
+                    });
+                }
+                self.chain = Chain::genesis(genesis_hash(&hb[..hlen]));
+                self.header = h;
+                self.header_len = hlen as u64;
+            }
+            // The header is written and synced alone before any record, so a file that is no
+            // longer than a header and holds no valid header is an interrupted creation: no
+            // record can exist in it. Keep its bytes in quarantine and start afresh.
+            Err(HeaderError::Incomplete { .. } | HeaderError::Invalid(_))
+                if len <= header::MAX_LEN as u64
+                    && scan::find_valid_frame_after(&hb, 0).is_none() =>
+            {
+                let reason = format!("torn header: {}", Header::decode(&hb).unwrap_err());
+                self.quarantine_and_cut(0, hb, reason)?;
+                return self.write_header();
+            }
+            Err(e) => {
+                return Err(Error::BadHeader {
+                    path: self.journal_path.clone(),
+                    reason: e.to_string(),
+                })
+            }
+        }
+        let scan = self.find_tail(len).map_err(|e| self.io_err("read", e))?;
+        self.chain = scan.chain;
+        self.end = scan.end;
+        self.last_frame_at = scan.last_frame_at;
+        if let Some(stop) = scan.stop {
+            self.recover(stop, len)?;
+        } else if scan.records > 0 {
+            self.write_hint();
+        }
+        Ok(())
+    }
+
+    fn write_header(&mut self) -> Result<()> {
+        let h = Header::new(&self.paths.session_id, now_unix_ns());
+        let bytes = h.encode();
+        if let Err(e) = self.storage.write_all_at(&bytes, 0) {
+            return Err(self.poison("write", e));
+        }
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
+        self.chain = Chain::genesis(genesis_hash(&bytes));
+        self.header = h;
+        self.header_len = bytes.len() as u64;
+        self.end = self.header_len;
+        self.last_frame_at = None;
+        Ok(())
+    }
+
+    /// Finds the end of the valid records: through the hint when it checks out, else by a
+    /// scan from the header.
+    fn find_tail(&self, len: u64) -> std::io::Result<ScanEnd> {
+        if let Some(from) = self.hinted_chain(len) {
+            let (chain, at, last) = from;
+            let mut end = scan::scan_storage(&self.storage, at, len, chain)?;
+            end.last_frame_at = end.last_frame_at.or(Some(last));
+            return Ok(end);
+        }
+        scan::scan_storage(&self.storage, self.header_len, len, self.chain)
+    }
+
+    fn hinted_chain(&self, len: u64) -> Option<(Chain, u64, u64)> {
+        let mut b = [0u8; hint::LEN];
+        FileExt::read_exact_at(&self.lock_file, &mut b, 0).ok()?;
+        let h = TailHint::decode(&b)?;
+        let frame_len = h.end.checked_sub(h.last_frame_at)?;
+        if h.last_frame_at < self.header_len || h.end > len || frame_len > FRAME_MAX_BYTES as u64 {
+            return None;
+        }
+        let mut fb = vec![0u8; frame_len as usize];
+        self.storage.read_exact_at(&mut fb, h.last_frame_at).ok()?;
+        let f = record::parse(&fb).ok()?;
+        if f.len() as u64 != frame_len || f.seq != h.last_seq || f.hash() != h.last_hash {
+            return None;
+        }
+        let chain = Chain {
+            next_seq: h.last_seq + 1,
+            prev_hash: h.last_hash,
+        };
+        Some((chain, h.end, h.last_frame_at))
+    }
+
+    fn write_hint(&self) {
+        let Some(last_frame_at) = self.last_frame_at else {
+            return;
+        };
+        let h = TailHint {
+            last_frame_at,
+            end: self.end,
+            last_seq: self.chain.last_seq(),
+            last_hash: self.chain.prev_hash,
+        };
+        // A hint that fails to write only costs the next opener a scan.
+        let _ = FileExt::write_all_at(&self.lock_file, &h.encode(), 0);
+    }
+
+    /// Bytes after the last valid record. Cut them only if they are provably a torn tail:
+    /// damage (not a CRC-valid record out of place), no longer than one write, and with no
+    /// valid record anywhere after them.
+    fn recover(&mut self, stop: Stop, len: u64) -> Result<()> {
+        let Stop { offset, problem } = stop;
+        if !problem.is_damage() {
+            return Err(self.corrupt(offset, problem.to_string()));
+        }
+        let tail_len = len - offset;
+        if tail_len > BATCH_MAX_BYTES {
+            return Err(self.corrupt(
+                offset,
+                format!(
+                    "{problem}; the {tail_len} bytes from here to the end are more than one write \
+                     can leave torn ({BATCH_MAX_BYTES})"
+                ),
+            ));
+        }
+        let mut tail = vec![0u8; tail_len as usize];
+        self.storage
+            .read_exact_at(&mut tail, offset)
+            .map_err(|e| self.io_err("read", e))?;
+        if let Some(rel) = scan::find_valid_frame_after(&tail, self.chain.last_seq()) {
+            return Err(self.corrupt(
+                offset,
+                format!(
+                    "{problem}; a valid record follows at offset {}",
+                    offset + rel as u64
+                ),
+            ));
+        }
+        let reason = match &problem {
+            Problem::Frame(e) => format!("torn tail: {e}"),
+            p => p.to_string(),
+        };
+        let report = self.quarantine_and_cut(offset, tail, reason)?;
+        let rec = Recovered {
+            offset: report.offset,
+            length: report.length,
+            blake3: report.blake3.to_hex(),
+            quarantine: file_name(&report.quarantine),
+            reason: report.reason.clone(),
+        };
+        let appended = self.append(KIND_RECOVERED, &payload::encode_system(&rec))?;
+        if let Some(r) = self.recovery.as_mut() {
+            r.recovered_seq = appended.seq;
+        }
+        Ok(())
+    }
+
+    /// Copies `[offset, offset+bytes.len())` to a quarantine file (synced, never deleted), then
+    /// truncates the journal to `offset` and syncs it. Readers are excluded for the cut.
+    fn quarantine_and_cut(
+        &mut self,
+        offset: u64,
+        bytes: Vec<u8>,
+        reason: String,
+    ) -> Result<RecoveryReport> {
+        let digest = content_hash(&bytes);
+        let name = format!(
+            "{}.quarantine-{offset}-{}.bin",
+            file_name(&self.journal_path),
+            &digest.to_hex()[..16]
+        );
+        let qpath = self.paths.dir.join(name);
+        // The same offset and digest means the same bytes were kept by an earlier attempt.
+        if !qpath.exists() {
+            let mut q = paths::create_new(&qpath)?;
+            use std::io::Write;
+            q.write_all(&bytes)
+                .map_err(|e| Error::io("write", &qpath, e))?;
+            q.sync_all().map_err(|e| Error::io("fsync", &qpath, e))?;
+            paths::sync_dir(&self.paths.dir)?;
+        }
+        // Exclude readers: a mapped page past the new end would fault (SIGBUS) in them.
+        let reader_lock = paths::open_file(&self.journal_path, false, false)?;
+        lock::lock(
+            &reader_lock,
+            &self.journal_path,
+            Mode::Exclusive,
+            self.deadline,
+        )?;
+        if let Err(e) = self.storage.set_len(offset) {
+            return Err(self.poison("truncate", e));
+        }
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
+        drop(reader_lock);
+        self.end = offset;
+        let report = RecoveryReport {
+            offset,
+            length: bytes.len() as u64,
+            blake3: digest,
+            quarantine: qpath,
+            reason,
+            recovered_seq: 0,
+        };
+        self.recovery = Some(report.clone());
+        Ok(report)
+    }
+
+    /// Appends one record; returns once it is durable.
+    pub fn append(&mut self, kind: &str, payload: &[u8]) -> Result<Appended> {
+        Ok(self.append_batch(&[(kind, payload)])?[0])
+    }
+
+    /// Appends one event (raw JSON text, kept byte for byte).
+    pub fn append_event(&mut self, kind: &str, raw_json: &str) -> Result<Appended> {
+        self.append(kind, &payload::encode_event(raw_json))
+    }
+
+    /// Appends records in one write and one `sync_data`; returns once all are durable.
+    pub fn append_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        if let Some(op) = self.poisoned {
+            return Err(Error::Poisoned {
+                path: self.journal_path.clone(),
+                op,
+            });
+        }
+        let mut total = 0u64;
+        for (kind, p) in items {
+            if !valid_kind(kind) {
+                return Err(Error::InvalidKind {
+                    kind: kind.to_string(),
+                });
+            }
+            let len = record::frame_len(kind, p.len()) as u64;
+            if len > FRAME_MAX_BYTES as u64 {
+                return Err(Error::TooLarge {
+                    len,
+                    max: FRAME_MAX_BYTES as u64,
+                });
+            }
+            total += len;
+        }
+        if total > BATCH_MAX_BYTES {
+            return Err(Error::TooLarge {
+                len: total,
+                max: BATCH_MAX_BYTES,
+            });
+        }
+        let ts = now_unix_ns();
+        let mut chain = self.chain;
+        let mut out = Vec::with_capacity(items.len());
+        self.buf.clear();
+        for (kind, p) in items {
+            let start = self.buf.len();
+            record::encode(&mut self.buf, chain.next_seq, ts, kind, &chain.prev_hash, p);
+            let hash = crate::format::hash::record_hash(&self.buf[start..]);
+            out.push(Appended {
+                seq: chain.next_seq,
+                hash,
+                offset: self.end + start as u64,
+                ts_unix_ns: ts,
+            });
+            chain.next_seq += 1;
+            chain.prev_hash = hash;
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let written = self.storage.write_all_at(&buf, self.end);
+        self.buf = buf;
+        if let Err(e) = written {
+            return Err(self.poison("write", e));
+        }
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
+        self.chain = chain;
+        self.end += self.buf.len() as u64;
+        self.last_frame_at = out.last().map(|a| a.offset);
+        self.write_hint();
+        Ok(out)
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
