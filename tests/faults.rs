@@ -48,7 +48,10 @@ fn open_faulty(
 
 /// After a failed append the writer must refuse every further one.
 fn assert_poisoned<S: Storage>(w: &mut Writer<S>, what: &str) {
-    assert!(w.is_poisoned(), "{what}: a failed write/fsync did not poison the writer");
+    assert!(
+        w.is_poisoned(),
+        "{what}: a failed write/fsync did not poison the writer"
+    );
     for _ in 0..3 {
         match w.append_event("Ev", r#"{"after":"poison"}"#) {
             Err(Error::Poisoned { .. }) => {}
@@ -123,7 +126,10 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
     fs::write(root.session(SESSION).unwrap().lock, b"").unwrap();
 
     let mut w = open!();
-    assert!(w.recovery().is_some(), "{what}: the torn tail was not recovered");
+    assert!(
+        w.recovery().is_some(),
+        "{what}: the torn tail was not recovered"
+    );
     let a = step!(w, w.append_event("Ev", &events[6]));
     run.acked.push(a);
     drop(w);
@@ -191,7 +197,10 @@ fn every_write_fails_in_turn_whole_torn_or_empty() {
                 torn_write_bytes: torn,
                 ..FaultPlan::default()
             };
-            assert!(run_plan(plan, &format!("write {n} fails after {torn} bytes")));
+            assert!(run_plan(
+                plan,
+                &format!("write {n} fails after {torn} bytes")
+            ));
         }
     }
 }
@@ -368,7 +377,9 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
         check_acked(&disk, &acked)?;
     }
     // A last open without faults recovers whatever the last crash left; then verify.
-    match Writer::open_with(&root, SESSION, Target::Main, &common::opts(), |_| disk.clone()) {
+    match Writer::open_with(&root, SESSION, Target::Main, &common::opts(), |_| {
+        disk.clone()
+    }) {
         Ok(w) => drop(w),
         Err(Error::Corrupt { offset, .. }) => {
             prop_assert!(zeroed && offset >= acked_end);

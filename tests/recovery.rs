@@ -150,15 +150,25 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
             assert_eq!(report.records, records as u64, "{label}");
         }
         Expect::Cut { keep, at } | Expect::Refuse { keep, at } => {
-            let p = report.problem.as_ref().unwrap_or_else(|| panic!("{label}: verify missed it"));
+            let p = report
+                .problem
+                .as_ref()
+                .unwrap_or_else(|| panic!("{label}: verify missed it"));
             assert!(!report.ok, "{label}");
-            assert_eq!((p.offset, report.records), (at, keep as u64), "{label}: {p:?}");
+            assert_eq!(
+                (p.offset, report.records),
+                (at, keep as u64),
+                "{label}: {p:?}"
+            );
             assert_eq!(p.seq, keep as u64 + 1, "{label}: {p:?}");
             let torn = matches!(expect, Expect::Cut { .. });
             assert_eq!(p.torn_tail, torn, "{label}: {p:?}");
         }
         Expect::FreshHeader | Expect::BadHeader => {
-            let p = report.problem.as_ref().unwrap_or_else(|| panic!("{label}: verify missed it"));
+            let p = report
+                .problem
+                .as_ref()
+                .unwrap_or_else(|| panic!("{label}: verify missed it"));
             assert_eq!((p.offset, report.records), (0, 0), "{label}: {p:?}");
         }
     }
@@ -194,11 +204,18 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
         }
         Expect::Cut { keep, at } => {
             let w = opened.unwrap_or_else(|e| panic!("{label}: {e}"));
-            let r = w.recovery().unwrap_or_else(|| panic!("{label}: no recovery"));
+            let r = w
+                .recovery()
+                .unwrap_or_else(|| panic!("{label}: no recovery"));
             assert_eq!((r.offset, r.length), (at, len - at), "{label}");
             assert_eq!(r.recovered_seq, keep as u64 + 1, "{label}");
             assert_eq!(w.next_seq(), keep as u64 + 2, "{label}");
-            check_quarantine(label, &paths.dir, r.quarantine.as_path(), &bytes[at as usize..]);
+            check_quarantine(
+                label,
+                &paths.dir,
+                r.quarantine.as_path(),
+                &bytes[at as usize..],
+            );
             keep + 1
         }
         Expect::FreshHeader => {
@@ -209,8 +226,14 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
                 assert!(quarantine_files(&paths.dir).is_empty(), "{label}");
                 0
             } else {
-                let r = w.recovery().unwrap_or_else(|| panic!("{label}: no recovery"));
-                assert_eq!((r.offset, r.length, r.recovered_seq), (0, len, 1), "{label}");
+                let r = w
+                    .recovery()
+                    .unwrap_or_else(|| panic!("{label}: no recovery"));
+                assert_eq!(
+                    (r.offset, r.length, r.recovered_seq),
+                    (0, len, 1),
+                    "{label}"
+                );
                 check_quarantine(label, &paths.dir, r.quarantine.as_path(), bytes);
                 1
             }
@@ -223,7 +246,10 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     w.append_event("Ev", r#"{"after":1}"#).unwrap();
     drop(w);
     let mut w = Writer::open(root, SESSION, &common::opts()).unwrap();
-    assert!(w.recovery().is_none(), "{label}: recovered after a clean append");
+    assert!(
+        w.recovery().is_none(),
+        "{label}: recovered after a clean append"
+    );
     let a = w.append_event("Ev", r#"{"after":2}"#).unwrap();
     assert_eq!(a.seq, base as u64 + 2, "{label}");
     drop(w);
@@ -237,7 +263,11 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     let kept = match expect {
         Expect::Clean { records } => records,
         Expect::Cut { keep, at } => {
-            assert_eq!(&now[..at as usize], &bytes[..at as usize], "{label}: prefix changed");
+            assert_eq!(
+                &now[..at as usize],
+                &bytes[..at as usize],
+                "{label}: prefix changed"
+            );
             let rec = &p.records[keep];
             check_recovered_record(label, rec, at, &bytes[at as usize..]);
             keep
@@ -260,7 +290,11 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
 /// The quarantine holds exactly the cut bytes, in the one quarantine file of the directory.
 fn check_quarantine(label: &str, dir: &Path, q: &Path, cut: &[u8]) {
     assert_eq!(quarantine_files(dir), vec![q.to_owned()], "{label}");
-    assert_eq!(read(q), cut, "{label}: quarantine differs from the cut bytes");
+    assert_eq!(
+        read(q),
+        cut,
+        "{label}: quarantine differs from the cut bytes"
+    );
 }
 
 fn check_recovered_record(label: &str, rec: &Rec, offset: u64, cut: &[u8]) {
@@ -277,7 +311,11 @@ fn check_recovered_record(label: &str, rec: &Rec, offset: u64, cut: &[u8]) {
 /// journal, which verifies.
 fn check_refused(label: &str, root: &Root, bytes: &[u8]) {
     let paths = root.session(SESSION).unwrap();
-    assert_eq!(read(&paths.journal), bytes, "{label}: a refusing writer changed the journal");
+    assert_eq!(
+        read(&paths.journal),
+        bytes,
+        "{label}: a refusing writer changed the journal"
+    );
     assert!(quarantine_files(&paths.dir).is_empty(), "{label}");
     let d = append_or_rescue(
         root,
@@ -288,7 +326,11 @@ fn check_refused(label: &str, root: &Root, bytes: &[u8]) {
     )
     .unwrap_or_else(|e| panic!("{label}: rescue failed: {e}"));
     assert!(matches!(d, Durable::Rescued { .. }), "{label}: {d:?}");
-    assert_eq!(read(&paths.journal), bytes, "{label}: rescue changed the journal");
+    assert_eq!(
+        read(&paths.journal),
+        bytes,
+        "{label}: rescue changed the journal"
+    );
     let r = verify_file(&paths.rescue, None).unwrap();
     assert!(r.ok && r.records == 1, "{label}: rescue journal: {r:?}");
 }
@@ -307,7 +349,10 @@ fn truncation_at_every_offset() {
             cases += 1;
         }
     }
-    assert_eq!(cases, (1..=SIZES.len()).map(|k| t.journal(k).len()).sum::<usize>());
+    assert_eq!(
+        cases,
+        (1..=SIZES.len()).map(|k| t.journal(k).len()).sum::<usize>()
+    );
 }
 
 /// Every bit of record `which` (1-based) of the journal of `k` records.
@@ -325,7 +370,11 @@ fn flip_every_bit(k: usize, which: usize) {
             } else {
                 assert!(matches!(expect, Expect::Refuse { .. }));
             }
-            run_case(&format!("{k} records, bit {bit} of byte {byte} flipped"), &b, expect);
+            run_case(
+                &format!("{k} records, bit {bit} of byte {byte} flipped"),
+                &b,
+                expect,
+            );
         }
     }
 }
@@ -383,7 +432,11 @@ fn row_empty_file() {
 #[test]
 fn row_torn_header() {
     let t = template();
-    run_case("torn header", &t.bytes[..t.header_len / 2], Expect::FreshHeader);
+    run_case(
+        "torn header",
+        &t.bytes[..t.header_len / 2],
+        Expect::FreshHeader,
+    );
 }
 
 #[test]
@@ -430,7 +483,11 @@ fn row_clean() {
 fn row_torn_last_record() {
     let b = template().journal(3);
     let at = template().recs[2].offset;
-    run_case("torn last record", &b[..b.len() - 7], Expect::Cut { keep: 2, at });
+    run_case(
+        "torn last record",
+        &b[..b.len() - 7],
+        Expect::Cut { keep: 2, at },
+    );
 }
 
 #[test]
@@ -476,7 +533,11 @@ fn row_crc_valid_record_with_wrong_seq() {
 fn row_crc_valid_record_with_wrong_prev_hash() {
     let b = crc_valid_edit_of_last(3, |f| f[30] ^= 0x01);
     let at = template().recs[2].offset;
-    run_case("CRC-valid wrong prev_hash", &b, Expect::Refuse { keep: 2, at });
+    run_case(
+        "CRC-valid wrong prev_hash",
+        &b,
+        Expect::Refuse { keep: 2, at },
+    );
 }
 
 /// A damaged tail longer than one write (BATCH_MAX_BYTES) cannot be the remains of an
@@ -571,7 +632,12 @@ fn row_stale_hint_and_torn_tail() {
     fs::write(&paths.journal, b).unwrap();
     fs::write(&paths.lock, hint_for(1).encode()).unwrap();
     let at = t.recs[3].offset;
-    check_case("stale hint, torn tail", &root, b, Expect::Cut { keep: 3, at });
+    check_case(
+        "stale hint, torn tail",
+        &root,
+        b,
+        Expect::Cut { keep: 3, at },
+    );
 }
 
 /// Recovery interrupted after the quarantine copy and before the cut (a crash) leaves the
@@ -593,6 +659,11 @@ fn row_recovery_interrupted_after_quarantine() {
     // Put the journal back as it was before the cut; the quarantine file stays.
     fs::write(&paths.journal, b).unwrap();
     fs::write(&paths.lock, b"").unwrap();
-    check_case("interrupted recovery", &root, b, Expect::Cut { keep: 2, at });
+    check_case(
+        "interrupted recovery",
+        &root,
+        b,
+        Expect::Cut { keep: 2, at },
+    );
     assert_eq!(quarantine_files(&paths.dir), vec![q]);
 }
