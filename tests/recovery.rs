@@ -667,3 +667,28 @@ fn row_recovery_interrupted_after_quarantine() {
     );
     assert_eq!(quarantine_files(&paths.dir), vec![q]);
 }
+
+/// Damage before the record a valid tail hint names is not seen by the writer: it trusts the
+/// prefix up to the hinted record (that is what the hint is for) and appends after it, never
+/// truncating anything. Verify, which reads everything, still reports the damage.
+#[test]
+fn row_damage_before_a_valid_hint() {
+    let t = template();
+    let dir = common::scratch();
+    let root = Root::new(dir.path());
+    root.ensure().unwrap();
+    let paths = root.session(SESSION).unwrap();
+    let mut b = t.journal(4).to_vec();
+    let at = t.recs[1].offset;
+    b[at as usize + 70] ^= 0x04;
+    fs::write(&paths.journal, &b).unwrap();
+    fs::write(&paths.lock, hint_for(4).encode()).unwrap();
+    let mut w = Writer::open(&root, SESSION, &common::opts()).unwrap();
+    assert!(w.recovery().is_none());
+    assert_eq!(w.append_event("Ev", "{}").unwrap().seq, 5);
+    drop(w);
+    let now = read(&paths.journal);
+    assert_eq!(&now[..b.len()], &b[..], "the writer changed existing bytes");
+    let p = verify_file(&paths.journal, None).unwrap().problem.unwrap();
+    assert_eq!((p.offset, p.torn_tail), (at, false), "{p:?}");
+}
