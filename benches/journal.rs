@@ -21,7 +21,10 @@ use sjournal::storage::SimDisk;
 
 fn event(i: usize, size: usize) -> String {
     let head = format!(r#"{{"hook_event_name":"PostToolUse","i":{i},"pad":""#);
-    format!("{head}{}\"}}", "x".repeat(size.saturating_sub(head.len() + 2)))
+    format!(
+        "{head}{}\"}}",
+        "x".repeat(size.saturating_sub(head.len() + 2))
+    )
 }
 
 fn tempdir() -> tempfile::TempDir {
@@ -58,8 +61,7 @@ fn append(c: &mut Criterion) {
                 left -= n;
                 let disk = SimDisk::new();
                 let mut w =
-                    Writer::open_with(&root, "sim", Target::Main, &opts, |_| disk.clone())
-                        .unwrap();
+                    Writer::open_with(&root, "sim", Target::Main, &opts, |_| disk.clone()).unwrap();
                 let start = Instant::now();
                 for _ in 0..n {
                     w.append("PostToolUse", &payload).unwrap();
@@ -105,7 +107,11 @@ fn read(c: &mut Criterion) {
     g.bench_function("records_100k", |b| {
         b.iter(|| {
             let r = JournalReader::open(&path, None).unwrap();
-            let n = r.records().unwrap().map(|rec| rec.unwrap()).count();
+            let n = r
+                .records()
+                .unwrap()
+                .inspect(|rec| assert!(rec.is_ok()))
+                .count();
             assert_eq!(n, RECORDS);
         })
     });
