@@ -1,5 +1,5 @@
-//! Safety on disk. A journal file, a lock file or the sessions directory that is a symlink is
-//! refused (`Error::Symlink` from the library, exit 2 with a clear message from the CLI), and
+//! Safety on disk. A journal file, a lock file, the sessions directory, or a link planted
+//! where recovery would write its quarantine copy: each is refused (`Error::Symlink` from the library, exit 2 with a clear message from the CLI), and
 //! whatever the link points at is left exactly as it was. Session ids that look like paths
 //! (`../../x`, absolute paths, dots, separators, NUL, newlines, very long ids) never become a
 //! path outside the root: they map to a hashed file name inside it, and the journal header
@@ -296,4 +296,29 @@ fn files_are_0600_and_directories_0700() {
     for d in [dir.path().join("new"), root_dir.clone(), paths.dir.clone()] {
         assert_eq!(mode(&d), 0o700, "{}", d.display());
     }
+}
+
+/// A link planted where recovery will put its quarantine copy must not pass for the copy
+/// (which would let recovery cut bytes that were kept nowhere): recovery refuses, and the
+/// journal and the link's target stay as they were.
+#[test]
+fn symlinked_quarantine_path_is_refused() {
+    let dir = common::scratch();
+    let root = Root::new(dir.path().join("root"));
+    let (target, content) = victim(dir.path());
+    let path = common::write_events(&root, SESSION, &[r#"{"a":1}"#.into(), r#"{"b":2}"#.into()]);
+    let full = common::read(&path);
+    let torn = &full[..full.len() - 5];
+    fs::write(&path, torn).unwrap();
+    let paths = root.session(SESSION).unwrap();
+    fs::write(&paths.lock, b"").unwrap();
+    let at = common::parse(torn).stop.unwrap().offset as usize;
+    let digest = sjournal::format::hash::content_hash(&torn[at..]).to_hex();
+    let name = format!("{SESSION}.sjl.quarantine-{at}-{}.bin", &digest[..16]);
+    symlink(&target, paths.dir.join(name)).unwrap();
+
+    let e = Writer::open(&root, SESSION, &common::opts()).err();
+    assert!(matches!(e, Some(Error::Symlink { .. })), "{e:?}");
+    assert_eq!(common::read(&path), torn, "the tail was cut without a copy");
+    assert_eq!(fs::read(&target).unwrap(), content);
 }

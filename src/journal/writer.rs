@@ -380,7 +380,13 @@ impl<S: Storage> Writer<S> {
         );
         let qpath = self.paths.dir.join(name);
         // The same offset and digest means the same bytes were kept by an earlier attempt.
-        if !qpath.exists() {
+        // `symlink_metadata`, not `exists`: a link planted there must not pass for the copy.
+        let kept = match std::fs::symlink_metadata(&qpath) {
+            Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path: qpath }),
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        if !kept {
             let mut q = paths::create_new(&qpath)?;
             use std::io::Write;
             q.write_all(&bytes)
