@@ -1,6 +1,7 @@
 //! Safety on disk. A journal file, a lock file, the sessions directory, or a link planted
-//! where recovery would write its quarantine copy: each is refused (`Error::Symlink` from the library, exit 2 with a clear message from the CLI), and
-//! whatever the link points at is left exactly as it was. Session ids that look like paths
+//! where recovery would write its quarantine copy: each symlink is refused (`Error::Symlink`
+//! from the library, exit 2 with a clear message from the CLI), and whatever the link points
+//! at is left exactly as it was. Session ids that look like paths
 //! (`../../x`, absolute paths, dots, separators, NUL, newlines, very long ids) never become a
 //! path outside the root: they map to a hashed file name inside it, and the journal header
 //! keeps the id exactly as given. Every file sjournal creates (journal, lock, quarantine,
