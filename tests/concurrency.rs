@@ -251,7 +251,11 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
         .write_all(br#"{"a":2}"#)
         .unwrap();
     // ...while appends to B complete, in this process and in another.
-    let mut b = Writer::open(&root, "session-b", &soon).unwrap();
+    // (A deadline only so that a bug fails the test instead of hanging it.)
+    let later = WriterOptions {
+        deadline: Some(Instant::now() + Duration::from_secs(60)),
+    };
+    let mut b = Writer::open(&root, "session-b", &later).unwrap();
     assert_eq!(b.append_event("Ev", r#"{"b":1}"#).unwrap().seq, 1);
     drop(b);
     let out = Command::new(common::bin())
