@@ -48,8 +48,8 @@ pub struct RecoveryReport {
     pub blake3: Hash,
     pub quarantine: PathBuf,
     pub reason: String,
-    /// The seq of the `sjournal.recovered` record (0 if the header itself was rewritten and
-    /// no record could be appended yet).
+    /// The seq of the `sjournal.recovered` record that names the cut (after a torn header,
+    /// seq 1 of the fresh chain).
     pub recovered_seq: u64,
 }
 
@@ -221,8 +221,10 @@ impl<S: Storage> Writer<S> {
                     && scan::find_valid_frame_after(&hb, 0).is_none() =>
             {
                 let reason = format!("torn header: {}", Header::decode(&hb).unwrap_err());
-                self.quarantine_and_cut(0, hb, reason)?;
-                return self.write_header();
+                let report = self.quarantine_and_cut(0, hb, reason)?;
+                self.write_header()?;
+                // The fresh chain starts by naming what was cut, like any other recovery.
+                return self.append_recovered(&report);
             }
             Err(e) => {
                 return Err(Error::BadHeader {
@@ -343,6 +345,11 @@ impl<S: Storage> Writer<S> {
             p => p.to_string(),
         };
         let report = self.quarantine_and_cut(offset, tail, reason)?;
+        self.append_recovered(&report)
+    }
+
+    /// Appends the `sjournal.recovered` record that names a cut.
+    fn append_recovered(&mut self, report: &RecoveryReport) -> Result<()> {
         let rec = Recovered {
             offset: report.offset,
             length: report.length,
@@ -373,7 +380,13 @@ impl<S: Storage> Writer<S> {
         );
         let qpath = self.paths.dir.join(name);
         // The same offset and digest means the same bytes were kept by an earlier attempt.
-        if !qpath.exists() {
+        // `symlink_metadata`, not `exists`: a link planted there must not pass for the copy.
+        let kept = match std::fs::symlink_metadata(&qpath) {
+            Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path: qpath }),
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        if !kept {
             let mut q = paths::create_new(&qpath)?;
             use std::io::Write;
             q.write_all(&bytes)

@@ -11,9 +11,10 @@ use crate::journal::{verify_file, Root, VerifyReport};
 /// Verify journals: framing, CRCs, contiguous seq, the hash chain, the header binding
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
-#[group(required = true, multiple = false, args = ["session", "all"])]
 pub struct Args {
-    #[arg(long)]
+    // Not a struct-level `#[group]`: clap puts every field of the struct in that group, which
+    // made `--json` conflict with `--session`.
+    #[arg(long, required_unless_present = "all", conflicts_with = "all")]
     pub session: Option<String>,
     /// Every journal under the root
     #[arg(long)]
