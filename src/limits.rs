@@ -25,3 +25,7 @@ pub const SCAN_CHUNK_BYTES: usize = 1024 * 1024;
 
 /// How often a waiting process retries a contended lock.
 pub const LOCK_POLL_MICROS: u64 = 500;
+
+/// Spool files merged into the journal by one batch at most (more are merged by further
+/// batches of the same open).
+pub const SPOOL_MERGE_MAX_FILES: usize = 1024;

@@ -6,6 +6,7 @@ pub mod lock;
 pub mod paths;
 pub mod reader;
 pub mod scan;
+pub mod spool;
 pub mod verify;
 pub mod writer;
 
@@ -13,6 +14,7 @@ use crate::error::{Error, Result};
 pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
 pub use verify::{verify_file, VerifyReport};
+pub use spool::{MergeMode, MergeReport, MergeStep};
 pub use writer::{Appended, RecoveryReport, Target, Writer, WriterOptions};
 
 /// Where an event ended up.
