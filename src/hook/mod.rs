@@ -144,13 +144,12 @@ pub fn run(
         .name("sjournal-hook".into())
         .spawn(body)
     {
-        // Without a thread there is no watchdog; the lock wait still has its deadline.
-        let mut diag = vec![format!("could not start the hook's worker thread ({e})")];
-        diag.push("running without a watchdog".into());
-        shared.lock().diag.append(&mut diag);
+        // Out of threads: stdin was not read, so there is no event to keep.
         return HookOutcome {
             stdout: fail_open_stdout(opts.host, None),
-            diagnostics: std::mem::take(&mut shared.lock().diag),
+            diagnostics: vec![format!(
+                "could not start the hook's worker thread ({e}); the event was not recorded"
+            )],
             landed: None,
             timed_out: false,
         };
@@ -162,7 +161,9 @@ pub fn run(
 fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
     let deadline = start + opts.deadline;
     let mut st = wait_until(shared, deadline);
-    if st.finished {
+    // A worker that finished without claiming the event it read (it panicked) left it to us.
+    let abandoned = st.finished && st.claim == Claim::Free && st.captured.is_some();
+    if st.finished && !abandoned {
         return HookOutcome {
             stdout: st.reply.take(),
             diagnostics: std::mem::take(&mut st.diag),
@@ -175,10 +176,14 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
             st.claim = Claim::Watchdog;
             let mut diag = std::mem::take(&mut st.diag);
             drop(st);
-            let reason = format!(
-                "the hook's deadline ({} ms) passed before the journal took the event",
-                opts.deadline.as_millis()
-            );
+            let reason = if abandoned {
+                "the hook failed internally before the journal took the event".to_owned()
+            } else {
+                format!(
+                    "the hook's deadline ({} ms) passed before the journal took the event",
+                    opts.deadline.as_millis()
+                )
+            };
             let landed = match commit::spool_captured(&opts.root, &cap, &[], &reason, &mut diag) {
                 Ok(path) => {
                     diag.push(format!(
@@ -196,7 +201,7 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
                 stdout: fail_open_stdout(opts.host, cap.protocol),
                 diagnostics: diag,
                 landed,
-                timed_out: true,
+                timed_out: !abandoned,
             }
         }
         (cap, Claim::Worker) => {
