@@ -42,6 +42,10 @@ pub const HOOK_SPOOL_RESERVE_MS: u64 = 50;
 /// (cutting it would not save time: the kernel finishes it anyway).
 pub const HOOK_COMMIT_GRACE_MS: u64 = 250;
 
+/// How long past its deadline the hook waits for stdin that is still being read, before it
+/// gives up on the event (hosts write the event and close stdin at once).
+pub const HOOK_STDIN_GRACE_MS: u64 = 1000;
+
 /// Context injected by the hook is rendered at most this many characters long (Claude Code
 /// spills `additionalContext` over 10,000 characters to a file).
 pub const HOOK_CONTEXT_BUDGET_CHARS: usize = 9_500;

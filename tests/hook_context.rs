@@ -63,7 +63,11 @@ fn context_and_injected_record_share_the_event_batch() {
     });
     // Two events first, so the SessionStart is not seq 1.
     for e in ["PreToolUse", "PostToolUse"] {
-        let out = hook::run(opts(&root, Config::default()), std::io::Cursor::new(ev("s", e)), stub.clone());
+        let out = hook::run(
+            opts(&root, Config::default()),
+            std::io::Cursor::new(ev("s", e)),
+            stub.clone(),
+        );
         assert_eq!(out.stdout, None, "{e} takes no context by default");
     }
     let out = hook::run(
@@ -78,11 +82,17 @@ fn context_and_injected_record_share_the_event_batch() {
     .to_string();
     assert_eq!(out.stdout.as_deref(), Some(expected.as_str()));
     assert!(matches!(out.landed, Some(Landed::Journal { seq: 3 })));
-    assert_eq!(*stub.seen.lock().unwrap(), vec![(3, "SessionStart".to_owned())]);
+    assert_eq!(
+        *stub.seen.lock().unwrap(),
+        vec![(3, "SessionStart".to_owned())]
+    );
 
     let recs = common::records(dir.path(), "s");
     let kinds: Vec<&str> = recs.iter().map(|(_, k, _)| k.as_str()).collect();
-    assert_eq!(kinds, ["PreToolUse", "PostToolUse", "SessionStart", KIND_INJECTED]);
+    assert_eq!(
+        kinds,
+        ["PreToolUse", "PostToolUse", "SessionStart", KIND_INJECTED]
+    );
     let inj = common::payloads(dir.path(), "s", KIND_INJECTED);
     let (seq, ts, p) = &inj[0];
     let i: Injected = payload::decode_system(*seq, p).unwrap();
@@ -103,12 +113,26 @@ fn configuration_adds_context_events_the_host_accepts() {
     let mut config = Config::default();
     config.hook.context_events = vec!["PostToolUse".into(), "PreCompact".into()];
     let stub = Arc::new(Stub::default());
-    let out = hook::run(opts(&root, config.clone()), std::io::Cursor::new(ev("s", "PostToolUse")), stub.clone());
-    assert!(out.stdout.unwrap().contains(r#""hookEventName":"PostToolUse""#));
+    let out = hook::run(
+        opts(&root, config.clone()),
+        std::io::Cursor::new(ev("s", "PostToolUse")),
+        stub.clone(),
+    );
+    assert!(out
+        .stdout
+        .unwrap()
+        .contains(r#""hookEventName":"PostToolUse""#));
     // PreCompact cannot carry context in Claude Code: nothing rendered, nothing printed.
-    let out = hook::run(opts(&root, config), std::io::Cursor::new(ev("s", "PreCompact")), stub.clone());
+    let out = hook::run(
+        opts(&root, config),
+        std::io::Cursor::new(ev("s", "PreCompact")),
+        stub.clone(),
+    );
     assert_eq!(out.stdout, None);
-    let kinds: Vec<String> = common::records(dir.path(), "s").into_iter().map(|r| r.1).collect();
+    let kinds: Vec<String> = common::records(dir.path(), "s")
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
     assert_eq!(kinds, ["PostToolUse", KIND_INJECTED, "PreCompact"]);
 }
 
@@ -130,19 +154,47 @@ impl ContextSource for Panicking {
 fn failing_or_panicking_source_keeps_the_event() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path());
-    let out = hook::run(opts(&root, Config::default()), std::io::Cursor::new(ev("s", "SessionStart")), Arc::new(Failing));
+    let out = hook::run(
+        opts(&root, Config::default()),
+        std::io::Cursor::new(ev("s", "SessionStart")),
+        Arc::new(Failing),
+    );
     assert_eq!(out.stdout, None);
-    assert!(out.diagnostics.iter().any(|d| d.contains("rendering the context failed")), "{:?}", out.diagnostics);
+    assert!(
+        out.diagnostics
+            .iter()
+            .any(|d| d.contains("rendering the context failed")),
+        "{:?}",
+        out.diagnostics
+    );
     assert!(matches!(out.landed, Some(Landed::Journal { seq: 1 })));
 
-    let out = hook::run(opts(&root, Config::default()), std::io::Cursor::new(ev("s", "UserPromptSubmit")), Arc::new(Panicking));
+    let out = hook::run(
+        opts(&root, Config::default()),
+        std::io::Cursor::new(ev("s", "UserPromptSubmit")),
+        Arc::new(Panicking),
+    );
     assert_eq!(out.stdout, None);
-    assert!(out.diagnostics.iter().any(|d| d.contains("panic")), "{:?}", out.diagnostics);
-    assert!(matches!(out.landed, Some(Landed::Spooled { .. })), "{:?}", out.landed);
+    assert!(
+        out.diagnostics.iter().any(|d| d.contains("panic")),
+        "{:?}",
+        out.diagnostics
+    );
+    assert!(
+        matches!(out.landed, Some(Landed::Spooled { .. })),
+        "{:?}",
+        out.landed
+    );
     assert_eq!(spool::pending(&root, "s").unwrap().len(), 1);
     // The next writer merges it: both events are in the journal, in order.
     drop(Writer::open(&root, "s", &WriterOptions::default()).unwrap());
-    let kinds: Vec<String> = common::records(dir.path(), "s").into_iter().map(|r| r.1).collect();
-    assert_eq!(kinds, ["SessionStart", "sjournal.spool-merge", "UserPromptSubmit"]);
+    let kinds: Vec<String> = common::records(dir.path(), "s")
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["SessionStart", "sjournal.spool-merge", "UserPromptSubmit"]
+    );
     assert!(spool::pending(&root, "s").unwrap().is_empty());
 }

@@ -42,7 +42,12 @@ fn malformed_stdin_is_kept_raw() {
     assert_eq!(u[0].raw, bad);
 
     // No session in the bytes: the host's environment names it, else the catch-all session.
-    let out = common::run_env(root, &["hook"], b"not json", &[("CLAUDE_CODE_SESSION_ID", "env-sess")]);
+    let out = common::run_env(
+        root,
+        &["hook"],
+        b"not json",
+        &[("CLAUDE_CODE_SESSION_ID", "env-sess")],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(unparsed(root, "env-sess")[0].raw, b"not json");
     for input in [&b""[..], b"[1, 2"] {
@@ -50,7 +55,10 @@ fn malformed_stdin_is_kept_raw() {
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty());
     }
-    let raws: Vec<Vec<u8>> = unparsed(root, UNATTRIBUTED_SESSION).into_iter().map(|u| u.raw).collect();
+    let raws: Vec<Vec<u8>> = unparsed(root, UNATTRIBUTED_SESSION)
+        .into_iter()
+        .map(|u| u.raw)
+        .collect();
     assert_eq!(raws, [b"".to_vec(), b"[1, 2".to_vec()]);
     common::verify_all(root);
 }
@@ -71,10 +79,17 @@ fn held_lock_spools_then_merges_in_order() {
     let holder = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
     let ev = |n: u32| format!(r#"{{"session_id":"s","hook_event_name":"PostToolUse","n":{n}}}"#);
     for n in 1..=2 {
-        let out = common::run(dir.path(), &["hook", "--deadline-ms", "150"], ev(n).as_bytes());
+        let out = common::run(
+            dir.path(),
+            &["hook", "--deadline-ms", "150"],
+            ev(n).as_bytes(),
+        );
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         assert!(out.stdout.is_empty());
-        assert!(String::from_utf8_lossy(&out.stderr).contains("spooled"), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("spooled"),
+            "{out:?}"
+        );
     }
     assert_eq!(spool::pending(&root, "s").unwrap().len(), 2);
     drop(holder);
@@ -84,7 +99,11 @@ fn held_lock_spools_then_merges_in_order() {
     let ns: Vec<u64> = common::records(dir.path(), "s")
         .into_iter()
         .filter(|r| r.1 == "PostToolUse")
-        .map(|r| serde_json::from_str::<serde_json::Value>(&r.2).unwrap()["n"].as_u64().unwrap())
+        .map(|r| {
+            serde_json::from_str::<serde_json::Value>(&r.2).unwrap()["n"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(ns, [1, 2, 3]);
     assert!(spool::pending(&root, "s").unwrap().is_empty());
@@ -117,14 +136,28 @@ fn watchdog_takes_over_a_slow_worker_without_duplicating() {
         env_session_id: None,
     };
     let input = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#;
-    let out = hook::run(opts, std::io::Cursor::new(input.to_vec()), Arc::new(Gate(Mutex::new(wait))));
+    let out = hook::run(
+        opts,
+        std::io::Cursor::new(input.to_vec()),
+        Arc::new(Gate(Mutex::new(wait))),
+    );
     assert!(out.timed_out);
-    assert_eq!(out.stdout, None, "no context was committed, none is printed");
-    assert!(matches!(out.landed, Some(Landed::Spooled { .. })), "{:?}", out.landed);
+    assert_eq!(
+        out.stdout, None,
+        "no context was committed, none is printed"
+    );
+    assert!(
+        matches!(out.landed, Some(Landed::Spooled { .. })),
+        "{:?}",
+        out.landed
+    );
     // Let the worker finish: it must find the event taken over and write nothing. It holds
     // the session's lock until then, so this open waits for it, then merges the spool.
     go.send(()).unwrap();
     drop(Writer::open(&root, "s", &WriterOptions::default()).unwrap());
-    let kinds: Vec<String> = common::records(dir.path(), "s").into_iter().map(|r| r.1).collect();
+    let kinds: Vec<String> = common::records(dir.path(), "s")
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
     assert_eq!(kinds, ["sjournal.spool-merge", "SessionStart"]);
 }

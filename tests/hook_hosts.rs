@@ -16,10 +16,16 @@ use sjournal::format::payload;
 fn check_reply(host: &str, event: &str, stdout: &[u8]) {
     let text = String::from_utf8(stdout.to_vec()).expect("stdout is UTF-8");
     if text.is_empty() {
-        assert_ne!(host, "cline", "Cline hooks always answer with a JSON object");
+        assert_ne!(
+            host, "cline",
+            "Cline hooks always answer with a JSON object"
+        );
         return;
     }
-    assert!(text.ends_with('\n') && text.trim_end().lines().count() == 1, "{text:?}");
+    assert!(
+        text.ends_with('\n') && text.trim_end().lines().count() == 1,
+        "{text:?}"
+    );
     let v: Value = serde_json::from_str(&text).expect("stdout is one JSON object");
     match host {
         "claude" | "codex" | "gemini" => {
@@ -50,7 +56,9 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
         assert_eq!(out.status.code(), Some(0), "{host} {event}: {out:?}");
         check_reply(host, &event, &out.stdout);
         let v: Value = serde_json::from_str(&raw).unwrap();
-        sent.entry(session_of(host, &v)).or_default().push((event, raw));
+        sent.entry(session_of(host, &v))
+            .or_default()
+            .push((event, raw));
     }
     for (session, events) in &sent {
         let mut got = Vec::new();

@@ -8,14 +8,18 @@
 
 mod common;
 
-use sjournal::format::payload::{self, encode_event, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC, KIND_SPOOL_MERGE};
+use sjournal::format::payload::{
+    self, encode_event, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC, KIND_SPOOL_MERGE,
+};
 use sjournal::journal::{spool, MergeMode, MergeStep, Root, Target, Writer, WriterOptions};
 use sjournal::storage::{FaultPlan, Faulty, PendingFate, SimDisk};
 
 const S: &str = "sess-1";
 
 fn event(n: u32) -> Vec<u8> {
-    encode_event(&format!(r#"{{"session_id":"{S}","hook_event_name":"PostToolUse","n":{n}}}"#))
+    encode_event(&format!(
+        r#"{{"session_id":"{S}","hook_event_name":"PostToolUse","n":{n}}}"#
+    ))
 }
 
 fn spool_events(root: &Root, ns: &[u32]) {
@@ -29,7 +33,11 @@ fn ns(root: &Root) -> Vec<u64> {
     common::records(root.dir(), S)
         .into_iter()
         .filter(|(_, k, _)| k == "PostToolUse")
-        .map(|(_, _, j)| serde_json::from_str::<serde_json::Value>(&j).unwrap()["n"].as_u64().unwrap())
+        .map(|(_, _, j)| {
+            serde_json::from_str::<serde_json::Value>(&j).unwrap()["n"]
+                .as_u64()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -38,7 +46,15 @@ fn open(root: &Root) -> Writer {
 }
 
 fn crash_at(root: &Root, step: MergeStep) {
-    let w = Writer::open_with_spool(root, S, Target::Main, &WriterOptions::default(), |f| f, MergeMode::CrashAfter(step)).unwrap();
+    let w = Writer::open_with_spool(
+        root,
+        S,
+        Target::Main,
+        &WriterOptions::default(),
+        |f| f,
+        MergeMode::CrashAfter(step),
+    )
+    .unwrap();
     assert!(w.spool_report().crashed);
 }
 
@@ -60,7 +76,10 @@ fn spooled_then_merged_in_order() {
     assert_eq!(recs[1].1, KIND_SPOOL_MERGE);
     let merge: SpoolMerge = serde_json::from_str(&recs[1].2).unwrap();
     assert_eq!(merge.entries.len(), 3);
-    assert!(merge.entries.iter().all(|e| e.reason == "lock held" && e.records.len() == 1));
+    assert!(merge
+        .entries
+        .iter()
+        .all(|e| e.reason == "lock held" && e.records.len() == 1));
     assert!(spool::pending(&root, S).unwrap().is_empty());
     common::verify_all(dir.path());
 }
@@ -84,7 +103,11 @@ fn crash_after_journal_sync_before_spool_delete() {
     let root = Root::new(dir.path());
     spool_events(&root, &[1, 2]);
     crash_at(&root, MergeStep::JournalSynced);
-    assert_eq!(spool::pending(&root, S).unwrap().len(), 2, "files still there");
+    assert_eq!(
+        spool::pending(&root, S).unwrap().len(),
+        2,
+        "files still there"
+    );
     assert_eq!(ns(&root), [1, 2]);
     let w = open(&root);
     assert_eq!(w.spool_report().settled.len(), 2, "recognised as merged");
@@ -117,14 +140,26 @@ fn torn_merge_batch() {
     let disk = SimDisk::new();
     spool_events(&root, &[1, 2]);
     // Sync 1 is the new journal's header; sync 2 the merge batch, which fails.
-    let faulty = |_f| Faulty::new(disk.clone(), FaultPlan { fail_sync: Some(2), ..Default::default() }).0;
+    let faulty = |_f| {
+        Faulty::new(
+            disk.clone(),
+            FaultPlan {
+                fail_sync: Some(2),
+                ..Default::default()
+            },
+        )
+        .0
+    };
     let r = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), faulty);
     assert!(r.is_err(), "the merge's fsync failed, so the open fails");
     let header_len = disk.durable().len();
     let batch = disk.visible().len() - header_len;
     // Keep all but the last 10 bytes of the batch: the second event is torn.
     disk.crash(|_, len| PendingFate::Torn(len.min(batch) - 10));
-    let w = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| disk.clone()).unwrap();
+    let w = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| {
+        disk.clone()
+    })
+    .unwrap();
     let rep = w.spool_report().clone();
     assert!(w.recovery().is_some(), "the torn record was cut");
     assert_eq!(rep.settled.len(), 1, "{rep:?}");
@@ -134,10 +169,19 @@ fn torn_merge_batch() {
     let paths = root.session(S).unwrap();
     std::fs::write(&paths.journal, disk.durable()).unwrap();
     assert_eq!(ns(&root), [1, 2]);
-    let kinds: Vec<String> = common::records(dir.path(), S).into_iter().map(|r| r.1).collect();
+    let kinds: Vec<String> = common::records(dir.path(), S)
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
     assert_eq!(
         kinds,
-        [KIND_SPOOL_MERGE, "PostToolUse", "sjournal.recovered", KIND_SPOOL_MERGE, "PostToolUse"]
+        [
+            KIND_SPOOL_MERGE,
+            "PostToolUse",
+            "sjournal.recovered",
+            KIND_SPOOL_MERGE,
+            "PostToolUse"
+        ]
     );
 }
 
@@ -150,10 +194,18 @@ fn damaged_spool_files_are_set_aside_and_named() {
     let spool_dir = pending[0].parent().unwrap().to_owned();
     // A torn copy of a real spool file, and one of another session.
     let good = std::fs::read(&pending[0]).unwrap();
-    std::fs::write(spool_dir.join("00000000000000000000-0000000001-0000000001.spool"), &good[..good.len() - 3]).unwrap();
+    std::fs::write(
+        spool_dir.join("00000000000000000000-0000000001-0000000001.spool"),
+        &good[..good.len() - 3],
+    )
+    .unwrap();
     spool::spool(&root, "other", &[("PostToolUse", &event(9))], "x").unwrap();
     let other = spool::pending(&root, "other").unwrap();
-    std::fs::rename(&other[0], spool_dir.join("99999999999999999999-0000000001-0000000001.spool")).unwrap();
+    std::fs::rename(
+        &other[0],
+        spool_dir.join("99999999999999999999-0000000001-0000000001.spool"),
+    )
+    .unwrap();
     let w = open(&root);
     assert_eq!(w.spool_report().damaged.len(), 2, "{:?}", w.spool_report());
     drop(w);
@@ -161,7 +213,16 @@ fn damaged_spool_files_are_set_aside_and_named() {
     let recs = common::records(dir.path(), S);
     let merge: SpoolMerge = serde_json::from_str(&recs[0].2).unwrap();
     assert_eq!(merge.damaged.len(), 2);
-    let kept = std::fs::read_dir(&spool_dir).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".damaged")).count();
+    let kept = std::fs::read_dir(&spool_dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".damaged")
+        })
+        .count();
     assert_eq!(kept, 2, "damaged files are kept");
 }
 
@@ -186,7 +247,13 @@ fn spooled_exec_record_points_at_its_event() {
         error: None,
     };
     let e = payload::encode_system(&exec);
-    spool::spool(&root, S, &[("PostToolUse", &event(1)), (KIND_EXEC, &e)], "lock").unwrap();
+    spool::spool(
+        &root,
+        S,
+        &[("PostToolUse", &event(1)), (KIND_EXEC, &e)],
+        "lock",
+    )
+    .unwrap();
     drop(open(&root));
     let recs = common::records(dir.path(), S);
     let (ev_seq, _, _) = recs.iter().find(|r| r.1 == "PostToolUse").unwrap();

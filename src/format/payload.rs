@@ -241,8 +241,16 @@ mod tests {
         let p = encode_system(&e);
         assert_eq!(decode_system::<Exec>(1, &p).unwrap(), e);
         let j = to_json(1, KIND_EXEC, &p).unwrap();
-        assert!(j.get().contains("\"outcome\":\"spawn-failed\""), "{}", j.get());
-        assert!(j.get().contains("\"context\":\"persistent\""), "{}", j.get());
+        assert!(
+            j.get().contains("\"outcome\":\"spawn-failed\""),
+            "{}",
+            j.get()
+        );
+        assert!(
+            j.get().contains("\"context\":\"persistent\""),
+            "{}",
+            j.get()
+        );
     }
 
     #[test]

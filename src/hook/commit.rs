@@ -20,11 +20,19 @@ use crate::journal::{spool, Root, Target, Writer, WriterOptions};
 /// Where the event ended up.
 #[derive(Debug)]
 pub enum Landed {
-    Journal { seq: u64 },
+    Journal {
+        seq: u64,
+    },
     /// The journal refused appends (`cause`); the event is in the rescue journal.
-    Rescue { seq: u64, cause: Error },
+    Rescue {
+        seq: u64,
+        cause: Error,
+    },
     /// Spooled (`reason`), to be merged into the journal by the next writer.
-    Spooled { path: PathBuf, reason: String },
+    Spooled {
+        path: PathBuf,
+        reason: String,
+    },
     /// The watchdog took the event over before it was written here.
     TakenOver,
 }
@@ -67,18 +75,21 @@ pub fn commit(
             }
         }
         Err(
-            cause @ (Error::Corrupt { .. } | Error::BadHeader { .. } | Error::SessionMismatch { .. }),
+            cause @ (Error::Corrupt { .. }
+            | Error::BadHeader { .. }
+            | Error::SessionMismatch { .. }),
         ) => {
-            let rescued = Writer::open_with(req.root, &cap.session_id, Target::Rescue, &opts, |f| f)
-                .and_then(|mut w| {
-                    if !claim() {
-                        return Ok(None);
-                    }
-                    let execs = encode_execs(&req.execs, w.next_seq());
-                    let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
-                    items.extend(execs.iter().map(|p| (KIND_EXEC, p.as_slice())));
-                    Ok(Some(w.append_batch(&items)?[0].seq))
-                });
+            let rescued =
+                Writer::open_with(req.root, &cap.session_id, Target::Rescue, &opts, |f| f)
+                    .and_then(|mut w| {
+                        if !claim() {
+                            return Ok(None);
+                        }
+                        let execs = encode_execs(&req.execs, w.next_seq());
+                        let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+                        items.extend(execs.iter().map(|p| (KIND_EXEC, p.as_slice())));
+                        Ok(Some(w.append_batch(&items)?[0].seq))
+                    });
             match rescued {
                 Ok(Some(seq)) => {
                     return Ok(Committed {
@@ -138,7 +149,9 @@ fn append_with_context(
             match req.source.render(&pending) {
                 Ok(c) => c.filter(|c| !c.text.is_empty()),
                 Err(e) => {
-                    diag.push(format!("rendering the context failed: {e}; nothing is injected"));
+                    diag.push(format!(
+                        "rendering the context failed: {e}; nothing is injected"
+                    ));
                     None
                 }
             }
@@ -210,7 +223,9 @@ fn note_spool(r: &spool::MergeReport, diag: &mut Vec<String>) {
 pub fn reply(protocol: Option<Protocol>, event: Option<&str>, c: &Committed) -> Option<String> {
     let p = protocol?;
     match (&c.landed, event) {
-        (Landed::Journal { .. }, Some(ev)) => p.reply(ev, c.context.as_ref().map(|c| c.text.as_str())),
+        (Landed::Journal { .. }, Some(ev)) => {
+            p.reply(ev, c.context.as_ref().map(|c| c.text.as_str()))
+        }
         _ => p.fail_open_reply(),
     }
 }

@@ -119,17 +119,29 @@ impl Config {
             if h.name.is_empty() || !names.insert(h.name.as_str()) {
                 return Err(err(
                     path,
-                    format!("exec handler names must be unique and non-empty ({:?})", h.name),
+                    format!(
+                        "exec handler names must be unique and non-empty ({:?})",
+                        h.name
+                    ),
                 ));
             }
             if h.command.is_empty() || h.command[0].is_empty() {
-                return Err(err(path, format!("exec handler {:?} has no command", h.name)));
+                return Err(err(
+                    path,
+                    format!("exec handler {:?} has no command", h.name),
+                ));
             }
             if h.events.is_empty() {
-                return Err(err(path, format!("exec handler {:?} names no event", h.name)));
+                return Err(err(
+                    path,
+                    format!("exec handler {:?} names no event", h.name),
+                ));
             }
             if h.timeout_ms == 0 {
-                return Err(err(path, format!("exec handler {:?} has timeout_ms = 0", h.name)));
+                return Err(err(
+                    path,
+                    format!("exec handler {:?} has timeout_ms = 0", h.name),
+                ));
             }
         }
         if c.hook.deadline_ms == 0 {

@@ -74,7 +74,9 @@ async fn join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<
         }
     })
     .await;
-    out.into_iter().map(|v| v.expect("every future finished")).collect()
+    out.into_iter()
+        .map(|v| v.expect("every future finished"))
+        .collect()
 }
 
 fn failed(h: &ExecHandler, error: String, duration_ms: u64) -> Exec {
@@ -107,7 +109,13 @@ async fn run_one(h: &ExecHandler, input: &[u8], session_id: &str, deadline: Inst
         .kill_on_drop(true);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return failed(h, format!("could not start {:?}: {e}", h.command[0]), ms(start)),
+        Err(e) => {
+            return failed(
+                h,
+                format!("could not start {:?}: {e}", h.command[0]),
+                ms(start),
+            )
+        }
     };
     let pid = child.id();
     let mut stdin = child.stdin.take();
@@ -177,7 +185,12 @@ async fn run_one(h: &ExecHandler, input: &[u8], session_id: &str, deadline: Inst
 
 /// Reads a pipe to its end, keeping the first (or, with `tail`, the last) bytes up to the
 /// limit; reading on past the limit keeps the handler from blocking on a full pipe.
-async fn drain<R: AsyncRead + Unpin>(r: Option<&mut R>, buf: &mut Vec<u8>, cut: &mut bool, tail: bool) {
+async fn drain<R: AsyncRead + Unpin>(
+    r: Option<&mut R>,
+    buf: &mut Vec<u8>,
+    cut: &mut bool,
+    tail: bool,
+) {
     let Some(r) = r else { return };
     let mut chunk = [0u8; 8192];
     loop {

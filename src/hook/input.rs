@@ -8,7 +8,9 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use crate::format::payload::{encode_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED};
+use crate::format::payload::{
+    encode_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
+};
 use crate::format::record::valid_kind;
 use crate::hook::protocol::{HostFlag, Protocol};
 use crate::journal::paths::file_stem;
@@ -177,7 +179,13 @@ mod tests {
     #[test]
     fn unparsed_input_is_kept() {
         let mut diag = Vec::new();
-        let c = capture(b"{not json".to_vec(), false, HostFlag::Auto, &no_env, &mut diag);
+        let c = capture(
+            b"{not json".to_vec(),
+            false,
+            HostFlag::Auto,
+            &no_env,
+            &mut diag,
+        );
         assert_eq!(c.kind, KIND_UNPARSED);
         assert_eq!(c.session_id, UNATTRIBUTED_SESSION);
         let u: Unparsed = crate::format::payload::decode_system(1, &c.payload).unwrap();

@@ -9,7 +9,9 @@
 //! or folding), the watchdog takes the event over and spools it itself; the worker, which
 //! must claim the event right before its one write, then writes nothing. If the worker is
 //! already writing, the watchdog waits a short grace for that write. A panic in the worker is
-//! caught and treated like any other failure. The library never prints: [`run`] returns
+//! caught and treated like any other failure. If stdin is still being read at the deadline
+//! the watchdog waits a further grace for it (hosts close stdin at once; a late read is a
+//! starved thread) and then takes the event over. The library never prints: [`run`] returns
 //! stdout and the diagnostics (for stderr).
 //!
 //! The context comes from a [`ContextSource`](context_bridge::ContextSource); production uses
@@ -33,7 +35,7 @@ use crate::hook::context_bridge::ContextSource;
 use crate::hook::input::Captured;
 use crate::hook::protocol::{HostFlag, Protocol};
 use crate::journal::Root;
-use crate::limits::{HOOK_COMMIT_GRACE_MS, HOOK_SPOOL_RESERVE_MS};
+use crate::limits::{HOOK_COMMIT_GRACE_MS, HOOK_SPOOL_RESERVE_MS, HOOK_STDIN_GRACE_MS};
 
 /// How to run one hook invocation.
 #[derive(Debug, Clone)]
@@ -160,7 +162,15 @@ pub fn run(
 /// The watchdog: waits for the worker until the deadline, then takes over.
 fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
     let deadline = start + opts.deadline;
-    let mut st = wait_until(shared, deadline);
+    let mut st = wait_until(shared, deadline, |st| st.finished);
+    if !st.finished && st.captured.is_none() {
+        // Still reading stdin. Hosts write the event and close stdin at once, so this is a
+        // starved thread, not a stuck host: wait a little longer for the event rather than
+        // lose it, then take it over as below.
+        drop(st);
+        let until = deadline + Duration::from_millis(HOOK_STDIN_GRACE_MS);
+        st = wait_until(shared, until, |st| st.finished || st.captured.is_some());
+    }
     // A worker that finished without claiming the event it read (it panicked) left it to us.
     let abandoned = st.finished && st.claim == Claim::Free && st.captured.is_some();
     if st.finished && !abandoned {
@@ -193,7 +203,9 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
                     Some(Landed::Spooled { path, reason })
                 }
                 Err(e) => {
-                    diag.push(format!("{reason}, and spooling it failed: {e}; the event is LOST"));
+                    diag.push(format!(
+                        "{reason}, and spooling it failed: {e}; the event is LOST"
+                    ));
                     None
                 }
             };
@@ -207,7 +219,8 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
         (cap, Claim::Worker) => {
             // The worker is writing: give the write a short grace rather than cut it.
             drop(st);
-            let mut st = wait_until(shared, deadline + Duration::from_millis(HOOK_COMMIT_GRACE_MS));
+            let until = Instant::now() + Duration::from_millis(HOOK_COMMIT_GRACE_MS);
+            let mut st = wait_until(shared, until, |st| st.finished);
             let mut diag = std::mem::take(&mut st.diag);
             if st.finished {
                 diag.push("the hook finished after its deadline (a write was under way)".into());
@@ -233,7 +246,7 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
         (_, _) => {
             let mut diag = std::mem::take(&mut st.diag);
             diag.push(format!(
-                "no complete event on stdin within the deadline ({} ms); nothing was recorded",
+                "no complete event on stdin within the deadline ({} ms) and {HOOK_STDIN_GRACE_MS} ms more; nothing was recorded",
                 opts.deadline.as_millis()
             ));
             HookOutcome {
@@ -246,9 +259,13 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
     }
 }
 
-fn wait_until(shared: &Shared, until: Instant) -> MutexGuard<'_, State> {
+fn wait_until(
+    shared: &Shared,
+    until: Instant,
+    done: impl Fn(&State) -> bool,
+) -> MutexGuard<'_, State> {
     let mut st = shared.lock();
-    while !st.finished {
+    while !done(&st) {
         let now = Instant::now();
         if now >= until {
             break;
@@ -299,6 +316,7 @@ fn work(
         st.captured = Some(cap.clone());
         st.diag.append(&mut diag);
     }
+    sh.0 .1.notify_all();
 
     let event = cap.event.as_deref();
     let handlers = event
@@ -328,7 +346,8 @@ fn work(
     let want_context = match (cap.protocol, event) {
         (Some(p), Some(ev)) => {
             p.default_context_event(ev)
-                || (p.accepts_context(ev) && opts.config.hook.context_events.iter().any(|c| c == ev))
+                || (p.accepts_context(ev)
+                    && opts.config.hook.context_events.iter().any(|c| c == ev))
         }
         _ => false,
     };

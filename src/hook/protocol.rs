@@ -177,7 +177,10 @@ mod tests {
     #[test]
     fn detects_each_host() {
         let d = |s: &str| Protocol::detect(&serde_json::from_str(s).unwrap());
-        assert_eq!(d(r#"{"session_id":"a","hook_event_name":"Stop"}"#), Protocol::Claude);
+        assert_eq!(
+            d(r#"{"session_id":"a","hook_event_name":"Stop"}"#),
+            Protocol::Claude
+        );
         assert_eq!(
             d(r#"{"session_id":"a","hook_event_name":"MessageDisplay","turn_id":"t"}"#),
             Protocol::Claude
@@ -191,20 +194,27 @@ mod tests {
             Protocol::Gemini
         );
         assert_eq!(
-            d(r#"{"session_id":"a","hook_event_name":"SessionStart","timestamp":"2026-01-01T00:00:00Z"}"#),
+            d(
+                r#"{"session_id":"a","hook_event_name":"SessionStart","timestamp":"2026-01-01T00:00:00Z"}"#
+            ),
             Protocol::Gemini
         );
         assert_eq!(
             d(r#"{"conversation_id":"c","hook_event_name":"stop"}"#),
             Protocol::Cursor
         );
-        assert_eq!(d(r#"{"hookName":"TaskStart","taskId":"t"}"#), Protocol::Cline);
+        assert_eq!(
+            d(r#"{"hookName":"TaskStart","taskId":"t"}"#),
+            Protocol::Cline
+        );
     }
 
     #[test]
     fn replies_are_exact_json() {
         assert_eq!(
-            Protocol::Claude.reply("SessionStart", Some("a \"q\"\n")).unwrap(),
+            Protocol::Claude
+                .reply("SessionStart", Some("a \"q\"\n"))
+                .unwrap(),
             r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"a \"q\"\n"}}"#
         );
         assert_eq!(Protocol::Claude.reply("PreCompact", Some("x")), None);

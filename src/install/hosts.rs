@@ -113,7 +113,12 @@ impl Host {
     }
 
     /// The configuration file for a scope. `home` is `$HOME`; `project` the project's root.
-    pub fn config_path(self, scope: Scope, home: Option<&Path>, project: &Path) -> Result<PathBuf, String> {
+    pub fn config_path(
+        self,
+        scope: Scope,
+        home: Option<&Path>,
+        project: &Path,
+    ) -> Result<PathBuf, String> {
         let home = || {
             home.map(Path::to_path_buf)
                 .ok_or_else(|| "HOME is not set; cannot find the user's configuration".to_owned())

@@ -115,7 +115,10 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-fn hooks_object<'a>(doc: &'a mut Map<String, Value>, path: &Path) -> Result<&'a mut Map<String, Value>, InstallError> {
+fn hooks_object<'a>(
+    doc: &'a mut Map<String, Value>,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>, InstallError> {
     let hooks = doc
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -126,7 +129,12 @@ fn hooks_object<'a>(doc: &'a mut Map<String, Value>, path: &Path) -> Result<&'a 
 }
 
 /// Adds (or updates) sjournal's handlers in `doc`. Returns true if anything changed.
-pub fn install_doc(doc: &mut Map<String, Value>, host: Host, command: &str, path: &Path) -> Result<bool, InstallError> {
+pub fn install_doc(
+    doc: &mut Map<String, Value>,
+    host: Host,
+    command: &str,
+    path: &Path,
+) -> Result<bool, InstallError> {
     let hooks = hooks_object(doc, path)?;
     let mut changed = false;
     for spec in host.specs() {
@@ -215,8 +223,15 @@ pub fn uninstall_doc(doc: &mut Map<String, Value>) -> bool {
     changed
 }
 
+/// A configuration file as read: its real path, its text, and its JSON object.
+struct Doc {
+    path: PathBuf,
+    text: Option<String>,
+    map: Map<String, Value>,
+}
+
 /// Reads a configuration file as a JSON object (missing or empty: an empty object).
-fn read_doc(path: &Path) -> Result<(PathBuf, Option<String>, Map<String, Value>), InstallError> {
+fn read_doc(path: &Path) -> Result<Doc, InstallError> {
     let target = match std::fs::canonicalize(path) {
         Ok(p) => p,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_owned(),
@@ -247,7 +262,11 @@ fn read_doc(path: &Path) -> Result<(PathBuf, Option<String>, Map<String, Value>)
             }
         },
     };
-    Ok((target, text, doc))
+    Ok(Doc {
+        path: target,
+        text,
+        map: doc,
+    })
 }
 
 fn render(doc: &Map<String, Value>) -> String {
@@ -256,28 +275,31 @@ fn render(doc: &Map<String, Value>) -> String {
     s
 }
 
+fn plan(d: Doc, changed: bool) -> Plan {
+    Plan {
+        after: if changed {
+            render(&d.map)
+        } else {
+            d.text.clone().unwrap_or_default()
+        },
+        path: d.path,
+        before: d.text,
+        changed,
+    }
+}
+
 /// Computes the change `install` makes to `path`.
 pub fn plan_install(path: &Path, host: Host, command: &str) -> Result<Plan, InstallError> {
-    let (target, before, mut doc) = read_doc(path)?;
-    let changed = install_doc(&mut doc, host, command, &target)?;
-    Ok(Plan {
-        after: if changed { render(&doc) } else { before.clone().unwrap_or_default() },
-        path: target,
-        before,
-        changed,
-    })
+    let mut d = read_doc(path)?;
+    let changed = install_doc(&mut d.map, host, command, &d.path)?;
+    Ok(plan(d, changed))
 }
 
 /// Computes the change `uninstall` makes to `path`.
 pub fn plan_uninstall(path: &Path) -> Result<Plan, InstallError> {
-    let (target, before, mut doc) = read_doc(path)?;
-    let changed = uninstall_doc(&mut doc);
-    Ok(Plan {
-        after: if changed { render(&doc) } else { before.clone().unwrap_or_default() },
-        path: target,
-        before,
-        changed,
-    })
+    let mut d = read_doc(path)?;
+    let changed = uninstall_doc(&mut d.map);
+    Ok(plan(d, changed))
 }
 
 impl Plan {
@@ -348,7 +370,8 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), InstallError> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| io("create", path, e))?;
-    f.write_all(text.as_bytes()).map_err(|e| io("write", path, e))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| io("write", path, e))?;
     f.sync_all().map_err(|e| io("fsync", path, e))
 }
 
@@ -365,12 +388,18 @@ mod tests {
         assert!(!is_ours(&h("sjournal append --session x")));
         assert!(!is_ours(&h("/bin/not-sjournal hook")));
         assert!(!is_ours(&h("echo sjournal hook")));
-        assert!(!is_ours(&serde_json::json!({"type": "http", "command": "sjournal hook"})));
+        assert!(!is_ours(
+            &serde_json::json!({"type": "http", "command": "sjournal hook"})
+        ));
     }
 
     #[test]
     fn quoting_round_trips_through_first_word() {
-        for p in ["/usr/bin/sjournal", "/opt/my tools/sjournal", "/x/it's/sjournal"] {
+        for p in [
+            "/usr/bin/sjournal",
+            "/opt/my tools/sjournal",
+            "/x/it's/sjournal",
+        ] {
             let q = shell_quote(p);
             assert_eq!(first_word(&format!("{q} hook")).0, p, "{q}");
         }

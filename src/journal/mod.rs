@@ -13,8 +13,8 @@ pub mod writer;
 use crate::error::{Error, Result};
 pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
-pub use verify::{verify_file, VerifyReport};
 pub use spool::{MergeMode, MergeReport, MergeStep};
+pub use verify::{verify_file, VerifyReport};
 pub use writer::{Appended, RecoveryReport, Target, Writer, WriterOptions};
 
 /// Where an event ended up.

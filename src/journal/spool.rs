@@ -31,7 +31,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::format::hash::content_hash;
-use crate::format::payload::{self, Exec, SpoolMerge, SpoolMergeEntry, KIND_EXEC, KIND_SPOOL_MERGE};
+use crate::format::payload::{
+    self, Exec, SpoolMerge, SpoolMergeEntry, KIND_EXEC, KIND_SPOOL_MERGE,
+};
 use crate::format::record::{self, valid_kind};
 use crate::format::Hash;
 use crate::journal::paths::{self, Root, SessionPaths};
@@ -183,7 +185,8 @@ pub fn spool(
     let dest = dir.join(&name);
     let written = (|| {
         let mut f = paths::create_new(&tmp)?;
-        f.write_all(&frame).map_err(|e| Error::io("write", &tmp, e))?;
+        f.write_all(&frame)
+            .map_err(|e| Error::io("write", &tmp, e))?;
         f.sync_data().map_err(|e| Error::io("fsync", &tmp, e))?;
         // A link never replaces an existing name, unlike rename.
         std::fs::hard_link(&tmp, &dest).map_err(|e| Error::io("link", &dest, e))
@@ -229,10 +232,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
 fn parse_single_frame<'a>(bytes: &'a [u8], kind: &str) -> std::result::Result<&'a [u8], String> {
     let f = record::parse(bytes).map_err(|e| e.to_string())?;
     if f.len() != bytes.len() {
-        return Err(format!(
-            "{} bytes follow the record",
-            bytes.len() - f.len()
-        ));
+        return Err(format!("{} bytes follow the record", bytes.len() - f.len()));
     }
     if f.kind != kind {
         return Err(format!("record kind {:?}, expected {kind:?}", f.kind));
@@ -369,7 +369,11 @@ pub(crate) fn merge_pending<S: Storage>(w: &mut Writer<S>, mode: MergeMode) -> R
         let head = payload::encode_system(&merge);
         let mut items: Vec<(&str, &[u8])> = Vec::with_capacity(records.len() + 1);
         items.push((KIND_SPOOL_MERGE, &head));
-        items.extend(records.iter().map(|r| (r.kind.as_str(), r.payload.as_slice())));
+        items.extend(
+            records
+                .iter()
+                .map(|r| (r.kind.as_str(), r.payload.as_slice())),
+        );
         w.append_batch(&items)?;
         report.merged_records += records.len() as u64;
         if mode == MergeMode::CrashAfter(MergeStep::JournalSynced) {
@@ -396,19 +400,15 @@ pub(crate) fn merge_pending<S: Storage>(w: &mut Writer<S>, mode: MergeMode) -> R
 }
 
 /// Renames a damaged spool file to `<name>.damaged` (kept, never deleted).
-fn set_aside(
-    path: &Path,
-    name: &str,
-    why: &str,
-    merge: &mut SpoolMerge,
-    report: &mut MergeReport,
-) {
+fn set_aside(path: &Path, name: &str, why: &str, merge: &mut SpoolMerge, report: &mut MergeReport) {
     let to = path.with_file_name(format!("{name}.{DAMAGED_EXT}"));
     match std::fs::rename(path, &to) {
         Ok(()) => {
-            report
-                .warnings
-                .push(format!("spool file {} is damaged ({why}); kept as {}", path.display(), to.display()));
+            report.warnings.push(format!(
+                "spool file {} is damaged ({why}); kept as {}",
+                path.display(),
+                to.display()
+            ));
             merge.damaged.push(name.to_owned());
             report.damaged.push(name.to_owned());
         }
@@ -428,15 +428,18 @@ fn remove_and_sync(dir: &Path, names: &[String], report: &mut MergeReport) -> bo
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => {
-                report
-                    .warnings
-                    .push(format!("could not delete {}: {e}; will retry on the next open", p.display()));
+                report.warnings.push(format!(
+                    "could not delete {}: {e}; will retry on the next open",
+                    p.display()
+                ));
                 return false;
             }
         }
     }
     if let Err(e) = paths::sync_dir(dir) {
-        report.warnings.push(format!("{e}; will retry on the next open"));
+        report
+            .warnings
+            .push(format!("{e}; will retry on the next open"));
         return false;
     }
     true
@@ -445,12 +448,20 @@ fn remove_and_sync(dir: &Path, names: &[String], report: &mut MergeReport) -> bo
 fn write_intent(dir: &Path, intent: &Intent) -> Result<()> {
     let body = payload::encode_system(intent);
     let mut frame = Vec::new();
-    record::encode(&mut frame, 0, now_unix_ns(), INTENT_KIND, &Hash::ZERO, &body);
+    record::encode(
+        &mut frame,
+        0,
+        now_unix_ns(),
+        INTENT_KIND,
+        &Hash::ZERO,
+        &body,
+    );
     let tmp = dir.join(format!("{TMP_PREFIX}{INTENT}"));
     let dest = dir.join(INTENT);
     let _ = std::fs::remove_file(&tmp);
     let mut f = paths::create_new(&tmp)?;
-    f.write_all(&frame).map_err(|e| Error::io("write", &tmp, e))?;
+    f.write_all(&frame)
+        .map_err(|e| Error::io("write", &tmp, e))?;
     f.sync_data().map_err(|e| Error::io("fsync", &tmp, e))?;
     std::fs::rename(&tmp, &dest).map_err(|e| Error::io("rename", &dest, e))?;
     paths::sync_dir(dir)
@@ -458,7 +469,11 @@ fn write_intent(dir: &Path, intent: &Intent) -> Result<()> {
 
 /// Settles what an interrupted merge left. Returns false if the spool must not be merged
 /// now (a file that was merged could not be deleted; retried on the next open).
-fn settle_intent<S: Storage>(w: &mut Writer<S>, dir: &Path, report: &mut MergeReport) -> Result<bool> {
+fn settle_intent<S: Storage>(
+    w: &mut Writer<S>,
+    dir: &Path,
+    report: &mut MergeReport,
+) -> Result<bool> {
     let path = dir.join(INTENT);
     let bytes = match read_file(&path) {
         Ok(b) => b,

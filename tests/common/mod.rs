@@ -20,7 +20,8 @@ pub fn run(root: &Path, args: &[&str], stdin: &[u8]) -> Output {
 pub fn run_env(root: &Path, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(bin());
     cmd.arg("--root").arg(root).args(args);
-    cmd.env_remove("CLAUDE_CODE_SESSION_ID").env_remove("SJOURNAL_HOME");
+    cmd.env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("SJOURNAL_HOME");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -63,7 +64,9 @@ pub fn payloads(root: &Path, session: &str, kind: &str) -> Vec<(u64, i64, Vec<u8
 
 /// Fixture payloads: (event, payload JSON text) per line of a fixture file.
 pub fn fixture(rel: &str) -> Vec<(String, String)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()

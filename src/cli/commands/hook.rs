@@ -29,14 +29,23 @@ pub struct Args {
     #[arg(long, value_name = "MS")]
     pub deadline_ms: Option<String>,
     /// The host as a positional word (`sjournal hook claude`); other words are ignored
-    #[arg(value_name = "HOST", trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    #[arg(
+        value_name = "HOST",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        hide = true
+    )]
     pub rest: Vec<String>,
 }
 
 pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     let mut diag: Vec<String> = Vec::new();
     let positional = args.rest.first().filter(|w| !w.starts_with('-'));
-    let ignored: Vec<&String> = args.rest.iter().skip(positional.is_some() as usize).collect();
+    let ignored: Vec<&String> = args
+        .rest
+        .iter()
+        .skip(positional.is_some() as usize)
+        .collect();
     if !ignored.is_empty() {
         diag.push(format!("ignoring unknown arguments {ignored:?}"));
     }

@@ -47,7 +47,9 @@ fn config_path(c: &Common) -> Result<PathBuf> {
         .map(PathBuf::from);
     let project = match &c.project_dir {
         Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e))?,
+        None => {
+            std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e))?
+        }
     };
     c.host
         .config_path(c.scope, home.as_deref(), &project)
@@ -65,7 +67,8 @@ pub fn run(args: Args) -> Result<Outcome> {
     let command = match args.command {
         Some(c) => c,
         None => {
-            let exe = std::env::current_exe().map_err(|e| Error::io("find", "this executable", e))?;
+            let exe =
+                std::env::current_exe().map_err(|e| Error::io("find", "this executable", e))?;
             install::shell_quote(&exe.to_string_lossy())
         }
     };
@@ -85,13 +88,17 @@ fn finish(plan: Plan, c: &Common, did: &str, nothing: &str) -> Result<Outcome> {
     if !plan.changed {
         output::line(
             &mut out,
-            &format!("sjournal hooks {nothing} in {} ({host}): nothing to change", plan.path.display()),
+            &format!(
+                "sjournal hooks {nothing} in {} ({host}): nothing to change",
+                plan.path.display()
+            ),
         )?;
         return Ok(Outcome::Ok);
     }
     if c.dry_run {
         use std::io::Write;
-        out.write_all(plan.diff().as_bytes()).map_err(output::write_err)?;
+        out.write_all(plan.diff().as_bytes())
+            .map_err(output::write_err)?;
         output::line(&mut out, "(dry run: nothing was written)")?;
         return Ok(Outcome::Ok);
     }
@@ -102,7 +109,10 @@ fn finish(plan: Plan, c: &Common, did: &str, nothing: &str) -> Result<Outcome> {
         .unwrap_or_default();
     output::line(
         &mut out,
-        &format!("sjournal hooks {did} in {} ({host}){backup}", plan.path.display()),
+        &format!(
+            "sjournal hooks {did} in {} ({host}){backup}",
+            plan.path.display()
+        ),
     )?;
     Ok(Outcome::Ok)
 }

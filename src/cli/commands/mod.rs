@@ -1,6 +1,6 @@
 pub mod append;
 pub mod demo;
-pub mod log;
-pub mod verify;
 pub mod hook;
 pub mod install;
+pub mod log;
+pub mod verify;
