@@ -261,3 +261,48 @@ fn spooled_exec_record_points_at_its_event() {
     let got: Exec = serde_json::from_str(j).unwrap();
     assert_eq!(got.event_seq, *ev_seq);
 }
+
+/// An append whose fsync failed may or may not have reached the journal; the hook spools the
+/// event with where it was written. If the record is there after all, the merge does not
+/// repeat it; if it is not, the merge puts it in.
+#[test]
+fn failed_append_spooled_with_its_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let mut w = open(&root);
+    w.append("PostToolUse", &event(0)).unwrap();
+    // Event 1: the write reached the file (here: it simply succeeded), the caller saw a failure.
+    let at = spool::Attempted {
+        offset: w.len(),
+        seq: w.next_seq(),
+    };
+    w.append("PostToolUse", &event(1)).unwrap();
+    spool::spool_attempted(
+        &root,
+        S,
+        &[("PostToolUse", &event(1))],
+        "fsync failed",
+        Some(at),
+    )
+    .unwrap();
+    // Event 2: the write never reached the file.
+    let at = spool::Attempted {
+        offset: w.len(),
+        seq: w.next_seq(),
+    };
+    spool::spool_attempted(
+        &root,
+        S,
+        &[("PostToolUse", &event(2))],
+        "write failed",
+        Some(at),
+    )
+    .unwrap();
+    drop(w);
+    let w = open(&root);
+    assert_eq!(w.spool_report().settled.len(), 1, "{:?}", w.spool_report());
+    assert_eq!(w.spool_report().merged.len(), 1);
+    drop(w);
+    assert_eq!(ns(&root), [0, 1, 2]);
+    assert!(spool::pending(&root, S).unwrap().is_empty());
+}

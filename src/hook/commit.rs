@@ -15,7 +15,8 @@ use crate::format::payload::{self, Exec, Injected, KIND_EXEC, KIND_INJECTED};
 use crate::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
-use crate::journal::{spool, Root, Target, Writer, WriterOptions};
+use crate::journal::spool::{self, Attempted};
+use crate::journal::{Root, Target, Writer, WriterOptions};
 
 /// Where the event ended up.
 #[derive(Debug)]
@@ -69,9 +70,23 @@ pub fn commit(
     let reason = match Writer::open(req.root, &cap.session_id, &opts) {
         Ok(mut w) => {
             note_spool(w.spool_report(), diag);
+            let attempted = Attempted {
+                offset: w.len(),
+                seq: w.next_seq(),
+            };
             match append_with_context(&mut w, &req, claim, diag) {
                 Ok(c) => return Ok(c),
-                Err(e) => e.to_string(),
+                Err(e) => {
+                    // The write may have reached the file (a failed fsync): the spool entry
+                    // says where, so the merge does not repeat it if it did.
+                    let reason = e.to_string();
+                    let path =
+                        spool_captured(req.root, cap, &req.execs, &reason, Some(attempted), diag)?;
+                    return Ok(Committed {
+                        landed: Landed::Spooled { path, reason },
+                        context: None,
+                    });
+                }
             }
         }
         Err(
@@ -108,7 +123,7 @@ pub fn commit(
     if !claim() {
         return Ok(taken_over());
     }
-    let path = spool_captured(req.root, cap, &req.execs, &reason, diag)?;
+    let path = spool_captured(req.root, cap, &req.execs, &reason, None, diag)?;
     Ok(Committed {
         landed: Landed::Spooled { path, reason },
         context: None,
@@ -195,15 +210,16 @@ pub fn spool_captured(
     cap: &Captured,
     execs: &[Exec],
     reason: &str,
+    attempted: Option<Attempted>,
     diag: &mut Vec<String>,
 ) -> Result<PathBuf> {
     let exec_payloads = encode_execs(execs, 0);
     let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
     items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
-    match spool::spool(root, &cap.session_id, &items, reason) {
+    match spool::spool_attempted(root, &cap.session_id, &items, reason, attempted) {
         Err(Error::TooLarge { .. }) if items.len() > 1 => {
             diag.push("the exec outputs did not fit in the spool file with the event; spooled the event alone".into());
-            spool::spool(root, &cap.session_id, &items[..1], reason)
+            spool::spool_attempted(root, &cap.session_id, &items[..1], reason, attempted)
         }
         r => r,
     }

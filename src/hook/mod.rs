@@ -194,21 +194,22 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
                     opts.deadline.as_millis()
                 )
             };
-            let landed = match commit::spool_captured(&opts.root, &cap, &[], &reason, &mut diag) {
-                Ok(path) => {
-                    diag.push(format!(
-                        "{reason}; spooled to {} (merged by the next append)",
-                        path.display()
-                    ));
-                    Some(Landed::Spooled { path, reason })
-                }
-                Err(e) => {
-                    diag.push(format!(
-                        "{reason}, and spooling it failed: {e}; the event is LOST"
-                    ));
-                    None
-                }
-            };
+            let landed =
+                match commit::spool_captured(&opts.root, &cap, &[], &reason, None, &mut diag) {
+                    Ok(path) => {
+                        diag.push(format!(
+                            "{reason}; spooled to {} (merged by the next append)",
+                            path.display()
+                        ));
+                        Some(Landed::Spooled { path, reason })
+                    }
+                    Err(e) => {
+                        diag.push(format!(
+                            "{reason}, and spooling it failed: {e}; the event is LOST"
+                        ));
+                        None
+                    }
+                };
             HookOutcome {
                 stdout: fail_open_stdout(opts.host, cap.protocol),
                 diagnostics: diag,

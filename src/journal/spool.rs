@@ -61,6 +61,18 @@ pub struct SpoolFile {
     pub reason: String,
     /// The records to append, in order: an event first, then what belongs with it.
     pub records: Vec<SpoolRecord>,
+    /// Set when a write of these records to the journal was attempted and failed after it
+    /// may have reached the file (a failed fsync): where it was written. The merge skips the
+    /// file if the journal holds its first record there.
+    #[serde(default)]
+    pub attempted: Option<Attempted>,
+}
+
+/// Where a failed journal append put (or may have put) its first record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempted {
+    pub offset: u64,
+    pub seq: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +148,18 @@ pub fn spool(
     records: &[(&str, &[u8])],
     reason: &str,
 ) -> Result<PathBuf> {
+    spool_attempted(root, session_id, records, reason, None)
+}
+
+/// Like [`spool`], for records whose journal append failed after `attempted` (see
+/// [`SpoolFile::attempted`]).
+pub fn spool_attempted(
+    root: &Root,
+    session_id: &str,
+    records: &[(&str, &[u8])],
+    reason: &str,
+    attempted: Option<Attempted>,
+) -> Result<PathBuf> {
     for (kind, p) in records {
         if !valid_kind(kind) {
             return Err(Error::InvalidKind {
@@ -164,6 +188,7 @@ pub fn spool(
                 payload: p.to_vec(),
             })
             .collect(),
+        attempted,
     };
     let body = payload::encode_system(&file);
     let len = record::frame_len(ENTRY_KIND, body.len());
@@ -314,6 +339,14 @@ pub(crate) fn merge_pending<S: Storage>(w: &mut Writer<S>, mode: MergeMode) -> R
                     continue;
                 }
             };
+            if already_written(w, &file) {
+                // Its failed append reached the journal after all: not merged again.
+                if remove_and_sync(&dir, std::slice::from_ref(&name), &mut report) {
+                    report.settled.push(name);
+                    continue;
+                }
+                return Ok(report);
+            }
             let size: u64 = file
                 .records
                 .iter()
@@ -397,6 +430,21 @@ pub(crate) fn merge_pending<S: Storage>(w: &mut Writer<S>, mode: MergeMode) -> R
             return Ok(report);
         }
     }
+}
+
+/// True if the journal holds, where the file's failed append wrote it, its first record.
+fn already_written<S: Storage>(w: &Writer<S>, file: &SpoolFile) -> bool {
+    let (Some(at), Some(first)) = (file.attempted, file.records.first()) else {
+        return false;
+    };
+    let Some(b) = w.read_frame_at(at.offset) else {
+        return false;
+    };
+    record::parse(&b).is_ok_and(|f| {
+        f.seq == at.seq
+            && f.kind == first.kind
+            && record_digest(f.kind, f.payload) == record_digest(&first.kind, &first.payload)
+    })
 }
 
 /// Renames a damaged spool file to `<name>.damaged` (kept, never deleted).
