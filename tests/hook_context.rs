@@ -98,7 +98,8 @@ fn context_and_injected_record_share_the_event_batch() {
     let i: Injected = payload::decode_system(*seq, p).unwrap();
     assert_eq!(i.event_seq, 3);
     assert_eq!(i.text, text);
-    assert_eq!(i.len, text.len() as u64);
+    assert_eq!(i.event_kind, "SessionStart");
+    assert_eq!(i.len, text.chars().count() as u64);
     assert!(i.truncated);
     assert_eq!(i.text_blake3, content_hash(text.as_bytes()).to_hex());
     let event_ts = common::payloads(dir.path(), "s", "SessionStart")[0].1;
