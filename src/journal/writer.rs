@@ -467,6 +467,17 @@ impl<S: Storage> Writer<S> {
 
     /// Appends records in one write and one `sync_data`; returns once all are durable.
     pub fn append_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        let out = self.write_batch(items)?;
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
+        self.write_hint();
+        Ok(out)
+    }
+
+    /// Encodes and writes records at the tail, without syncing, and advances the tail.
+    /// Poisons the writer if the write fails.
+    fn write_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
         if let Some(op) = self.poisoned {
             return Err(Error::Poisoned {
                 path: self.journal_path.clone(),
@@ -518,13 +529,33 @@ impl<S: Storage> Writer<S> {
         if let Err(e) = written {
             return Err(self.poison("write", e));
         }
-        if let Err(e) = self.storage.sync_data() {
-            return Err(self.poison("fsync", e));
-        }
+        // The bytes are in the file: later appends go after them even if the sync fails
+        // (a poisoned writer makes no later appends anyway).
         self.chain = chain;
         self.end += self.buf.len() as u64;
         self.last_frame_at = out.last().map(|a| a.offset);
+        Ok(out)
+    }
+}
+
+impl<S: Storage> Writer<S> {
+    /// Appends records and gives up the session's lock *before* syncing them: the write
+    /// happens under the lock, then the lock is released, then `sync_data` runs, and the
+    /// records are acknowledged when it returns. Other processes can append while this one
+    /// waits for the disk, and the kernel folds their syncs into the same device flush (group
+    /// commit across processes, with no coordination beyond the lock). Consumes the writer:
+    /// without the lock it no longer knows the tail.
+    ///
+    /// If the sync fails, the records' bytes are in the file but not known to be durable;
+    /// the error is returned and nothing is acknowledged.
+    pub fn append_batch_and_release(mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        let out = self.write_batch(items)?;
         self.write_hint();
+        // Dropping the lock here lets the next writer in while our sync is in flight.
+        let _ = self.lock_file.unlock();
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
         Ok(out)
     }
 }
