@@ -69,13 +69,13 @@ pub fn commit(
         deadline: Some(req.lock_deadline),
     };
     let reason = match Writer::open(req.root, &cap.session_id, &opts) {
-        Ok(mut w) => {
+        Ok(w) => {
             note_spool(w.spool_report(), diag);
             let attempted = Attempted {
                 offset: w.len(),
                 seq: w.next_seq(),
             };
-            match append_with_context(&mut w, &req, claim, diag) {
+            match append_with_context(w, &req, claim, diag) {
                 Ok(c) => return Ok(c),
                 Err(e) => {
                     // The write may have reached the file (a failed fsync): the spool entry
@@ -139,7 +139,7 @@ fn taken_over() -> Committed {
 }
 
 fn append_with_context(
-    w: &mut Writer,
+    w: Writer,
     req: &Request<'_>,
     claim: &dyn Fn() -> bool,
     diag: &mut Vec<String>,
@@ -186,7 +186,9 @@ fn append_with_context(
     if !claim() {
         return Ok(taken_over());
     }
-    let appended = w.append_batch(&items)?;
+    // Group commit: the lock is given up before the fsync, so parallel hooks of the same
+    // session (parallel tool calls) share device flushes; acknowledged after the sync.
+    let appended = w.append_batch_and_release(&items)?;
     debug_assert_eq!(appended[0].seq, seq);
     Ok(Committed {
         landed: Landed::Journal { seq },
