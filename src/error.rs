@@ -87,6 +87,10 @@ pub enum Error {
 
     #[error("could not decode payload of record seq {seq}: {reason}")]
     Payload { seq: u64, reason: String },
+
+    /// A host configuration could not be read or written by `install`/`uninstall`.
+    #[error("{message}")]
+    Install { message: String },
 }
 
 impl Error {

@@ -22,6 +22,8 @@
 pub mod cli;
 pub mod error;
 pub mod format;
+pub mod hook;
+pub mod install;
 pub mod journal;
 pub mod limits;
 pub mod storage;

@@ -25,3 +25,33 @@ pub const SCAN_CHUNK_BYTES: usize = 1024 * 1024;
 
 /// How often a waiting process retries a contended lock.
 pub const LOCK_POLL_MICROS: u64 = 500;
+
+/// Spool files merged into the journal by one batch at most (more are merged by further
+/// batches of the same open).
+pub const SPOOL_MERGE_MAX_FILES: usize = 1024;
+
+/// Default deadline of `sjournal hook`: it answers within this long (plus
+/// `HOOK_COMMIT_GRACE_MS` if a write is under way at the deadline).
+pub const HOOK_DEADLINE_MS_DEFAULT: u64 = 250;
+
+/// The hook stops waiting for the session's lock this long before its deadline (at most half
+/// the deadline), keeping the time to spool the event instead.
+pub const HOOK_SPOOL_RESERVE_MS: u64 = 50;
+
+/// How long past its deadline the hook waits for a journal write that is already under way
+/// (cutting it would not save time: the kernel finishes it anyway).
+pub const HOOK_COMMIT_GRACE_MS: u64 = 250;
+
+/// How long past its deadline the hook waits for stdin that is still being read, before it
+/// gives up on the event (hosts write the event and close stdin at once).
+pub const HOOK_STDIN_GRACE_MS: u64 = 1000;
+
+/// Context injected by the hook is rendered at most this many characters long (Claude Code
+/// spills `additionalContext` over 10,000 characters to a file).
+pub const HOOK_CONTEXT_BUDGET_CHARS: usize = 9_500;
+
+/// Exec handler timeout when the configuration gives none.
+pub const EXEC_TIMEOUT_MS_DEFAULT: u64 = 100;
+
+/// Stdout kept of an exec handler (and the tail of its stderr).
+pub const EXEC_OUTPUT_MAX_BYTES: usize = 64 * 1024;

@@ -3,5 +3,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    sjournal::cli::run(sjournal::cli::Cli::parse())
+    match sjournal::cli::Cli::try_parse() {
+        Ok(cli) => sjournal::cli::run(cli),
+        Err(e) => sjournal::cli::parse_error(e),
+    }
 }

@@ -41,6 +41,9 @@ pub enum Command {
     Log(commands::log::Args),
     Verify(commands::verify::Args),
     Demo(commands::demo::Args),
+    Hook(commands::hook::Args),
+    Install(commands::install::Args),
+    Uninstall(commands::install::UninstallArgs),
 }
 
 /// What a command ended with.
@@ -57,6 +60,9 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Log(a) => commands::log::run(&root()?, a),
             Command::Verify(a) => commands::verify::run(&root()?, a),
             Command::Demo(a) => commands::demo::run(a),
+            Command::Hook(a) => commands::hook::run(root(), a),
+            Command::Install(a) => commands::install::run(a),
+            Command::Uninstall(a) => commands::install::run_uninstall(a),
         }
     })();
     match result {
@@ -68,6 +74,20 @@ pub fn run(cli: Cli) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A command line clap could not parse. Help and version requests print as usual; errors exit
+/// 2, except for `hook`, which must fail open (exit 0): a host running a mistyped hook command
+/// would otherwise block its action on every event.
+pub fn parse_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let is_hook = std::env::args().skip(1).any(|a| a == "hook");
+    if is_hook && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        eprintln!("sjournal hook: {}", e.to_string().trim_end());
+        eprintln!("sjournal hook: the command line is invalid; the event was not recorded (exit 0, fail-open)");
+        return ExitCode::SUCCESS;
+    }
+    e.exit()
 }
 
 /// Prints an error and its chain of causes to stderr.

@@ -6,6 +6,10 @@
 //! - `sjournal.unparsed`: input that was not valid JSON, kept as a MessagePack map
 //!   `{raw: bin, error: str}`.
 //! - `sjournal.recovered`: a MessagePack map, see [`Recovered`].
+//! - `sjournal.injected`: the context the hook printed for an event, see [`Injected`].
+//! - `sjournal.exec`: what an exec handler printed for an event, see [`Exec`].
+//! - `sjournal.spool-merge`: events that were spooled (the journal was locked or refused them)
+//!   and merged later; see [`SpoolMerge`] and `docs/spool.md`.
 //!
 //! System records are maps with named fields (`rmp_serde::to_vec_named`), so that new optional
 //! fields can be added without a format version change.
@@ -17,6 +21,9 @@ use crate::error::{Error, Result};
 pub const SYSTEM_PREFIX: &str = "sjournal.";
 pub const KIND_RECOVERED: &str = "sjournal.recovered";
 pub const KIND_UNPARSED: &str = "sjournal.unparsed";
+pub const KIND_INJECTED: &str = "sjournal.injected";
+pub const KIND_EXEC: &str = "sjournal.exec";
+pub const KIND_SPOOL_MERGE: &str = "sjournal.spool-merge";
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +46,100 @@ pub struct Unparsed {
     #[serde(with = "serde_bytes")]
     pub raw: Vec<u8>,
     pub error: String,
+}
+
+/// What the hook printed back to the host for the event at `event_seq`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Injected {
+    pub event_seq: u64,
+    /// The kind of the event record at `event_seq`.
+    pub event_kind: String,
+    /// blake3 (unkeyed, hex) of `text`'s UTF-8 bytes.
+    pub text_blake3: String,
+    /// Length of `text` in characters.
+    pub len: u64,
+    /// The renderer dropped parts to fit the budget.
+    pub truncated: bool,
+    pub text: String,
+}
+
+/// How an exec handler's stdout is meant to be folded into context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecContext {
+    /// Kept in the session's context until a later record of the same handler replaces it.
+    Persistent,
+    /// Offered once: for the event it answers only.
+    #[default]
+    Ephemeral,
+    /// Journaled only.
+    None,
+}
+
+/// How an exec handler ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecOutcome {
+    /// Exited by itself; see `exit_code`.
+    Exited,
+    /// Killed by a signal it did not get from us; see `signal`.
+    Signaled,
+    /// Ran past its timeout and was killed (its process group, SIGKILL).
+    Timeout,
+    /// Could not be started; see `error`.
+    SpawnFailed,
+}
+
+/// What an exec handler (configured in the root's `config.toml`) printed for an event. Written
+/// after the event, in the same batch. `stdout` is the handler's output (lossy UTF-8, cut at
+/// the limit); the fold turns it into context as `context` says, keyed by `name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exec {
+    /// Seq of the event this answers.
+    pub event_seq: u64,
+    /// The handler's name in the configuration (unique there).
+    pub name: String,
+    pub command: Vec<String>,
+    pub outcome: ExecOutcome,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub duration_ms: u64,
+    pub stdout: String,
+    pub stdout_truncated: bool,
+    /// The end of its stderr (at most the same limit).
+    pub stderr: String,
+    pub context: ExecContext,
+    pub error: Option<String>,
+}
+
+impl Exec {
+    /// True if the handler succeeded (exit 0), so its stdout is meant as context.
+    pub fn succeeded(&self) -> bool {
+        self.outcome == ExecOutcome::Exited && self.exit_code == Some(0)
+    }
+}
+
+/// Written first in the batch that merges spooled events into the journal; the records of
+/// `entries` follow it in order, `records.len()` of them per entry. See `docs/spool.md`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SpoolMerge {
+    pub entries: Vec<SpoolMergeEntry>,
+    /// Spool files found damaged (bad CRC, not a spool entry, other session): renamed to
+    /// `<name>.damaged` in the spool directory, never deleted, nothing merged from them.
+    pub damaged: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpoolMergeEntry {
+    /// The spool file's name.
+    pub file: String,
+    /// When the event was spooled (the hook's clock); the merged records carry the merge time.
+    pub spooled_at_ns: i64,
+    pub pid: u32,
+    /// Why it was spooled (the error the journal gave).
+    pub reason: String,
+    /// blake3 of each record as merged (`kind`, a zero byte, `payload`), hex, in order.
+    pub records: Vec<String>,
 }
 
 pub fn is_system_kind(kind: &str) -> bool {
@@ -107,5 +208,37 @@ mod tests {
         assert_eq!(decode_system::<Recovered>(1, &p).unwrap(), r);
         let j = to_json(1, KIND_RECOVERED, &p).unwrap();
         assert!(j.get().contains("\"offset\":10"), "{}", j.get());
+    }
+
+    /// Enums travel as their kebab-case names, so the JSON view and other readers see words.
+    #[test]
+    fn exec_roundtrip_names_enums() {
+        let e = Exec {
+            event_seq: 3,
+            name: "git".into(),
+            command: vec!["git".into(), "status".into()],
+            outcome: ExecOutcome::SpawnFailed,
+            exit_code: None,
+            signal: None,
+            duration_ms: 1,
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: String::new(),
+            context: ExecContext::Persistent,
+            error: Some("not found".into()),
+        };
+        let p = encode_system(&e);
+        assert_eq!(decode_system::<Exec>(1, &p).unwrap(), e);
+        let j = to_json(1, KIND_EXEC, &p).unwrap();
+        assert!(
+            j.get().contains("\"outcome\":\"spawn-failed\""),
+            "{}",
+            j.get()
+        );
+        assert!(
+            j.get().contains("\"context\":\"persistent\""),
+            "{}",
+            j.get()
+        );
     }
 }

@@ -6,12 +6,14 @@ pub mod lock;
 pub mod paths;
 pub mod reader;
 pub mod scan;
+pub mod spool;
 pub mod verify;
 pub mod writer;
 
 use crate::error::{Error, Result};
 pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
+pub use spool::{MergeMode, MergeReport, MergeStep};
 pub use verify::{verify_file, VerifyReport};
 pub use writer::{Appended, RecoveryReport, Target, Writer, WriterOptions};
 

@@ -147,7 +147,8 @@ pub fn file_stem(session_id: &str) -> Result<String> {
     ))
 }
 
-fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
+/// Creates a directory (0700) if missing; refuses a symlink unless `allow_link`.
+pub(crate) fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() && !allow_link => {
             Err(Error::Symlink { path: path.into() })

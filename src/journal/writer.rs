@@ -20,6 +20,7 @@ use crate::journal::hint::{self, TailHint};
 use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, Root, SessionPaths};
 use crate::journal::scan::{self, Chain, Problem, ScanEnd, Stop};
+use crate::journal::spool::{self, MergeMode, MergeReport};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 use crate::storage::Storage;
 
@@ -74,6 +75,7 @@ pub struct Writer<S: Storage = File> {
     poisoned: Option<&'static str>,
     buf: Vec<u8>,
     recovery: Option<RecoveryReport>,
+    spool: MergeReport,
     deadline: Option<Instant>,
 }
 
@@ -100,6 +102,20 @@ impl<S: Storage> Writer<S> {
         target: Target,
         opts: &WriterOptions,
         wrap: impl FnOnce(File) -> S,
+    ) -> Result<Writer<S>> {
+        Self::open_with_spool(root, session_id, target, opts, wrap, MergeMode::Merge)
+    }
+
+    /// Like [`Writer::open_with`]; `spool` says how far to take the merge of the session's
+    /// spooled events (a main journal merges them after recovery, before anything else is
+    /// appended; see `journal::spool`). Crash tests stop it part way.
+    pub fn open_with_spool(
+        root: &Root,
+        session_id: &str,
+        target: Target,
+        opts: &WriterOptions,
+        wrap: impl FnOnce(File) -> S,
+        spool: MergeMode,
     ) -> Result<Writer<S>> {
         let sessions = root.ensure()?;
         let paths = root.session(session_id)?;
@@ -132,9 +148,13 @@ impl<S: Storage> Writer<S> {
             poisoned: None,
             buf: Vec::new(),
             recovery: None,
+            spool: MergeReport::default(),
             deadline: opts.deadline,
         };
         w.open_tail()?;
+        if target == Target::Main {
+            w.spool = spool::merge_pending(&mut w, spool)?;
+        }
         Ok(w)
     }
 
@@ -167,6 +187,32 @@ impl<S: Storage> Writer<S> {
 
     pub fn recovery(&self) -> Option<&RecoveryReport> {
         self.recovery.as_ref()
+    }
+
+    /// What this open did with the session's spool.
+    pub fn spool_report(&self) -> &MergeReport {
+        &self.spool
+    }
+
+    pub(crate) fn session_paths(&self) -> &SessionPaths {
+        &self.paths
+    }
+
+    /// The bytes of the frame at `offset`, if a whole frame (by its length word) lies within
+    /// the valid journal. Not validated: the caller parses it.
+    pub(crate) fn read_frame_at(&self, offset: u64) -> Option<Vec<u8>> {
+        let mut lb = [0u8; 4];
+        if offset.checked_add(4)? > self.end {
+            return None;
+        }
+        self.storage.read_exact_at(&mut lb, offset).ok()?;
+        let len = u32::from_le_bytes(lb) as u64;
+        if len < 4 || len > FRAME_MAX_BYTES as u64 || offset + len > self.end {
+            return None;
+        }
+        let mut b = vec![0u8; len as usize];
+        self.storage.read_exact_at(&mut b, offset).ok()?;
+        Some(b)
     }
 
     pub fn is_poisoned(&self) -> bool {

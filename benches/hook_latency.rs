@@ -1,0 +1,104 @@
+//! Hook latency, spawn to exit: runs the built `sjournal hook` as a host would (a new process
+//! per event, the event on stdin) against a session that already holds 10, then 1,000,000
+//! events, and prints the median, p90 and max wall time per invocation.
+//!
+//! `cargo bench --bench hook_latency` for the full run (about a minute, ~200 MB of journal in a
+//! temporary directory); under `cargo test` it only checks that it runs (a few invocations).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sjournal::format::payload::encode_event;
+use sjournal::journal::{Root, Writer, WriterOptions};
+
+const SESSION: &str = "bench-0000-4000-8000-000000000001";
+
+fn event(i: u64) -> String {
+    format!(
+        r#"{{"session_id":"{SESSION}","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"echo {i}"}},"tool_use_id":"toolu_{i}","tool_response":{{"stdout":"{i}"}}}}"#
+    )
+}
+
+/// Fills the session with `n` events, in batches (one fsync each).
+fn fill(root: &Root, n: u64) {
+    let mut w = Writer::open(root, SESSION, &WriterOptions::default()).unwrap();
+    let mut i = 0;
+    while i < n {
+        let k = (n - i).min(20_000);
+        let payloads: Vec<Vec<u8>> = (i..i + k).map(|j| encode_event(&event(j))).collect();
+        let items: Vec<(&str, &[u8])> = payloads
+            .iter()
+            .map(|p| ("PostToolUse", p.as_slice()))
+            .collect();
+        w.append_batch(&items).unwrap();
+        i += k;
+    }
+}
+
+fn run_once(root: &Root, payload: &str) -> Duration {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sjournal"))
+        .arg("--root")
+        .arg(root.dir())
+        .args(["hook", "--host", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = start.elapsed();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+fn report(label: &str, mut t: Vec<Duration>) {
+    t.sort();
+    let q = |p: f64| t[((t.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "{label:<40} n={:<4} median {:>7.2} ms  p90 {:>7.2} ms  max {:>7.2} ms",
+        t.len(),
+        q(0.5).as_secs_f64() * 1e3,
+        q(0.9).as_secs_f64() * 1e3,
+        t[t.len() - 1].as_secs_f64() * 1e3
+    );
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let (runs, big) = if full { (200, 1_000_000) } else { (3, 1_000) };
+    for prior in [10, big] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let t0 = Instant::now();
+        fill(&root, prior);
+        eprintln!(
+            "filled {prior} events in {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
+        for (label, payload) in [
+            ("PostToolUse", event(u64::MAX)),
+            (
+                "SessionStart (context event)",
+                format!(
+                    r#"{{"session_id":"{SESSION}","hook_event_name":"SessionStart","source":"compact"}}"#
+                ),
+            ),
+        ] {
+            let t: Vec<Duration> = (0..runs).map(|_| run_once(&root, &payload)).collect();
+            report(&format!("{label}, {prior} prior events"), t);
+        }
+    }
+}

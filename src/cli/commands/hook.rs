@@ -1,0 +1,107 @@
+//! `sjournal hook [--host auto|claude|codex|gemini|cursor|cline] [--deadline-ms 250]`: what
+//! agent hosts run on every event (see `crate::hook`). It always exits 0: a hook that exits 2
+//! would block the host's action (Claude Code erases the user's prompt on UserPromptSubmit).
+//! Stdout carries only the host's JSON; everything else goes to stderr, which hosts keep in
+//! their debug logs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::Outcome;
+use crate::error::Result;
+use crate::hook::config::Config;
+use crate::hook::context_bridge::FoldContext;
+use crate::hook::protocol::HostFlag;
+use crate::hook::{self, HookOptions};
+use crate::journal::Root;
+
+/// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Always exits 0 (fail-open). Configuration: <root>/config.toml, see the docs of sjournal::hook::config.
+The event is never lost: if the journal cannot take it within the deadline it is spooled
+durably and merged by the next append.")]
+pub struct Args {
+    /// Host protocol: auto, claude, codex, gemini, cursor or cline
+    #[arg(long, value_name = "HOST", default_value = "auto")]
+    pub host: String,
+    /// Answer within this many milliseconds [default: config hook.deadline_ms, else 250]
+    #[arg(long, value_name = "MS")]
+    pub deadline_ms: Option<String>,
+    /// The host as a positional word (`sjournal hook claude`); other words are ignored
+    #[arg(
+        value_name = "HOST",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        hide = true
+    )]
+    pub rest: Vec<String>,
+}
+
+pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
+    let mut diag: Vec<String> = Vec::new();
+    let positional = args.rest.first().filter(|w| !w.starts_with('-'));
+    let ignored: Vec<&String> = args
+        .rest
+        .iter()
+        .skip(positional.is_some() as usize)
+        .collect();
+    if !ignored.is_empty() {
+        diag.push(format!("ignoring unknown arguments {ignored:?}"));
+    }
+    let host_word = positional
+        .filter(|_| args.host == "auto")
+        .cloned()
+        .unwrap_or(args.host);
+    let host = host_word.parse::<HostFlag>().unwrap_or_else(|e| {
+        diag.push(format!("{e}; detecting the host from the payload"));
+        HostFlag::Auto
+    });
+    let root = match root {
+        Ok(r) => r,
+        Err(e) => {
+            print_diag(&diag);
+            eprintln!("sjournal hook: {e}; the event was not recorded");
+            return Ok(Outcome::Ok);
+        }
+    };
+    let config = Config::load(&root).unwrap_or_else(|e| {
+        diag.push(e.to_string());
+        Config::default()
+    });
+    let deadline_ms = match args.deadline_ms.as_deref().map(str::parse::<u64>) {
+        Some(Ok(ms)) if ms > 0 => ms,
+        Some(_) => {
+            diag.push(format!(
+                "--deadline-ms needs a positive number of milliseconds; using {}",
+                config.hook.deadline_ms
+            ));
+            config.hook.deadline_ms
+        }
+        None => config.hook.deadline_ms,
+    };
+    let opts = HookOptions {
+        root,
+        host,
+        deadline: Duration::from_millis(deadline_ms),
+        config,
+        env_session_id: std::env::var("CLAUDE_CODE_SESSION_ID").ok(),
+    };
+    let out = hook::run(opts, std::io::stdin(), Arc::new(FoldContext));
+    diag.extend(out.diagnostics);
+    print_diag(&diag);
+    if let Some(s) = out.stdout {
+        use std::io::Write;
+        let mut o = std::io::stdout().lock();
+        // One write of the whole reply; a closed stdout is the host's business.
+        let _ = o.write_all(format!("{s}\n").as_bytes());
+        let _ = o.flush();
+    }
+    Ok(Outcome::Ok)
+}
+
+fn print_diag(diag: &[String]) {
+    for d in diag {
+        eprintln!("sjournal hook: {d}");
+    }
+}

@@ -1,0 +1,203 @@
+//! The hook's configuration: `<root>/config.toml`, optional. Example:
+//!
+//! ```toml
+//! [hook]
+//! deadline_ms = 400            # default for --deadline-ms (250)
+//! context_budget_chars = 9500  # context rendered at most this long
+//! context_events = ["PostToolUse"]  # events that get context besides the host's defaults
+//!
+//! [[exec]]
+//! name = "branch"                        # unique; the fold keys persistent context by it
+//! events = ["SessionStart", "UserPromptSubmit"]   # host event names; "*" = every event
+//! command = ["git", "rev-parse", "--abbrev-ref", "HEAD"]   # argv, no shell
+//! timeout_ms = 100
+//! context = "persistent"                 # persistent | ephemeral | none
+//! ```
+//!
+//! Exec handlers run concurrently, with the event JSON on stdin, before the event is
+//! appended; each is killed (its whole process group) at its timeout or at half the hook's
+//! deadline, whichever comes first. Their output is journaled as `sjournal.exec` records in
+//! the event's batch. Raise the deadline if handlers need more time.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::format::payload::ExecContext;
+use crate::journal::Root;
+use crate::limits::{EXEC_TIMEOUT_MS_DEFAULT, HOOK_CONTEXT_BUDGET_CHARS, HOOK_DEADLINE_MS_DEFAULT};
+
+pub const FILE_NAME: &str = "config.toml";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub hook: HookSection,
+    #[serde(default)]
+    pub exec: Vec<ExecHandler>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HookSection {
+    pub deadline_ms: u64,
+    pub context_budget_chars: usize,
+    pub context_events: Vec<String>,
+}
+
+impl Default for HookSection {
+    fn default() -> Self {
+        HookSection {
+            deadline_ms: HOOK_DEADLINE_MS_DEFAULT,
+            context_budget_chars: HOOK_CONTEXT_BUDGET_CHARS,
+            context_events: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecHandler {
+    pub name: String,
+    pub events: Vec<String>,
+    pub command: Vec<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout_ms: u64,
+    #[serde(default)]
+    pub context: ExecContext,
+}
+
+fn default_timeout() -> u64 {
+    EXEC_TIMEOUT_MS_DEFAULT
+}
+
+impl ExecHandler {
+    pub fn matches(&self, event: &str) -> bool {
+        self.events.iter().any(|e| e == "*" || e == event)
+    }
+}
+
+/// Why the configuration could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "configuration {}: {}; fix it (see `sjournal hook --help`), the defaults are used meanwhile",
+            self.path.display(),
+            self.message
+        )
+    }
+}
+
+impl Config {
+    pub fn path(root: &Root) -> PathBuf {
+        root.dir().join(FILE_NAME)
+    }
+
+    /// Loads `<root>/config.toml`; a missing file is the default configuration.
+    pub fn load(root: &Root) -> Result<Config, ConfigError> {
+        let path = Self::path(root);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(err(&path, e.to_string())),
+        };
+        Self::parse(&text, &path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let c: Config = toml::from_str(text).map_err(|e| err(path, e.to_string()))?;
+        let mut names = std::collections::BTreeSet::new();
+        for h in &c.exec {
+            if h.name.is_empty() || !names.insert(h.name.as_str()) {
+                return Err(err(
+                    path,
+                    format!(
+                        "exec handler names must be unique and non-empty ({:?})",
+                        h.name
+                    ),
+                ));
+            }
+            if h.command.is_empty() || h.command[0].is_empty() {
+                return Err(err(
+                    path,
+                    format!("exec handler {:?} has no command", h.name),
+                ));
+            }
+            if h.events.is_empty() {
+                return Err(err(
+                    path,
+                    format!("exec handler {:?} names no event", h.name),
+                ));
+            }
+            if h.timeout_ms == 0 {
+                return Err(err(
+                    path,
+                    format!("exec handler {:?} has timeout_ms = 0", h.name),
+                ));
+            }
+        }
+        if c.hook.deadline_ms == 0 {
+            return Err(err(path, "hook.deadline_ms must be above 0".into()));
+        }
+        Ok(c)
+    }
+
+    /// The handlers that run for `event`.
+    pub fn handlers_for(&self, event: &str) -> Vec<&ExecHandler> {
+        self.exec.iter().filter(|h| h.matches(event)).collect()
+    }
+}
+
+fn err(path: &Path, message: String) -> ConfigError {
+    ConfigError {
+        path: path.to_owned(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let text = r#"
+[hook]
+deadline_ms = 400
+context_events = ["PostToolUse"]
+
+[[exec]]
+name = "branch"
+events = ["SessionStart", "UserPromptSubmit"]
+command = ["git", "rev-parse", "--abbrev-ref", "HEAD"]
+timeout_ms = 100
+context = "persistent"
+"#;
+        let c = Config::parse(text, Path::new("config.toml")).unwrap();
+        assert_eq!(c.hook.deadline_ms, 400);
+        assert_eq!(c.hook.context_budget_chars, HOOK_CONTEXT_BUDGET_CHARS);
+        assert_eq!(c.exec[0].context, ExecContext::Persistent);
+        assert_eq!(c.handlers_for("SessionStart").len(), 1);
+        assert!(c.handlers_for("Stop").is_empty());
+    }
+
+    #[test]
+    fn rejects_mistakes_with_the_file_named() {
+        for bad in [
+            "[hook]\ndeadline = 3\n",
+            "[[exec]]\nname = \"a\"\nevents = [\"*\"]\ncommand = []\n",
+            "[[exec]]\nname = \"a\"\nevents = [\"*\"]\ncommand = [\"x\"]\n[[exec]]\nname = \"a\"\nevents = [\"*\"]\ncommand = [\"y\"]\n",
+        ] {
+            let e = Config::parse(bad, Path::new("/r/config.toml")).unwrap_err();
+            assert!(e.to_string().contains("/r/config.toml"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Turning the bytes on stdin into the record that must not be lost: an event (the JSON text
+//! byte for byte, its kind the host's event name) or, when it does not parse, a
+//! `sjournal.unparsed` record holding the raw bytes. Either way the record gets a session:
+//! the payload's own session id, else one salvaged from the bytes or from the environment,
+//! else the catch-all session [`UNATTRIBUTED_SESSION`].
+
+use std::io::Read;
+
+use serde_json::Value;
+
+use crate::format::payload::{
+    encode_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
+};
+use crate::format::record::valid_kind;
+use crate::hook::protocol::{HostFlag, Protocol};
+use crate::journal::paths::file_stem;
+use crate::limits::INPUT_MAX_BYTES;
+
+/// Session of records whose own session could not be told.
+pub const UNATTRIBUTED_SESSION: &str = "sjournal-unattributed";
+
+/// The record made of one hook input, and what it says.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub session_id: String,
+    pub kind: String,
+    /// The record payload (encoded).
+    pub payload: Vec<u8>,
+    /// The JSON text, for events (None for unparsed input).
+    pub raw_json: Option<String>,
+    /// The host's event name, for events.
+    pub event: Option<String>,
+    pub protocol: Option<Protocol>,
+}
+
+/// Reads stdin up to the input limit. Returns the bytes and whether more followed.
+pub fn read_bounded(mut r: impl Read) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut buf = Vec::new();
+    (&mut r)
+        .take(INPUT_MAX_BYTES as u64 + 1)
+        .read_to_end(&mut buf)?;
+    let over = buf.len() > INPUT_MAX_BYTES;
+    buf.truncate(INPUT_MAX_BYTES);
+    Ok((buf, over))
+}
+
+/// Makes the record for an input. `env` looks up environment variables (a parameter so tests
+/// do not depend on the process environment). Notes go to `diag`.
+pub fn capture(
+    raw: Vec<u8>,
+    over_limit: bool,
+    host: HostFlag,
+    env: &dyn Fn(&str) -> Option<String>,
+    diag: &mut Vec<String>,
+) -> Captured {
+    let parsed = if over_limit {
+        Err(format!(
+            "the input is longer than {INPUT_MAX_BYTES} bytes; the first {INPUT_MAX_BYTES} are kept"
+        ))
+    } else if raw.iter().all(u8::is_ascii_whitespace) {
+        Err("stdin is empty".to_owned())
+    } else {
+        serde_json::from_slice::<Value>(&raw).map_err(|e| e.to_string())
+    };
+    let value = match parsed {
+        Ok(v) => v,
+        Err(error) => {
+            let session = salvage_session_id(&raw)
+                .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
+                .filter(|s| file_stem(s).is_ok())
+                .unwrap_or_else(|| UNATTRIBUTED_SESSION.to_owned());
+            diag.push(format!(
+                "input is not valid JSON ({error}); kept as a sjournal.unparsed record in session {session:?}"
+            ));
+            let payload = encode_system(&Unparsed { raw, error });
+            return Captured {
+                session_id: session,
+                kind: KIND_UNPARSED.to_owned(),
+                payload,
+                raw_json: None,
+                event: None,
+                protocol: match host {
+                    HostFlag::Fixed(p) => Some(p),
+                    HostFlag::Auto => None,
+                },
+            };
+        }
+    };
+    let protocol = match host {
+        HostFlag::Fixed(p) => p,
+        HostFlag::Auto => Protocol::detect(&value),
+    };
+    let event = protocol.event_name(&value).map(str::to_owned);
+    let kind = event
+        .as_deref()
+        .filter(|e| valid_kind(e) && !is_system_kind(e))
+        .unwrap_or("event")
+        .to_owned();
+    let session = match protocol.session_id(&value) {
+        Some(s) if file_stem(s).is_ok() => s.to_owned(),
+        found => {
+            let s = env("CLAUDE_CODE_SESSION_ID")
+                .filter(|s| protocol == Protocol::Claude && file_stem(s).is_ok())
+                .unwrap_or_else(|| UNATTRIBUTED_SESSION.to_owned());
+            diag.push(match found {
+                Some(bad) => format!(
+                    "the payload's session id ({} bytes) is not usable; the event goes to session {s:?}",
+                    bad.len()
+                ),
+                None => format!(
+                    "the payload names no session ({} protocol); the event goes to session {s:?}",
+                    protocol.name()
+                ),
+            });
+            s
+        }
+    };
+    // serde_json accepted the bytes, so they are UTF-8.
+    let text = String::from_utf8(raw).expect("valid JSON is UTF-8");
+    Captured {
+        session_id: session,
+        kind,
+        payload: encode_event(&text),
+        raw_json: Some(text),
+        event,
+        protocol: Some(protocol),
+    }
+}
+
+/// Finds `"session_id": "<string>"` (or a host's other session key) in bytes that are not
+/// valid JSON as a whole.
+pub fn salvage_session_id(raw: &[u8]) -> Option<String> {
+    for key in [
+        &b"\"session_id\""[..],
+        b"\"conversation_id\"",
+        b"\"taskId\"",
+    ] {
+        let Some(at) = raw.windows(key.len()).position(|w| w == key) else {
+            continue;
+        };
+        let rest = &raw[at + key.len()..];
+        let rest = trim_start(rest);
+        let Some(rest) = rest.strip_prefix(b":") else {
+            continue;
+        };
+        let rest = trim_start(rest);
+        let mut it = serde_json::Deserializer::from_slice(rest).into_iter::<String>();
+        if let Some(Ok(s)) = it.next() {
+            if !s.is_empty() {
+                return Some(s);
+            }
+        }
+    }
+    None
+}
+
+fn trim_start(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    &b[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn salvages_session_from_broken_json() {
+        assert_eq!(
+            salvage_session_id(br#"{"session_id" : "abc-1", "cwd": "/x", oops"#).as_deref(),
+            Some("abc-1")
+        );
+        assert_eq!(salvage_session_id(b"garbage"), None);
+    }
+
+    #[test]
+    fn unparsed_input_is_kept() {
+        let mut diag = Vec::new();
+        let c = capture(
+            b"{not json".to_vec(),
+            false,
+            HostFlag::Auto,
+            &no_env,
+            &mut diag,
+        );
+        assert_eq!(c.kind, KIND_UNPARSED);
+        assert_eq!(c.session_id, UNATTRIBUTED_SESSION);
+        let u: Unparsed = crate::format::payload::decode_system(1, &c.payload).unwrap();
+        assert_eq!(u.raw, b"{not json");
+        assert_eq!(diag.len(), 1);
+    }
+
+    #[test]
+    fn event_keeps_bytes_and_session() {
+        let mut diag = Vec::new();
+        let raw = br#"{"session_id":"s1","hook_event_name":"Stop"}"#.to_vec();
+        let c = capture(raw.clone(), false, HostFlag::Auto, &no_env, &mut diag);
+        assert_eq!((c.session_id.as_str(), c.kind.as_str()), ("s1", "Stop"));
+        assert_eq!(c.raw_json.unwrap().as_bytes(), &raw[..]);
+        assert!(diag.is_empty());
+    }
+
+    #[test]
+    fn system_kinds_cannot_be_forged() {
+        let mut diag = Vec::new();
+        let raw = br#"{"session_id":"s1","hook_event_name":"sjournal.injected"}"#.to_vec();
+        let c = capture(raw, false, HostFlag::Auto, &no_env, &mut diag);
+        assert_eq!(c.kind, "event");
+    }
+}

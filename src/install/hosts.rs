@@ -1,0 +1,153 @@
+//! Where each host keeps its hook configuration, and which hooks sjournal installs there.
+//! Sources: `hook-protocols.md` §1.1 and §1.7 (Claude Code: timeouts in seconds), §3.1
+//! (Codex: `hooks.json`, Claude's shape, seconds), §3.2 (Gemini CLI: `settings.json`,
+//! timeouts in milliseconds).
+
+use std::path::{Path, PathBuf};
+
+/// A host sjournal can install its hooks into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Host {
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+/// Which configuration file: the user's, the project's shared one, or the project's local
+/// (not committed) one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    User,
+    Project,
+    Local,
+}
+
+/// One hook to install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookSpec {
+    pub event: &'static str,
+    /// The matcher of the group sjournal adds (None: no matcher key, i.e. every occurrence).
+    pub matcher: Option<&'static str>,
+    /// In the host's unit (see [`Host::timeout_unit`]).
+    pub timeout: u64,
+}
+
+const fn spec(event: &'static str, matcher: Option<&'static str>, timeout: u64) -> HookSpec {
+    HookSpec {
+        event,
+        matcher,
+        timeout,
+    }
+}
+
+const CLAUDE: &[HookSpec] = &[
+    spec("SessionStart", None, 10),
+    spec("UserPromptSubmit", None, 5),
+    spec("PreToolUse", Some("*"), 5),
+    spec("PostToolUse", Some("*"), 5),
+    spec("PostToolUseFailure", Some("*"), 5),
+    spec("PreCompact", Some("*"), 10),
+    spec("PostCompact", Some("*"), 10),
+    spec("SubagentStart", None, 5),
+    spec("SubagentStop", None, 5),
+    spec("Stop", None, 10),
+    spec("Notification", None, 5),
+    spec("SessionEnd", None, 5),
+];
+
+const CODEX: &[HookSpec] = &[
+    spec("SessionStart", None, 10),
+    spec("UserPromptSubmit", None, 5),
+    spec("PreToolUse", None, 5),
+    spec("PostToolUse", None, 5),
+    spec("PreCompact", None, 10),
+    spec("PostCompact", None, 10),
+    spec("SubagentStart", None, 5),
+    spec("SubagentStop", None, 5),
+    spec("Stop", None, 10),
+];
+
+const GEMINI: &[HookSpec] = &[
+    spec("SessionStart", None, 10_000),
+    spec("BeforeAgent", None, 5_000),
+    spec("BeforeTool", None, 5_000),
+    spec("AfterTool", None, 5_000),
+    spec("AfterAgent", None, 5_000),
+    spec("PreCompress", None, 5_000),
+    spec("Notification", None, 5_000),
+    spec("SessionEnd", None, 5_000),
+];
+
+impl Host {
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "Claude Code",
+            Host::Codex => "Codex CLI",
+            Host::Gemini => "Gemini CLI",
+        }
+    }
+
+    /// The `--host` value the installed command passes to `sjournal hook`.
+    pub fn hook_flag(self) -> &'static str {
+        match self {
+            Host::ClaudeCode => "claude",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+        }
+    }
+
+    pub fn specs(self) -> &'static [HookSpec] {
+        match self {
+            Host::ClaudeCode => CLAUDE,
+            Host::Codex => CODEX,
+            Host::Gemini => GEMINI,
+        }
+    }
+
+    pub fn timeout_unit(self) -> &'static str {
+        match self {
+            Host::Gemini => "ms",
+            _ => "s",
+        }
+    }
+
+    /// The configuration file for a scope. `home` is `$HOME`; `project` the project's root.
+    pub fn config_path(
+        self,
+        scope: Scope,
+        home: Option<&Path>,
+        project: &Path,
+    ) -> Result<PathBuf, String> {
+        let home = || {
+            home.map(Path::to_path_buf)
+                .ok_or_else(|| "HOME is not set; cannot find the user's configuration".to_owned())
+        };
+        Ok(match (self, scope) {
+            (Host::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
+            (Host::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
+            (Host::ClaudeCode, Scope::Local) => project.join(".claude/settings.local.json"),
+            (Host::Codex, Scope::User) => home()?.join(".codex/hooks.json"),
+            (Host::Codex, Scope::Project) => project.join(".codex/hooks.json"),
+            (Host::Gemini, Scope::User) => home()?.join(".gemini/settings.json"),
+            (Host::Gemini, Scope::Project) => project.join(".gemini/settings.json"),
+            (h, Scope::Local) => {
+                return Err(format!(
+                    "{} has no local (uncommitted) settings file; use --scope user or project",
+                    h.display_name()
+                ))
+            }
+        })
+    }
+
+    /// The handler object sjournal installs for one event.
+    pub fn handler(self, command: &str, spec: &HookSpec) -> serde_json::Value {
+        let cmd = format!("{command} hook --host {}", self.hook_flag());
+        match self {
+            Host::Gemini => serde_json::json!({
+                "type": "command", "command": cmd, "name": "sjournal", "timeout": spec.timeout,
+            }),
+            _ => serde_json::json!({"type": "command", "command": cmd, "timeout": spec.timeout}),
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The hook fails open and still loses nothing. Through the built binary: malformed or empty
+//! stdin exits 0 with nothing on stdout and is kept as a `sjournal.unparsed` record (in the
+//! session named by the bytes, the environment, or the catch-all session); with the
+//! session's lock held by another process the hook exits 0 (no timing is asserted), the event
+//! is spooled, and once the lock is released the next append puts it in the journal, before
+//! its own event. Through the library: a context source slower than the deadline makes the
+//! watchdog spool the event, and the worker, finishing late, does not write it a second time.
+
+#[path = "hook_support/mod.rs"]
+mod common;
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sjournal::format::payload::{self, Unparsed, KIND_UNPARSED};
+use sjournal::hook::commit::Landed;
+use sjournal::hook::config::Config;
+use sjournal::hook::context_bridge::{Context, ContextSource, PendingEvent};
+use sjournal::hook::input::UNATTRIBUTED_SESSION;
+use sjournal::hook::protocol::HostFlag;
+use sjournal::hook::{self, HookOptions};
+use sjournal::journal::{spool, Root, Writer, WriterOptions};
+
+fn unparsed(root: &std::path::Path, session: &str) -> Vec<Unparsed> {
+    common::payloads(root, session, KIND_UNPARSED)
+        .into_iter()
+        .map(|(seq, _, p)| payload::decode_system(seq, &p).unwrap())
+        .collect()
+}
+
+#[test]
+fn malformed_stdin_is_kept_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let bad = b"{\"session_id\": \"abc-1\", \"hook_event_name\": \"Stop\", oops \xff";
+    let out = common::run(root, &["hook"], bad);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    let u = unparsed(root, "abc-1");
+    assert_eq!(u.len(), 1, "the session id was salvaged from the bytes");
+    assert_eq!(u[0].raw, bad);
+
+    // No session in the bytes: the host's environment names it, else the catch-all session.
+    let out = common::run_env(
+        root,
+        &["hook"],
+        b"not json",
+        &[("CLAUDE_CODE_SESSION_ID", "env-sess")],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(unparsed(root, "env-sess")[0].raw, b"not json");
+    for input in [&b""[..], b"[1, 2"] {
+        let out = common::run(root, &["hook"], input);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty());
+    }
+    let raws: Vec<Vec<u8>> = unparsed(root, UNATTRIBUTED_SESSION)
+        .into_iter()
+        .map(|u| u.raw)
+        .collect();
+    assert_eq!(raws, [b"".to_vec(), b"[1, 2".to_vec()]);
+    common::verify_all(root);
+}
+
+/// Cline expects a JSON answer even when the hook fails: it gets `{"cancel":false}`.
+#[test]
+fn cline_gets_a_complete_answer_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run(dir.path(), &["hook", "--host", "cline"], b"{{{");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"{\"cancel\":false}\n");
+}
+
+#[test]
+fn held_lock_spools_then_merges_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let holder = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
+    let ev = |n: u32| format!(r#"{{"session_id":"s","hook_event_name":"PostToolUse","n":{n}}}"#);
+    for n in 1..=2 {
+        let out = common::run(
+            dir.path(),
+            &["hook", "--deadline-ms", "150"],
+            ev(n).as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("spooled"),
+            "{out:?}"
+        );
+    }
+    assert_eq!(spool::pending(&root, "s").unwrap().len(), 2);
+    drop(holder);
+    // Another append, through the CLI: it merges the spool first.
+    let out = common::run(dir.path(), &["append", "--session", "s"], ev(3).as_bytes());
+    assert!(out.status.success(), "{out:?}");
+    let ns: Vec<u64> = common::records(dir.path(), "s")
+        .into_iter()
+        .filter(|r| r.1 == "PostToolUse")
+        .map(|r| {
+            serde_json::from_str::<serde_json::Value>(&r.2).unwrap()["n"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ns, [1, 2, 3]);
+    assert!(spool::pending(&root, "s").unwrap().is_empty());
+    common::verify_all(dir.path());
+}
+
+/// Blocks in `render` until the test lets it go.
+struct Gate(Mutex<mpsc::Receiver<()>>);
+
+impl ContextSource for Gate {
+    fn render(&self, _: &PendingEvent<'_>) -> sjournal::Result<Option<Context>> {
+        let _ = self.0.lock().unwrap().recv();
+        Ok(Some(Context {
+            text: "late".into(),
+            truncated: false,
+        }))
+    }
+}
+
+#[test]
+fn watchdog_takes_over_a_slow_worker_without_duplicating() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let (go, wait) = mpsc::channel();
+    let opts = HookOptions {
+        root: root.clone(),
+        host: HostFlag::Auto,
+        deadline: Duration::from_millis(100),
+        config: Config::default(),
+        env_session_id: None,
+    };
+    let input = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#;
+    let out = hook::run(
+        opts,
+        std::io::Cursor::new(input.to_vec()),
+        Arc::new(Gate(Mutex::new(wait))),
+    );
+    assert!(out.timed_out);
+    assert_eq!(
+        out.stdout, None,
+        "no context was committed, none is printed"
+    );
+    assert!(
+        matches!(out.landed, Some(Landed::Spooled { .. })),
+        "{:?}",
+        out.landed
+    );
+    // Let the worker finish: it must find the event taken over and write nothing. It holds
+    // the session's lock until then, so this open waits for it, then merges the spool.
+    go.send(()).unwrap();
+    drop(Writer::open(&root, "s", &WriterOptions::default()).unwrap());
+    let kinds: Vec<String> = common::records(dir.path(), "s")
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(kinds, ["sjournal.spool-merge", "SessionStart"]);
+}

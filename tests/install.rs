@@ -1,0 +1,295 @@
+//! Installers, through the built binary, on configuration files that already hold other
+//! tools' hooks and unrelated settings: `install` adds sjournal's hooks for every event it
+//! handles, keeps everything else (values and key order), and backs the old file up;
+//! a second `install` changes nothing; `--dry-run` prints a diff and writes nothing;
+//! `uninstall` removes exactly sjournal's handlers, giving back the original document; a file
+//! that is not valid JSON is refused and left alone. HOME is a temporary directory.
+
+#[path = "hook_support/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+fn cli(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.args(args).env("HOME", home).env_remove("SJOURNAL_HOME");
+    cmd.output().unwrap()
+}
+
+const CLAUDE_SETTINGS: &str = r#"{
+  "model": "opus",
+  "permissions": {"allow": ["Bash(ls:*)"]},
+  "hooks": {
+    "PostToolUse": [
+      {"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "prettier --write", "timeout": 30}]}
+    ],
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "notify-send done"}]}
+    ]
+  },
+  "statusLine": {"type": "command", "command": "~/bin/status"}
+}
+"#;
+
+const GEMINI_SETTINGS: &str = r#"{
+  "theme": "GitHub",
+  "hooks": {
+    "BeforeTool": [
+      {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 2000}]}
+    ]
+  }
+}
+"#;
+
+const CODEX_HOOKS: &str = r#"{
+  "hooks": {
+    "SessionStart": [
+      {"matcher": "startup", "hooks": [{"type": "command", "command": "python3 .codex/hooks/start.py", "timeout": 30}]}
+    ]
+  }
+}
+"#;
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn ours(v: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (event, groups) in v["hooks"].as_object().unwrap() {
+        for g in groups.as_array().unwrap() {
+            for h in g["hooks"].as_array().unwrap() {
+                let c = h["command"].as_str().unwrap();
+                if c.contains(" hook --host ") {
+                    out.push((event.clone(), c.to_owned()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Backups of `file`, in its directory.
+fn backups(file: &Path) -> Vec<PathBuf> {
+    let prefix = format!(
+        "{}.sjournal-backup-",
+        file.file_name().unwrap().to_string_lossy()
+    );
+    std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .collect()
+}
+
+/// Installs into `file` (already holding `original`), checks, reinstalls, uninstalls.
+fn round_trip(
+    host: &str,
+    scope_args: &[&str],
+    home: &Path,
+    file: &Path,
+    original: &str,
+    events: &[&str],
+) {
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(file, original).unwrap();
+    let args = |verb: &str, extra: &[&str]| -> Vec<String> {
+        let mut a = vec![verb.to_owned(), host.to_owned()];
+        a.extend(scope_args.iter().map(|s| s.to_string()));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |verb: &str, extra: &[&str]| {
+        let a = args(verb, extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = cli(home, &a);
+        assert!(out.status.success(), "{a:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    // Dry run: a diff, nothing written.
+    let diff = run("install", &["--dry-run", "--command", "/opt/bin/sjournal"]);
+    assert!(diff.contains("+") && diff.contains("hook --host"), "{diff}");
+    assert_eq!(std::fs::read_to_string(file).unwrap(), original);
+    assert!(backups(file).is_empty());
+
+    run("install", &["--command", "/opt/bin/sjournal"]);
+    let after = read_json(file);
+    let orig: Value = serde_json::from_str(original).unwrap();
+    // Unrelated settings kept, in their order; other hooks kept in place, first.
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&after)[..keys(&orig).len()], keys(&orig)[..]);
+    for (event, groups) in orig["hooks"].as_object().unwrap() {
+        let now = after["hooks"][event].as_array().unwrap();
+        assert_eq!(
+            &now[..groups.as_array().unwrap().len()],
+            groups.as_array().unwrap().as_slice()
+        );
+    }
+    let installed = ours(&after);
+    let mut got: Vec<&str> = installed.iter().map(|(e, _)| e.as_str()).collect();
+    got.sort();
+    let mut want = events.to_vec();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(installed
+        .iter()
+        .all(|(_, c)| c.starts_with("/opt/bin/sjournal hook --host ")));
+    let b = backups(file);
+    assert_eq!(b.len(), 1);
+    assert_eq!(std::fs::read_to_string(&b[0]).unwrap(), original);
+
+    // Idempotent.
+    let again = run("install", &["--command", "/opt/bin/sjournal"]);
+    assert!(again.contains("nothing to change"), "{again}");
+    assert_eq!(read_json(file), after);
+    assert_eq!(backups(file).len(), 1);
+
+    // Installed from elsewhere: updated in place, not duplicated.
+    run("install", &["--command", "'/other dir/sjournal'"]);
+    let moved = ours(&read_json(file));
+    assert_eq!(moved.len(), events.len());
+    assert!(moved
+        .iter()
+        .all(|(_, c)| c.starts_with("'/other dir/sjournal' hook")));
+
+    // Reversible: exactly the original document again.
+    run("uninstall", &[]);
+    assert_eq!(read_json(file), orig);
+    let again = run("uninstall", &[]);
+    assert!(again.contains("nothing to change"), "{again}");
+}
+
+#[test]
+fn claude_code_every_scope() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PreCompact",
+        "PostCompact",
+        "SubagentStart",
+        "SubagentStop",
+        "Stop",
+        "Notification",
+        "SessionEnd",
+    ];
+    round_trip(
+        "claude-code",
+        &[],
+        home.path(),
+        &home.path().join(".claude/settings.json"),
+        CLAUDE_SETTINGS,
+        &events,
+    );
+    let p = project.path().to_str().unwrap();
+    round_trip(
+        "claude-code",
+        &["--scope", "project", "--project-dir", p],
+        home.path(),
+        &project.path().join(".claude/settings.json"),
+        CLAUDE_SETTINGS,
+        &events,
+    );
+    round_trip(
+        "claude-code",
+        &["--scope", "local", "--project-dir", p],
+        home.path(),
+        &project.path().join(".claude/settings.local.json"),
+        CLAUDE_SETTINGS,
+        &events,
+    );
+}
+
+#[test]
+fn codex_and_gemini() {
+    let home = tempfile::tempdir().unwrap();
+    round_trip(
+        "codex",
+        &[],
+        home.path(),
+        &home.path().join(".codex/hooks.json"),
+        CODEX_HOOKS,
+        &[
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PreCompact",
+            "PostCompact",
+            "SubagentStart",
+            "SubagentStop",
+            "Stop",
+        ],
+    );
+    round_trip(
+        "gemini",
+        &[],
+        home.path(),
+        &home.path().join(".gemini/settings.json"),
+        GEMINI_SETTINGS,
+        &[
+            "SessionStart",
+            "BeforeAgent",
+            "BeforeTool",
+            "AfterTool",
+            "AfterAgent",
+            "PreCompress",
+            "Notification",
+            "SessionEnd",
+        ],
+    );
+    // Gemini timeouts are milliseconds.
+    let out = cli(home.path(), &["install", "gemini", "--command", "sjournal"]);
+    assert!(out.status.success());
+    let v = read_json(&home.path().join(".gemini/settings.json"));
+    assert_eq!(v["hooks"]["SessionStart"][0]["hooks"][0]["timeout"], 10_000);
+}
+
+#[test]
+fn a_missing_file_is_created_and_removed_hooks_leave_it_empty() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".claude/settings.json");
+    let out = cli(
+        home.path(),
+        &["install", "claude-code", "--command", "sjournal"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(ours(&read_json(&file)).len(), 12);
+    assert!(backups(&file).is_empty(), "nothing to back up");
+    let out = cli(home.path(), &["uninstall", "claude-code"]);
+    assert!(out.status.success());
+    assert_eq!(read_json(&file), serde_json::json!({}));
+}
+
+#[test]
+fn invalid_json_is_refused_and_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{ \"model\": \"opus\", // comment\n}").unwrap();
+    let out = cli(home.path(), &["install", "claude-code"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not valid JSON"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{ \"model\": \"opus\", // comment\n}"
+    );
+    let out = cli(home.path(), &["install", "codex", "--scope", "local"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,309 @@
+//! The spool under crashes. Events spooled while the journal could not take them are merged
+//! by the next writer, in spool order, after a `sjournal.spool-merge` record, and then
+//! deleted. A crash at each step of the merge is simulated (the merge stops there and the
+//! writer is dropped, as a dead process would leave things; for a torn batch, a simulated disk
+//! keeps part of the unsynced write): after the next open every spooled event is in the
+//! journal exactly once, in order. Damaged spool files are set aside, never deleted, and
+//! named in the journal.
+
+#[path = "hook_support/mod.rs"]
+mod common;
+
+use sjournal::format::payload::{
+    self, encode_event, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC, KIND_SPOOL_MERGE,
+};
+use sjournal::journal::{spool, MergeMode, MergeStep, Root, Target, Writer, WriterOptions};
+use sjournal::storage::{FaultPlan, Faulty, PendingFate, SimDisk};
+
+const S: &str = "sess-1";
+
+fn event(n: u32) -> Vec<u8> {
+    encode_event(&format!(
+        r#"{{"session_id":"{S}","hook_event_name":"PostToolUse","n":{n}}}"#
+    ))
+}
+
+fn spool_events(root: &Root, ns: &[u32]) {
+    for &n in ns {
+        spool::spool(root, S, &[("PostToolUse", &event(n))], "lock held").unwrap();
+    }
+}
+
+/// The `n` of every PostToolUse in the journal, in order.
+fn ns(root: &Root) -> Vec<u64> {
+    common::records(root.dir(), S)
+        .into_iter()
+        .filter(|(_, k, _)| k == "PostToolUse")
+        .map(|(_, _, j)| {
+            serde_json::from_str::<serde_json::Value>(&j).unwrap()["n"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+fn open(root: &Root) -> Writer {
+    Writer::open(root, S, &WriterOptions::default()).unwrap()
+}
+
+fn crash_at(root: &Root, step: MergeStep) {
+    let w = Writer::open_with_spool(
+        root,
+        S,
+        Target::Main,
+        &WriterOptions::default(),
+        |f| f,
+        MergeMode::CrashAfter(step),
+    )
+    .unwrap();
+    assert!(w.spool_report().crashed);
+}
+
+#[test]
+fn spooled_then_merged_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let mut w = open(&root);
+    w.append("PostToolUse", &event(0)).unwrap();
+    drop(w);
+    spool_events(&root, &[1, 2, 3]);
+    assert_eq!(spool::pending(&root, S).unwrap().len(), 3);
+    let mut w = open(&root);
+    assert_eq!(w.spool_report().merged.len(), 3);
+    w.append("PostToolUse", &event(4)).unwrap();
+    drop(w);
+    assert_eq!(ns(&root), [0, 1, 2, 3, 4]);
+    let recs = common::records(dir.path(), S);
+    assert_eq!(recs[1].1, KIND_SPOOL_MERGE);
+    let merge: SpoolMerge = serde_json::from_str(&recs[1].2).unwrap();
+    assert_eq!(merge.entries.len(), 3);
+    assert!(merge
+        .entries
+        .iter()
+        .all(|e| e.reason == "lock held" && e.records.len() == 1));
+    assert!(spool::pending(&root, S).unwrap().is_empty());
+    common::verify_all(dir.path());
+}
+
+#[test]
+fn crash_after_intent_before_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    spool_events(&root, &[1, 2]);
+    crash_at(&root, MergeStep::IntentWritten);
+    let w = open(&root);
+    assert!(w.spool_report().settled.is_empty());
+    assert_eq!(w.spool_report().merged.len(), 2);
+    drop(w);
+    assert_eq!(ns(&root), [1, 2]);
+}
+
+#[test]
+fn crash_after_journal_sync_before_spool_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    spool_events(&root, &[1, 2]);
+    crash_at(&root, MergeStep::JournalSynced);
+    assert_eq!(
+        spool::pending(&root, S).unwrap().len(),
+        2,
+        "files still there"
+    );
+    assert_eq!(ns(&root), [1, 2]);
+    let w = open(&root);
+    assert_eq!(w.spool_report().settled.len(), 2, "recognised as merged");
+    assert!(w.spool_report().merged.is_empty(), "not merged again");
+    drop(w);
+    assert_eq!(ns(&root), [1, 2]);
+    assert!(spool::pending(&root, S).unwrap().is_empty());
+    common::verify_all(dir.path());
+}
+
+#[test]
+fn crash_after_spool_delete_before_intent_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    spool_events(&root, &[1, 2]);
+    crash_at(&root, MergeStep::SpoolDeleted);
+    // A new event spooled meanwhile is merged; the old ones are not repeated.
+    spool_events(&root, &[3]);
+    drop(open(&root));
+    assert_eq!(ns(&root), [1, 2, 3]);
+}
+
+/// The merge batch is torn by a crash: the merge record and the first event reached the disk,
+/// the second event only in part. Recovery cuts the torn record; the open after it finds the
+/// first spool file merged (deleted, not repeated) and merges the second.
+#[test]
+fn torn_merge_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let disk = SimDisk::new();
+    spool_events(&root, &[1, 2]);
+    // Sync 1 is the new journal's header; sync 2 the merge batch, which fails.
+    let faulty = |_f| {
+        Faulty::new(
+            disk.clone(),
+            FaultPlan {
+                fail_sync: Some(2),
+                ..Default::default()
+            },
+        )
+        .0
+    };
+    let r = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), faulty);
+    assert!(r.is_err(), "the merge's fsync failed, so the open fails");
+    let header_len = disk.durable().len();
+    let batch = disk.visible().len() - header_len;
+    // Keep all but the last 10 bytes of the batch: the second event is torn.
+    disk.crash(|_, len| PendingFate::Torn(len.min(batch) - 10));
+    let w = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| {
+        disk.clone()
+    })
+    .unwrap();
+    let rep = w.spool_report().clone();
+    assert!(w.recovery().is_some(), "the torn record was cut");
+    assert_eq!(rep.settled.len(), 1, "{rep:?}");
+    assert_eq!(rep.merged.len(), 1, "{rep:?}");
+    drop(w);
+    // Read the simulated journal back through a file to check it.
+    let paths = root.session(S).unwrap();
+    std::fs::write(&paths.journal, disk.durable()).unwrap();
+    assert_eq!(ns(&root), [1, 2]);
+    let kinds: Vec<String> = common::records(dir.path(), S)
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            KIND_SPOOL_MERGE,
+            "PostToolUse",
+            "sjournal.recovered",
+            KIND_SPOOL_MERGE,
+            "PostToolUse"
+        ]
+    );
+}
+
+#[test]
+fn damaged_spool_files_are_set_aside_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    spool_events(&root, &[1]);
+    let pending = spool::pending(&root, S).unwrap();
+    let spool_dir = pending[0].parent().unwrap().to_owned();
+    // A torn copy of a real spool file, and one of another session.
+    let good = std::fs::read(&pending[0]).unwrap();
+    std::fs::write(
+        spool_dir.join("00000000000000000000-0000000001-0000000001.spool"),
+        &good[..good.len() - 3],
+    )
+    .unwrap();
+    spool::spool(&root, "other", &[("PostToolUse", &event(9))], "x").unwrap();
+    let other = spool::pending(&root, "other").unwrap();
+    std::fs::rename(
+        &other[0],
+        spool_dir.join("99999999999999999999-0000000001-0000000001.spool"),
+    )
+    .unwrap();
+    let w = open(&root);
+    assert_eq!(w.spool_report().damaged.len(), 2, "{:?}", w.spool_report());
+    drop(w);
+    assert_eq!(ns(&root), [1]);
+    let recs = common::records(dir.path(), S);
+    let merge: SpoolMerge = serde_json::from_str(&recs[0].2).unwrap();
+    assert_eq!(merge.damaged.len(), 2);
+    let kept = std::fs::read_dir(&spool_dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".damaged")
+        })
+        .count();
+    assert_eq!(kept, 2, "damaged files are kept");
+}
+
+/// An exec record spooled with its event gets the event's seq when merged.
+#[test]
+fn spooled_exec_record_points_at_its_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    drop(open(&root));
+    let exec = Exec {
+        event_seq: 0,
+        name: "h".into(),
+        command: vec!["true".into()],
+        outcome: ExecOutcome::Exited,
+        exit_code: Some(0),
+        signal: None,
+        duration_ms: 1,
+        stdout: "out".into(),
+        stdout_truncated: false,
+        stderr: String::new(),
+        context: ExecContext::Ephemeral,
+        error: None,
+    };
+    let e = payload::encode_system(&exec);
+    spool::spool(
+        &root,
+        S,
+        &[("PostToolUse", &event(1)), (KIND_EXEC, &e)],
+        "lock",
+    )
+    .unwrap();
+    drop(open(&root));
+    let recs = common::records(dir.path(), S);
+    let (ev_seq, _, _) = recs.iter().find(|r| r.1 == "PostToolUse").unwrap();
+    let (_, _, j) = recs.iter().find(|r| r.1 == KIND_EXEC).unwrap();
+    let got: Exec = serde_json::from_str(j).unwrap();
+    assert_eq!(got.event_seq, *ev_seq);
+}
+
+/// An append whose fsync failed may or may not have reached the journal; the hook spools the
+/// event with where it was written. If the record is there after all, the merge does not
+/// repeat it; if it is not, the merge puts it in.
+#[test]
+fn failed_append_spooled_with_its_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let mut w = open(&root);
+    w.append("PostToolUse", &event(0)).unwrap();
+    // Event 1: the write reached the file (here: it simply succeeded), the caller saw a failure.
+    let at = spool::Attempted {
+        offset: w.len(),
+        seq: w.next_seq(),
+    };
+    w.append("PostToolUse", &event(1)).unwrap();
+    spool::spool_attempted(
+        &root,
+        S,
+        &[("PostToolUse", &event(1))],
+        "fsync failed",
+        Some(at),
+    )
+    .unwrap();
+    // Event 2: the write never reached the file.
+    let at = spool::Attempted {
+        offset: w.len(),
+        seq: w.next_seq(),
+    };
+    spool::spool_attempted(
+        &root,
+        S,
+        &[("PostToolUse", &event(2))],
+        "write failed",
+        Some(at),
+    )
+    .unwrap();
+    drop(w);
+    let w = open(&root);
+    assert_eq!(w.spool_report().settled.len(), 1, "{:?}", w.spool_report());
+    assert_eq!(w.spool_report().merged.len(), 1);
+    drop(w);
+    assert_eq!(ns(&root), [0, 1, 2]);
+    assert!(spool::pending(&root, S).unwrap().is_empty());
+}
