@@ -87,6 +87,22 @@ pub enum Error {
 
     #[error("could not decode payload of record seq {seq}: {reason}")]
     Payload { seq: u64, reason: String },
+
+    #[error("{input}, line {line}: {reason}; nothing was appended (fix or remove that line and import again)")]
+    ImportLine {
+        input: String,
+        line: usize,
+        reason: String,
+    },
+
+    #[error("checkpoint {path}: {reason}")]
+    Checkpoint { path: PathBuf, reason: String },
+
+    #[error("key file {path}: {reason}")]
+    Key { path: PathBuf, reason: String },
+
+    #[error("{path} changed in a way a journal never does: {reason}")]
+    Changed { path: PathBuf, reason: String },
 }
 
 impl Error {

@@ -19,6 +19,7 @@
 //! the debugger goes `replay` → `journal::reader`; the auditor goes `verify` / `inspect` →
 //! `journal::reader`. The byte format is specified in `journal-format.md`.
 
+pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod format;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::error::Error;
-use crate::journal::Root;
+use crate::journal::{Root, SessionPaths};
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -41,6 +41,9 @@ pub enum Command {
     Log(commands::log::Args),
     Verify(commands::verify::Args),
     Demo(commands::demo::Args),
+    Inspect(commands::inspect::Args),
+    Export(commands::export::Args),
+    Import(commands::import::Args),
 }
 
 /// What a command ended with.
@@ -57,6 +60,9 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Log(a) => commands::log::run(&root()?, a),
             Command::Verify(a) => commands::verify::run(&root()?, a),
             Command::Demo(a) => commands::demo::run(a),
+            Command::Inspect(a) => commands::inspect::run(a),
+            Command::Export(a) => commands::export::run(&root()?, a),
+            Command::Import(a) => commands::import::run(&root()?, a),
         }
     })();
     match result {
@@ -68,6 +74,18 @@ pub fn run(cli: Cli) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The paths of a session whose journal exists; `NoSuchSession` otherwise.
+pub fn existing_session(root: &Root, session: &str) -> Result<SessionPaths, Error> {
+    let paths = root.session(session)?;
+    if !paths.journal.exists() {
+        return Err(Error::NoSuchSession {
+            session: session.to_owned(),
+            root: root.dir().to_owned(),
+        });
+    }
+    Ok(paths)
 }
 
 /// Prints an error and its chain of causes to stderr.

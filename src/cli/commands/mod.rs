@@ -1,4 +1,7 @@
 pub mod append;
 pub mod demo;
+pub mod export;
+pub mod import;
+pub mod inspect;
 pub mod log;
 pub mod verify;
