@@ -8,7 +8,7 @@
 //! - [`sessions`]: one summary per session under a root;
 //! - [`timeline`] and [`html`]: a session's timeline from its raw events, as a self-contained page.
 
-// pub mod checkpoint;
+pub mod checkpoint;
 // pub mod follow;
 // pub mod html;
 pub mod inspect;

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod output;
+pub mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,9 +15,10 @@ use crate::journal::{Root, SessionPaths};
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
-  0  success (verify: every journal is intact)
-  1  findings (verify/log: a journal has a problem; details on stderr or in --json)
-  2  error (bad input, unreadable journal, no such session); nothing was changed";
+  0  success: nothing wrong was found
+  1  findings: a journal has a problem, a checkpoint is not extended or its signature is bad,
+     an event had to go to the rescue journal (details on stderr, or in the --json output)
+  2  error: bad input, unreadable journal, no such session; nothing was changed";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,6 +46,7 @@ pub enum Command {
     Inspect(commands::inspect::Args),
     Export(commands::export::Args),
     Import(commands::import::Args),
+    Checkpoint(commands::checkpoint::Args),
 }
 
 /// What a command ended with.
@@ -63,6 +66,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Inspect(a) => commands::inspect::run(a),
             Command::Export(a) => commands::export::run(&root()?, a),
             Command::Import(a) => commands::import::run(&root()?, a),
+            Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
         }
     })();
     match result {

@@ -1,4 +1,5 @@
 pub mod append;
+pub mod checkpoint;
 pub mod demo;
 pub mod export;
 pub mod import;
