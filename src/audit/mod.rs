@@ -9,7 +9,7 @@
 //! - [`timeline`] and [`html`]: a session's timeline from its raw events, as a self-contained page.
 
 pub mod checkpoint;
-// pub mod follow;
+pub mod follow;
 // pub mod html;
 pub mod inspect;
 pub mod jsonl;

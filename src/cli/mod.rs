@@ -47,6 +47,7 @@ pub enum Command {
     Export(commands::export::Args),
     Import(commands::import::Args),
     Checkpoint(commands::checkpoint::Args),
+    Tail(commands::tail::Args),
 }
 
 /// What a command ended with.
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Export(a) => commands::export::run(&root()?, a),
             Command::Import(a) => commands::import::run(&root()?, a),
             Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
+            Command::Tail(a) => commands::tail::run(&root()?, a),
         }
     })();
     match result {

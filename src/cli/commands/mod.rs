@@ -5,4 +5,5 @@ pub mod export;
 pub mod import;
 pub mod inspect;
 pub mod log;
+pub mod tail;
 pub mod verify;
