@@ -13,7 +13,7 @@ pub mod follow;
 // pub mod html;
 pub mod inspect;
 pub mod jsonl;
-// pub mod sessions;
+pub mod sessions;
 // pub mod timeline;
 
 /// Shortens `s` to at most `max` characters, marking the cut with an ellipsis, with

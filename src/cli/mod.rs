@@ -48,6 +48,7 @@ pub enum Command {
     Import(commands::import::Args),
     Checkpoint(commands::checkpoint::Args),
     Tail(commands::tail::Args),
+    Sessions(commands::sessions::Args),
 }
 
 /// What a command ended with.
@@ -69,6 +70,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Import(a) => commands::import::run(&root()?, a),
             Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
             Command::Tail(a) => commands::tail::run(&root()?, a),
+            Command::Sessions(a) => commands::sessions::run(&root()?, a),
         }
     })();
     match result {

@@ -5,5 +5,6 @@ pub mod export;
 pub mod import;
 pub mod inspect;
 pub mod log;
+pub mod sessions;
 pub mod tail;
 pub mod verify;
