@@ -95,6 +95,9 @@ pub enum Error {
         reason: String,
     },
 
+    #[error("replay failed at record seq {seq}: {reason}")]
+    Fold { seq: u64, reason: String },
+
     #[error("checkpoint {path}: {reason}")]
     Checkpoint { path: PathBuf, reason: String },
 

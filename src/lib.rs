@@ -25,6 +25,7 @@ pub mod error;
 pub mod format;
 pub mod journal;
 pub mod limits;
+pub mod replay;
 pub mod storage;
 
 pub use error::{Error, Result};

@@ -49,6 +49,7 @@ pub enum Command {
     Checkpoint(commands::checkpoint::Args),
     Tail(commands::tail::Args),
     Sessions(commands::sessions::Args),
+    Replay(commands::replay::Args),
 }
 
 /// What a command ended with.
@@ -71,6 +72,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
             Command::Tail(a) => commands::tail::run(&root()?, a),
             Command::Sessions(a) => commands::sessions::run(&root()?, a),
+            Command::Replay(a) => commands::replay::run(&root()?, a),
         }
     })();
     match result {

@@ -5,6 +5,7 @@ pub mod export;
 pub mod import;
 pub mod inspect;
 pub mod log;
+pub mod replay;
 pub mod sessions;
 pub mod tail;
 pub mod verify;
