@@ -10,11 +10,11 @@
 
 pub mod checkpoint;
 pub mod follow;
-// pub mod html;
+pub mod html;
 pub mod inspect;
 pub mod jsonl;
 pub mod sessions;
-// pub mod timeline;
+pub mod timeline;
 
 /// Shortens `s` to at most `max` characters, marking the cut with an ellipsis, with
 /// newlines and tabs shown as spaces (for one-line summaries).

@@ -50,6 +50,7 @@ pub enum Command {
     Tail(commands::tail::Args),
     Sessions(commands::sessions::Args),
     Replay(commands::replay::Args),
+    Report(commands::report::Args),
 }
 
 /// What a command ended with.
@@ -73,6 +74,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Tail(a) => commands::tail::run(&root()?, a),
             Command::Sessions(a) => commands::sessions::run(&root()?, a),
             Command::Replay(a) => commands::replay::run(&root()?, a),
+            Command::Report(a) => commands::report::run(&root()?, a),
         }
     })();
     match result {

@@ -54,7 +54,8 @@ impl Built {
     }
 }
 
-/// Encodes a journal for `session` whose records are `events` (kind, raw JSON), the header
+/// Encodes a journal for `session` whose records are `events` (kind, raw JSON; for system
+/// kinds, the JSON object of the record's fields), the header
 /// created at `created_ns` and record i stamped `created_ns + i` seconds.
 pub fn build_journal(session: &str, created_ns: i64, events: &[(&str, &str)]) -> Built {
     let header = Header::new(session, created_ns).encode();
@@ -65,14 +66,14 @@ pub fn build_journal(session: &str, created_ns: i64, events: &[(&str, &str)]) ->
     for (i, (kind, json)) in events.iter().enumerate() {
         let start = bytes.len();
         let ts = created_ns + (i as i64 + 1) * 1_000_000_000;
-        record::encode(
-            &mut bytes,
-            i as u64 + 1,
-            ts,
-            kind,
-            &prev,
-            &encode_event(json),
-        );
+        // System records (`sjournal.*`) hold their fields as a MessagePack map.
+        let payload = if sjournal::format::payload::is_system_kind(kind) {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            sjournal::format::payload::encode_system(&v)
+        } else {
+            encode_event(json)
+        };
+        record::encode(&mut bytes, i as u64 + 1, ts, kind, &prev, &payload);
         prev = sjournal::format::hash::record_hash(&bytes[start..]);
         frames.push((start, bytes.len()));
         hashes.push(prev);

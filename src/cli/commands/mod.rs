@@ -6,6 +6,7 @@ pub mod import;
 pub mod inspect;
 pub mod log;
 pub mod replay;
+pub mod report;
 pub mod sessions;
 pub mod tail;
 pub mod verify;
