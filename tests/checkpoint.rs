@@ -5,12 +5,12 @@
 //! checkpoints verify with the right public key and are rejected when the text was edited,
 //! the signature damaged, or the key is another one.
 
-mod common;
+mod audit_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::*;
+use audit_support::*;
 use serde_json::Value;
 
 fn append_n(root: &Path, session: &str, from: usize, to: usize) {

@@ -5,9 +5,9 @@
 //! event per line with its kind from `hook_event_name`. A bad line anywhere is an error
 //! naming its line number, and nothing is appended.
 
-mod common;
+mod audit_support;
 
-use common::*;
+use audit_support::*;
 use serde_json::Value;
 use sjournal::format::payload::decode_event;
 use sjournal::journal::JournalReader;

@@ -8,11 +8,11 @@
 //! the damage at the right offset, keep decoding the records after it, exit 1, and leave
 //! the file byte-identical.
 
-mod common;
+mod audit_support;
 
 use std::path::PathBuf;
 
-use common::*;
+use audit_support::*;
 use serde_json::Value;
 
 const SESSION: &str = "fixture-session";

@@ -12,12 +12,12 @@
 // `state_hash` equals `state --json`'s `state_hash` (and `state --at N` for `--to N`); and
 // regenerate `replay-cli.expected.jsonl` with the real fold.
 
-mod common;
+mod audit_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::*;
+use audit_support::*;
 use serde::Serialize;
 use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{decode_event, is_system_kind};

@@ -8,13 +8,13 @@
 //! The Chromium part needs Debian's `chromium` package at /usr/bin/chromium; without it
 //! that test says so on stderr and checks only what it can without a browser.
 
-mod common;
+mod audit_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use audit_support::*;
 use serde_json::Value;
 
 const SESSION: &str = "report-session";

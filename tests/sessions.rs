@@ -5,11 +5,11 @@
 //! prints no progress bar when stderr is not a terminal (the bar is for people, never for
 //! pipes or `--json`).
 
-mod common;
+mod audit_support;
 
 use std::path::Path;
 
-use common::*;
+use audit_support::*;
 use serde_json::Value;
 
 fn append(root: &Path, session: &str, json: &str) {

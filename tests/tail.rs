@@ -6,7 +6,7 @@
 //! once the next writer recovers it, the recovery record and the new event show up. Closing
 //! the follower's output ends it.
 
-mod common;
+mod audit_support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use common::*;
+use audit_support::*;
 use serde_json::Value;
 
 /// Generous bound on how long to wait for a line before calling the test failed.
