@@ -45,4 +45,8 @@ impl super::Fold for KindCounts {
     fn context(&self, _: &Record<'_>) -> Option<String> {
         None
     }
+
+    fn bookkeeping(&self) -> &'static [&'static str] {
+        &["/records"]
+    }
 }

@@ -34,6 +34,13 @@ pub trait Fold {
     /// The context the hook would print for `rec`, which was just applied: None when the
     /// hook injects nothing at this event.
     fn context(&self, rec: &Record<'_>) -> Option<String>;
+
+    /// JSON Pointers of state fields that change with every record (counters, the last
+    /// seq): the text output leaves them out so the changes that matter stand out. The JSON
+    /// output keeps every change.
+    fn bookkeeping(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// One replayed record. The JSON form (`replay --json`, one per line) is this struct.

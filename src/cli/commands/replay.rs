@@ -53,6 +53,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         from: args.from,
         to: args.to,
     };
+    let quiet = crate::replay::Fold::bookkeeping(&fold);
     let end = replay(&reader, &mut fold, range, |step| {
         if args.json {
             output::line(
@@ -60,7 +61,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 &serde_json::to_string(&step).expect("serializable"),
             )
         } else {
-            render(&mut out, &step, &mut last_context)
+            render(&mut out, &step, quiet, &mut last_context)
         }
     })?;
     let fin = serde_json::json!({
@@ -95,7 +96,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
 }
 
-fn render(out: &mut impl Write, step: &Step, last_context: &mut Option<String>) -> Result<()> {
+fn render(
+    out: &mut impl Write,
+    step: &Step,
+    quiet: &[&str],
+    last_context: &mut Option<String>,
+) -> Result<()> {
     output::line(
         out,
         &format!(
@@ -106,7 +112,13 @@ fn render(out: &mut impl Write, step: &Step, last_context: &mut Option<String>) 
             &step.state_hash[..16]
         ),
     )?;
-    for line in diff::render(&step.changes, 100) {
+    let shown: Vec<_> = step
+        .changes
+        .iter()
+        .filter(|c| !quiet.contains(&c.path.as_str()))
+        .cloned()
+        .collect();
+    for line in diff::render(&shown, 100) {
         output::line(out, &format!("    {line}"))?;
     }
     if let Some(ctx) = &step.context {
