@@ -256,3 +256,60 @@ pub fn check_extends(
     }
     Ok(ext)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The example of Go's golang.org/x/mod/sumdb/note documentation: keys and signed note
+    /// must be read and written byte for byte as Go does (ed25519 signatures are
+    /// deterministic), so Go tools check our checkpoints and we theirs.
+    #[test]
+    fn go_note_reference_vector() {
+        let skey = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz";
+        let vkey = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
+        let text = "If you think cryptography is the answer to your problem,\n\
+                    then you don't know what your problem is.\n";
+        let signed = "If you think cryptography is the answer to your problem,\n\
+            then you don't know what your problem is.\n\n\u{2014} PeterNeumann \
+            x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n";
+        let signer = StandardSigner::new(skey).unwrap();
+        let mut note = signed_note::Note::new(text.as_bytes(), &[]).unwrap();
+        note.add_sigs(&[&signer]).unwrap();
+        assert_eq!(String::from_utf8(note.to_bytes()).unwrap(), signed);
+        let v = verifier(vkey).unwrap();
+        let parsed = signed_note::Note::from_bytes(signed.as_bytes()).unwrap();
+        assert!(parsed.verify(&VerifierList::new(vec![Box::new(v)])).is_ok());
+        assert!(verifier(skey).is_err_and(|e| e.contains("private")));
+    }
+
+    #[test]
+    fn sign_parse_check() {
+        let (skey, vkey) = generate_keys("auditor").unwrap();
+        let cp = Checkpoint {
+            origin: origin_for("s 1"),
+            size: 7,
+            hash: Hash([7; 32]),
+        };
+        assert!(cp.origin.starts_with("sjournal/h-"), "{}", cp.origin);
+        let text = cp.signed(&skey).unwrap();
+        let parsed = parse(&text).unwrap();
+        assert_eq!(parsed.checkpoint, cp);
+        assert_eq!(
+            check_signature(&parsed, verifier(&vkey).unwrap()),
+            SignatureCheck::Valid
+        );
+        let (_, other) = generate_keys("auditor").unwrap();
+        assert_eq!(
+            check_signature(&parsed, verifier(&other).unwrap()),
+            SignatureCheck::Missing
+        );
+        let edited = parse(&text.replace("\n7\n", "\n8\n")).unwrap();
+        assert_eq!(
+            check_signature(&edited, verifier(&vkey).unwrap()),
+            SignatureCheck::Invalid
+        );
+        assert_eq!(parse(&cp.body()).unwrap().checkpoint, cp);
+        assert!(generate_keys("bad name").is_err());
+    }
+}

@@ -48,7 +48,14 @@ pub enum Sub {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Key files (the C2SP signed-note key formats, one line each; Go's sumdb/note reads them):
+  OUT      PRIVATE+KEY+<name>+<key id>+<base64(0x01 || 32-byte ed25519 seed)>
+  OUT.pub  <name>+<key id>+<base64(0x01 || 32-byte ed25519 public key)>
+The key id is 8 hex digits: the first 4 bytes of SHA-256(name || \"\\n\" || 0x01 || public key).
+Both files are created 0600; existing files are never overwritten.")]
 pub struct KeygenArgs {
+    /// Where to write the signer key (the verifier key goes to OUT.pub)
     pub out: PathBuf,
     /// Key name, written into signatures (no spaces or '+')
     #[arg(long, default_value = "sjournal")]
