@@ -1,1 +1,128 @@
-fn main() {}
+//! Baseline figures for the journal engine, for later work to be measured against:
+//!
+//! - `append/durable`: one ~300-byte event per append, `sync_data` each time, on a real file in
+//!   the default temporary directory: what a hook pays.
+//! - `append/not_durable`: the same through `SimDisk` (memory, no fsync): the cost of
+//!   encoding, CRC, blake3 chaining and framing alone.
+//! - `append/batch_100_durable`: 100 events in one write and one fsync.
+//! - `read/records_100k`: map a 100,000-record journal and iterate every validated record
+//!   (length, CRC, seq, chain hash); throughput in bytes.
+//! - `read/verify_file_100k`: `verify_file` on the same journal.
+//!
+//! Run: `cargo bench --bench journal` (add `-- --warm-up-time 1 --measurement-time 3` for a
+//! quicker pass).
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sjournal::format::payload::encode_event;
+use sjournal::journal::{verify_file, JournalReader, Root, Target, Writer, WriterOptions};
+use sjournal::storage::SimDisk;
+
+fn event(i: usize, size: usize) -> String {
+    let head = format!(r#"{{"hook_event_name":"PostToolUse","i":{i},"pad":""#);
+    format!(
+        "{head}{}\"}}",
+        "x".repeat(size.saturating_sub(head.len() + 2))
+    )
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sjournal-bench-")
+        .tempdir()
+        .expect("temporary directory")
+}
+
+fn append(c: &mut Criterion) {
+    let opts = WriterOptions::default();
+    let payload = encode_event(&event(0, 300));
+    let mut g = c.benchmark_group("append");
+    g.sample_size(10);
+
+    let dir = tempdir();
+    let root = Root::new(dir.path());
+    g.throughput(Throughput::Elements(1));
+    {
+        let mut w = Writer::open(&root, "durable", &opts).unwrap();
+        g.bench_function("durable", |b| {
+            b.iter(|| w.append("PostToolUse", &payload).unwrap())
+        });
+    }
+
+    // A fresh simulated disk every 10,000 appends keeps memory bounded; opening it is not
+    // timed.
+    g.bench_function("not_durable", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut left = iters;
+            while left > 0 {
+                let n = left.min(10_000);
+                left -= n;
+                let disk = SimDisk::new();
+                let mut w =
+                    Writer::open_with(&root, "sim", Target::Main, &opts, |_| disk.clone()).unwrap();
+                let start = Instant::now();
+                for _ in 0..n {
+                    w.append("PostToolUse", &payload).unwrap();
+                }
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+
+    let items: Vec<(&str, &[u8])> = (0..100).map(|_| ("PostToolUse", &payload[..])).collect();
+    g.throughput(Throughput::Elements(100));
+    {
+        let mut w = Writer::open(&root, "batch", &opts).unwrap();
+        g.bench_function("batch_100_durable", |b| {
+            b.iter(|| w.append_batch(&items).unwrap())
+        });
+    }
+    g.finish();
+}
+
+fn read(c: &mut Criterion) {
+    const RECORDS: usize = 100_000;
+    let dir = tempdir();
+    let root = Root::new(dir.path());
+    let path = {
+        let mut w = Writer::open(&root, "big", &WriterOptions::default()).unwrap();
+        let payloads: Vec<Vec<u8>> = (0..1000).map(|i| encode_event(&event(i, 200))).collect();
+        let items: Vec<(&str, &[u8])> = payloads
+            .iter()
+            .map(|p| ("PostToolUse", p.as_slice()))
+            .collect();
+        for _ in 0..RECORDS / items.len() {
+            w.append_batch(&items).unwrap();
+        }
+        w.path().to_owned()
+    };
+    let bytes = std::fs::metadata(&path).unwrap().len();
+
+    let mut g = c.benchmark_group("read");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function("records_100k", |b| {
+        b.iter(|| {
+            let r = JournalReader::open(&path, None).unwrap();
+            let n = r
+                .records()
+                .unwrap()
+                .inspect(|rec| assert!(rec.is_ok()))
+                .count();
+            assert_eq!(n, RECORDS);
+        })
+    });
+    g.bench_function("verify_file_100k", |b| {
+        b.iter(|| {
+            let report = verify_file(&path, None).unwrap();
+            assert!(report.ok && report.records == RECORDS as u64);
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, append, read);
+criterion_main!(benches);

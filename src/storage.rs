@@ -69,14 +69,17 @@ pub struct Faulty<S> {
 impl<S: Storage> Faulty<S> {
     pub fn new(inner: S, plan: FaultPlan) -> (Self, Arc<Mutex<FaultCounts>>) {
         let counts = Arc::new(Mutex::new(FaultCounts::default()));
-        (
-            Faulty {
-                inner,
-                plan,
-                counts: counts.clone(),
-            },
+        (Self::with_counts(inner, plan, counts.clone()), counts)
+    }
+
+    /// Like [`Faulty::new`], but counting into `counts`, so that one plan spans a workload
+    /// that opens the journal several times ("fail the 5th write of the whole workload").
+    pub fn with_counts(inner: S, plan: FaultPlan, counts: Arc<Mutex<FaultCounts>>) -> Self {
+        Faulty {
+            inner,
+            plan,
             counts,
-        )
+        }
     }
 
     fn counts(&self) -> MutexGuard<'_, FaultCounts> {
@@ -271,9 +274,22 @@ impl Storage for SimDisk {
         Ok(())
     }
     fn sync_data(&mut self) -> io::Result<()> {
+        // Replays the pending operations onto the durable image (cheaper than copying the
+        // whole visible image, so long simulations and benches stay linear).
         let mut g = self.inner();
-        g.durable = g.visible.clone();
-        g.pending.clear();
+        let g = &mut *g;
+        for op in g.pending.drain(..) {
+            match op {
+                Pending::Write(off, bytes) => {
+                    let end = off as usize + bytes.len();
+                    if g.durable.len() < end {
+                        g.durable.resize(end, 0);
+                    }
+                    g.durable[off as usize..end].copy_from_slice(&bytes);
+                }
+                Pending::SetLen(len) => g.durable.resize(len as usize, 0),
+            }
+        }
         g.syncs += 1;
         Ok(())
     }

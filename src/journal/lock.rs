@@ -2,6 +2,8 @@
 //!
 //! Two locks guard a session:
 //! - `<stem>.lock`, exclusive: held by the one writer appending (or recovering) at a time;
+//!   readers only try it shared, never waiting, to learn whether an append may be in flight
+//!   (see `reader`);
 //! - the journal file itself: shared by every reader holding a memory map of it, exclusive
 //!   only while recovery truncates a torn tail, so no mapped page ever disappears under a
 //!   reader.

@@ -18,8 +18,20 @@
 //!
 //! What can still change under a reader are bytes of a damaged tail inside `[0, len)` (a
 //! writer that had them torn does not rewrite them either; recovery cuts them only under the
-//! exclusive lock). Every record is validated (length, CRC, seq, chain) before it is yielded,
-//! and validation copies nothing out before checking. A process that ignores the protocol
+//! exclusive lock), and bytes of an append in flight: a write becomes visible page by page, so
+//! `len` can end inside a record another process is still writing. Every record is validated
+//! (length, CRC, seq, chain) before it is yielded, and validation copies nothing out before
+//! checking.
+//!
+//! # An append in flight is not a torn tail
+//!
+//! A writer holds its session's lock file (`<stem>.lock`) exclusively from open to close, and
+//! it recovered the tail when it opened, so while it holds the lock the only bytes past the
+//! last valid record are its own write in progress. The reader tries a shared lock on the
+//! writers' lock file before it reads `len`: if it gets it, no append is in flight (it holds
+//! the lock until the file is mapped), and an incomplete tail is real damage; if a writer
+//! holds it, a damaged tail with nothing valid after it is that writer's unfinished append
+//! (or the tail it is about to recover), and the records end before it without an error. A process that ignores the protocol
 //! (another program truncating the file) can still fault a reader; we do not defend against
 //! that, see "What we assume of the storage" in journal-format.md.
 
@@ -36,13 +48,15 @@ use crate::format::record::{self, FrameRef};
 use crate::format::Hash;
 use crate::journal::lock::{self, Mode};
 use crate::journal::paths;
-use crate::journal::scan::{Chain, Problem, Stop};
+use crate::journal::scan::{self, Chain, Problem, Stop};
 
 /// A journal opened for reading, mapped read-only and protected by a shared lock.
 pub struct JournalReader {
     path: PathBuf,
     // Field order matters: the map must be dropped before the file whose lock protects it.
     map: Option<Mmap>,
+    /// A writer held the session's lock when `len` was read (see the module documentation).
+    writer_active: bool,
     _file: File,
 }
 
@@ -67,6 +81,16 @@ impl JournalReader {
     pub fn open(path: &Path, deadline: Option<Instant>) -> Result<JournalReader> {
         let file = paths::open_file(path, false, false)?;
         lock::lock(&file, path, Mode::Shared, deadline)?;
+        // Held (when we get it) until the file is mapped, so no append starts meanwhile.
+        let writers = writers_lock(path)?;
+        let writer_active = match &writers {
+            None => false,
+            Some(w) => match w.try_lock_shared() {
+                Ok(()) => false,
+                Err(std::fs::TryLockError::WouldBlock) => true,
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", path, e)),
+            },
+        };
         let len = file
             .metadata()
             .map_err(|e| Error::io("stat", path, e))?
@@ -79,11 +103,19 @@ impl JournalReader {
             // bytes of valid records; every record is validated before use.
             Some(unsafe { Mmap::map(&file) }.map_err(|e| Error::io("mmap", path, e))?)
         };
+        drop(writers);
         Ok(JournalReader {
             path: path.to_owned(),
             map,
+            writer_active,
             _file: file,
         })
+    }
+
+    /// True if a writer held the session's lock when the journal was mapped: bytes past the
+    /// last valid record may be its append in flight.
+    pub fn writer_active(&self) -> bool {
+        self.writer_active
     }
 
     pub fn path(&self) -> &Path {
@@ -109,7 +141,21 @@ impl JournalReader {
             path: self.path.clone(),
             reason: e.to_string(),
         })?;
-        Ok(Records::new(self.bytes(), hlen, Chain::genesis(genesis)))
+        let mut r = Records::new(self.bytes(), hlen, Chain::genesis(genesis));
+        r.tail_in_flight = self.writer_active;
+        Ok(r)
+    }
+}
+
+/// Opens the writers' lock file of a journal (`<stem>.sjl` -> `<stem>.lock`), if it has one.
+fn writers_lock(journal: &Path) -> Result<Option<File>> {
+    if journal.extension().is_none_or(|x| x != paths::JOURNAL_EXT) {
+        return Ok(None);
+    }
+    match paths::open_file(&journal.with_extension("lock"), false, false) {
+        Ok(f) => Ok(Some(f)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -119,6 +165,8 @@ pub struct Records<'a> {
     at: usize,
     chain: Chain,
     done: bool,
+    /// End quietly at a damaged tail with nothing valid after it: it is an append in flight.
+    tail_in_flight: bool,
 }
 
 impl<'a> Records<'a> {
@@ -128,6 +176,7 @@ impl<'a> Records<'a> {
             at: start,
             chain,
             done: false,
+            tail_in_flight: false,
         }
     }
 
@@ -150,27 +199,28 @@ impl<'a> Iterator for Records<'a> {
             return None;
         }
         let offset = self.at as u64;
-        let stop = |problem| Some(Err(Stop { offset, problem }));
-        let frame = match record::parse(&self.bytes[self.at..]) {
-            Ok(f) => f,
-            Err(e) => {
-                self.done = true;
-                return stop(Problem::Frame(e));
-            }
+        let problem = match record::parse(&self.bytes[self.at..]) {
+            Ok(frame) => match self.chain.accept(&frame) {
+                Ok(hash) => {
+                    self.at += frame.len();
+                    return Some(Ok(Record {
+                        offset,
+                        frame,
+                        hash,
+                    }));
+                }
+                Err(p) => p,
+            },
+            Err(e) => Problem::Frame(e),
         };
-        match self.chain.accept(&frame) {
-            Ok(hash) => {
-                self.at += frame.len();
-                Some(Ok(Record {
-                    offset,
-                    frame,
-                    hash,
-                }))
-            }
-            Err(p) => {
-                self.done = true;
-                stop(p)
-            }
+        self.done = true;
+        let tail = &self.bytes[self.at..];
+        if self.tail_in_flight
+            && problem.is_damage()
+            && scan::find_valid_frame_after(tail, self.chain.last_seq()).is_none()
+        {
+            return None;
         }
+        Some(Err(Stop { offset, problem }))
     }
 }

@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::journal::paths::{file_stem, JOURNAL_EXT};
 use crate::journal::reader::JournalReader;
 use crate::journal::scan::{self, Problem};
+use crate::limits::BATCH_MAX_BYTES;
 
 /// The first problem verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -94,12 +95,21 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
                 let last_seq = report.last_seq;
                 let tail = &bytes[stop.offset as usize..];
                 let follows = scan::find_valid_frame_after(tail, last_seq);
-                let torn = stop.problem.is_damage() && follows.is_none();
+                // The same rule as the writer's recovery: only damage no longer than one
+                // write, with nothing valid after it, is a torn tail the next append cuts.
+                let too_long = tail.len() as u64 > BATCH_MAX_BYTES;
+                let torn = stop.problem.is_damage() && follows.is_none() && !too_long;
                 let mut what = stop.problem.to_string();
                 if let Some(rel) = follows {
                     what.push_str(&format!(
                         "; a valid record follows at offset {}",
                         stop.offset + rel as u64
+                    ));
+                } else if too_long {
+                    what.push_str(&format!(
+                        "; the {} bytes from here to the end are more than one write can leave \
+                         torn, so appends refuse to cut them",
+                        tail.len()
                     ));
                 } else if torn {
                     what = format!(

@@ -48,8 +48,8 @@ pub struct RecoveryReport {
     pub blake3: Hash,
     pub quarantine: PathBuf,
     pub reason: String,
-    /// The seq of the `sjournal.recovered` record (0 if the header itself was rewritten and
-    /// no record could be appended yet).
+    /// The seq of the `sjournal.recovered` record that names the cut (after a torn header,
+    /// seq 1 of the fresh chain).
     pub recovered_seq: u64,
 }
 
@@ -221,8 +221,10 @@ impl<S: Storage> Writer<S> {
                     && scan::find_valid_frame_after(&hb, 0).is_none() =>
             {
                 let reason = format!("torn header: {}", Header::decode(&hb).unwrap_err());
-                self.quarantine_and_cut(0, hb, reason)?;
-                return self.write_header();
+                let report = self.quarantine_and_cut(0, hb, reason)?;
+                self.write_header()?;
+                // The fresh chain starts by naming what was cut, like any other recovery.
+                return self.append_recovered(&report);
             }
             Err(e) => {
                 return Err(Error::BadHeader {
@@ -343,6 +345,11 @@ impl<S: Storage> Writer<S> {
             p => p.to_string(),
         };
         let report = self.quarantine_and_cut(offset, tail, reason)?;
+        self.append_recovered(&report)
+    }
+
+    /// Appends the `sjournal.recovered` record that names a cut.
+    fn append_recovered(&mut self, report: &RecoveryReport) -> Result<()> {
         let rec = Recovered {
             offset: report.offset,
             length: report.length,
@@ -373,7 +380,13 @@ impl<S: Storage> Writer<S> {
         );
         let qpath = self.paths.dir.join(name);
         // The same offset and digest means the same bytes were kept by an earlier attempt.
-        if !qpath.exists() {
+        // `symlink_metadata`, not `exists`: a link planted there must not pass for the copy.
+        let kept = match std::fs::symlink_metadata(&qpath) {
+            Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path: qpath }),
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        if !kept {
             let mut q = paths::create_new(&qpath)?;
             use std::io::Write;
             q.write_all(&bytes)
@@ -421,6 +434,17 @@ impl<S: Storage> Writer<S> {
 
     /// Appends records in one write and one `sync_data`; returns once all are durable.
     pub fn append_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        let out = self.write_batch(items)?;
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
+        self.write_hint();
+        Ok(out)
+    }
+
+    /// Encodes and writes records at the tail, without syncing, and advances the tail.
+    /// Poisons the writer if the write fails.
+    fn write_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
         if let Some(op) = self.poisoned {
             return Err(Error::Poisoned {
                 path: self.journal_path.clone(),
@@ -472,13 +496,33 @@ impl<S: Storage> Writer<S> {
         if let Err(e) = written {
             return Err(self.poison("write", e));
         }
-        if let Err(e) = self.storage.sync_data() {
-            return Err(self.poison("fsync", e));
-        }
+        // The bytes are in the file: later appends go after them even if the sync fails
+        // (a poisoned writer makes no later appends anyway).
         self.chain = chain;
         self.end += self.buf.len() as u64;
         self.last_frame_at = out.last().map(|a| a.offset);
+        Ok(out)
+    }
+}
+
+impl<S: Storage> Writer<S> {
+    /// Appends records and gives up the session's lock *before* syncing them: the write
+    /// happens under the lock, then the lock is released, then `sync_data` runs, and the
+    /// records are acknowledged when it returns. Other processes can append while this one
+    /// waits for the disk, and the kernel folds their syncs into the same device flush (group
+    /// commit across processes, with no coordination beyond the lock). Consumes the writer:
+    /// without the lock it no longer knows the tail.
+    ///
+    /// If the sync fails, the records' bytes are in the file but not known to be durable;
+    /// the error is returned and nothing is acknowledged.
+    pub fn append_batch_and_release(mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        let out = self.write_batch(items)?;
         self.write_hint();
+        // Dropping the lock here lets the next writer in while our sync is in flight.
+        let _ = self.lock_file.unlock();
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
         Ok(out)
     }
 }

@@ -16,7 +16,8 @@ use crate::journal::{verify_file, Root, VerifyReport};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
-    // Not a struct-level `#[group]`: that would put every field (--json too) in the group.
+    // Not a struct-level `#[group]`: clap puts every field of the struct in that group, which
+    // made `--json` conflict with `--session`.
     #[arg(long, required_unless_present = "all", conflicts_with = "all")]
     pub session: Option<String>,
     /// Every journal under the root

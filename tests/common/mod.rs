@@ -1,0 +1,167 @@
+//! Helpers shared by the integration tests: scratch directories, building journals, reading
+//! them back record by record, and finding the files recovery leaves behind. Each test file
+//! uses the part it needs.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sjournal::format::hash::genesis_hash;
+use sjournal::format::header::Header;
+use sjournal::format::payload;
+use sjournal::format::Hash;
+use sjournal::journal::reader::Records;
+use sjournal::journal::scan::{Chain, Stop};
+use sjournal::journal::{Root, Writer, WriterOptions};
+
+/// A scratch directory, on tmpfs when the machine has one. The exhaustive tests open, recover
+/// and fsync tens of thousands of journals; what they check (what recovery does with the bytes
+/// it finds) does not depend on the disk, and on a real disk each fsync costs milliseconds.
+/// Tests about durability against the real disk use [`disk_dir`].
+pub fn scratch() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(t) = tempfile::Builder::new()
+            .prefix("sjournal-test-")
+            .tempdir_in(shm)
+        {
+            return t;
+        }
+    }
+    disk_dir()
+}
+
+/// A scratch directory in the default temporary directory (usually a real disk).
+pub fn disk_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sjournal-test-")
+        .tempdir()
+        .expect("create a temporary directory")
+}
+
+pub fn opts() -> WriterOptions {
+    WriterOptions::default()
+}
+
+/// The path of the `sjournal` binary built for these tests.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sjournal")
+}
+
+/// JSON text of about `size` bytes (at least 9), distinct for each `i`.
+pub fn event_json(i: usize, size: usize) -> String {
+    let head = format!("{{\"i\":{i},\"p\":\"");
+    let pad = size.saturating_sub(head.len() + 2);
+    let fill: String = (0..pad)
+        .map(|k| (b'a' + ((i + k) % 26) as u8) as char)
+        .collect();
+    format!("{head}{fill}\"}}")
+}
+
+/// One record as read back from a journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rec {
+    pub offset: u64,
+    pub end: u64,
+    pub seq: u64,
+    pub kind: String,
+    pub payload: Vec<u8>,
+    pub hash: Hash,
+}
+
+impl Rec {
+    /// The event JSON text this record holds (panics for system records).
+    pub fn json(&self) -> String {
+        payload::decode_event(self.seq, &self.payload)
+            .expect("an event payload")
+            .to_owned()
+    }
+}
+
+/// The parsed state of journal bytes: the header length (None if the header does not
+/// decode), the valid records, and the problem that stopped the read.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub header: Option<(Header, usize)>,
+    pub records: Vec<Rec>,
+    pub stop: Option<Stop>,
+}
+
+/// Reads journal bytes the way every reader does (frame, CRC, seq, chain).
+pub fn parse(bytes: &[u8]) -> Parsed {
+    let Ok((header, hlen)) = Header::decode(bytes) else {
+        return Parsed {
+            header: None,
+            records: Vec::new(),
+            stop: None,
+        };
+    };
+    let chain = Chain::genesis(genesis_hash(&bytes[..hlen]));
+    let mut records = Vec::new();
+    let mut stop = None;
+    for r in Records::new(bytes, hlen, chain) {
+        match r {
+            Ok(r) => records.push(Rec {
+                offset: r.offset,
+                end: r.offset + r.frame.len() as u64,
+                seq: r.seq,
+                kind: r.kind.to_owned(),
+                payload: r.payload.to_vec(),
+                hash: r.hash,
+            }),
+            Err(s) => stop = Some(s),
+        }
+    }
+    Parsed {
+        header: Some((header, hlen)),
+        records,
+        stop,
+    }
+}
+
+pub fn read(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+/// Appends `events` (JSON texts) as kind "Ev" through one writer; returns the journal path.
+pub fn write_events(root: &Root, session: &str, events: &[String]) -> PathBuf {
+    let mut w = Writer::open(root, session, &opts()).expect("open writer");
+    for e in events {
+        w.append_event("Ev", e).expect("append");
+    }
+    w.path().to_owned()
+}
+
+/// Files recovery quarantined in a directory, sorted.
+pub fn quarantine_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = match fs::read_dir(dir) {
+        Ok(d) => d
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.contains(".quarantine-"))
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    v.sort();
+    v
+}
+
+/// Overwrites the file's bytes (keeping its inode, like a disk would).
+pub fn overwrite(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+/// Recomputes the CRC of the frame at `[start, end)` after its bytes were edited.
+pub fn fix_crc(bytes: &mut [u8], start: usize, end: usize) {
+    let crc = crc32fast::hash(&bytes[start..end - 4]);
+    bytes[end - 4..end].copy_from_slice(&crc.to_le_bytes());
+}

@@ -1,0 +1,325 @@
+//! Safety on disk. A journal file, a lock file, the sessions directory, or a link planted
+//! where recovery would write its quarantine copy: each symlink is refused (`Error::Symlink`
+//! from the library, exit 2 with a clear message from the CLI), and whatever the link points
+//! at is left exactly as it was. Session ids that look like paths
+//! (`../../x`, absolute paths, dots, separators, NUL, newlines, very long ids) never become a
+//! path outside the root: they map to a hashed file name inside it, and the journal header
+//! keeps the id exactly as given. Every file sjournal creates (journal, lock, quarantine,
+//! rescue journal and its lock) is 0600 and every directory 0700, even under `umask 000`.
+//!
+//! Not covered here, by design: readers (verify, log) open the journal without following a
+//! link at its last component, but do not check the directories above it; they never write.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use sjournal::journal::{verify_file, JournalReader, Root, Writer};
+use sjournal::Error;
+
+const SESSION: &str = "sec-session";
+
+/// A file outside the root that links will point at, with its original content.
+fn victim(dir: &Path) -> (PathBuf, Vec<u8>) {
+    let p = dir.join("victim.txt");
+    let content = b"precious data, not a journal\n".to_vec();
+    fs::write(&p, &content).unwrap();
+    (p, content)
+}
+
+fn cli(root: &Path, args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut c = Command::new(common::bin())
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+fn assert_symlink_refused(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(2), "{what}: {out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("symlink"), "{what}: {err}");
+    assert!(out.stdout.is_empty(), "{what}");
+}
+
+#[test]
+fn symlinked_journal_is_refused() {
+    let dir = common::scratch();
+    let root = Root::new(dir.path().join("root"));
+    root.ensure().unwrap();
+    let (target, content) = victim(dir.path());
+    let journal = root.session(SESSION).unwrap().journal;
+    symlink(&target, &journal).unwrap();
+
+    match Writer::open(&root, SESSION, &common::opts()) {
+        Err(Error::Symlink { path }) => assert_eq!(path, journal),
+        other => panic!("expected Symlink, got {:?}", other.err()),
+    }
+    assert!(matches!(
+        JournalReader::open(&journal, None),
+        Err(Error::Symlink { .. })
+    ));
+    assert!(matches!(
+        verify_file(&journal, None),
+        Err(Error::Symlink { .. })
+    ));
+    let out = cli(root.dir(), &["append", "--session", SESSION], r#"{"a":1}"#);
+    assert_symlink_refused(&out, "append");
+    let out = cli(root.dir(), &["verify", "--session", SESSION], "");
+    assert_symlink_refused(&out, "verify");
+    let out = cli(root.dir(), &["log", "--session", SESSION], "");
+    assert_symlink_refused(&out, "log");
+    assert_eq!(
+        fs::read(&target).unwrap(),
+        content,
+        "the link target changed"
+    );
+    assert!(fs::symlink_metadata(&journal).unwrap().is_symlink());
+}
+
+#[test]
+fn symlinked_lock_file_is_refused() {
+    let dir = common::scratch();
+    let root = Root::new(dir.path().join("root"));
+    root.ensure().unwrap();
+    let (target, content) = victim(dir.path());
+    let lock = root.session(SESSION).unwrap().lock;
+    symlink(&target, &lock).unwrap();
+
+    match Writer::open(&root, SESSION, &common::opts()) {
+        Err(Error::Symlink { path }) => assert_eq!(path, lock),
+        other => panic!("expected Symlink, got {:?}", other.err()),
+    }
+    let out = cli(root.dir(), &["append", "--session", SESSION], r#"{"a":1}"#);
+    assert_symlink_refused(&out, "append");
+    assert_eq!(
+        fs::read(&target).unwrap(),
+        content,
+        "the tail hint went into the target"
+    );
+}
+
+#[test]
+fn symlinked_sessions_dir_is_refused() {
+    let dir = common::scratch();
+    let root_dir = dir.path().join("root");
+    fs::create_dir(&root_dir).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    symlink(&elsewhere, root_dir.join("sessions")).unwrap();
+    let root = Root::new(&root_dir);
+
+    assert!(matches!(root.ensure(), Err(Error::Symlink { .. })));
+    assert!(matches!(
+        Writer::open(&root, SESSION, &common::opts()),
+        Err(Error::Symlink { .. })
+    ));
+    let out = cli(&root_dir, &["append", "--session", SESSION], r#"{"a":1}"#);
+    assert_symlink_refused(&out, "append");
+    assert_eq!(
+        fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "files written through the link"
+    );
+}
+
+/// Every path under `dir`, recursively.
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(tree(&p));
+        }
+        out.push(p);
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn path_like_session_ids_stay_inside_the_root() {
+    let dir = common::scratch();
+    let root_dir = dir.path().join("a/b/root");
+    let root = Root::new(&root_dir);
+    let (target, content) = victim(dir.path());
+    let absolute = target.to_str().unwrap().to_owned();
+    let long = "L".repeat(1024);
+    let ids: Vec<&str> = vec![
+        "../../x",
+        "../../../victim.txt",
+        &absolute,
+        "/etc/passwd",
+        "..",
+        ".",
+        "a/../../b",
+        "x\0y",
+        "line\nbreak",
+        "sessions/../../x",
+        &long,
+    ];
+    for id in &ids {
+        let mut w =
+            Writer::open(&root, id, &common::opts()).unwrap_or_else(|e| panic!("{id:?}: {e}"));
+        w.append_event("Ev", r#"{"ok":1}"#).unwrap();
+        let path = w.path().to_owned();
+        drop(w);
+        assert!(
+            path.starts_with(root_dir.join("sessions")),
+            "{id:?} -> {}",
+            path.display()
+        );
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("h-") && name.ends_with(".sjl"),
+            "{id:?} -> {name}"
+        );
+        let reader = JournalReader::open(&path, None).unwrap();
+        assert_eq!(
+            reader.header().unwrap().0.session_id,
+            *id,
+            "the header lost the id"
+        );
+        assert!(verify_file(&path, None).unwrap().ok);
+    }
+    // Nothing outside the root: only the victim and the root's own parents are in `dir`.
+    for p in tree(dir.path()) {
+        let inside = p.starts_with(&root_dir)
+            || p == target
+            || p == dir.path().join("a")
+            || p == dir.path().join("a/b");
+        assert!(inside, "created outside the root: {}", p.display());
+    }
+    assert_eq!(fs::read(&target).unwrap(), content);
+    // Distinct ids never share a journal.
+    let n = fs::read_dir(root_dir.join("sessions"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().unwrap() == "sjl")
+        .count();
+    assert_eq!(n, ids.len());
+
+    // Through the CLI too, and the log shows the event under the original id.
+    let out = cli(
+        &root_dir,
+        &["append", "--session", "../../cli"],
+        r#"{"c":1}"#,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = cli(&root_dir, &["log", "--json", "--session", "../../cli"], "");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(r#""payload":{"c":1}"#),
+        "{out:?}"
+    );
+    assert!(!dir.path().join("cli.sjl").exists() && !dir.path().join("a/cli.sjl").exists());
+
+    // Ids too long for a header are refused, not truncated.
+    let e = Writer::open(&root, &"L".repeat(1025), &common::opts()).err();
+    assert!(matches!(e, Some(Error::InvalidSessionId { .. })), "{e:?}");
+}
+
+fn mode(p: &Path) -> u32 {
+    fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// Runs the CLI under `umask 000`, so that only sjournal's own modes protect the files.
+fn cli_umask0(root: &Path, session: &str, stdin: &str) -> Output {
+    use std::io::Write;
+    let mut c = Command::new("sh")
+        .args([
+            "-c",
+            r#"umask 000; exec "$BIN" --root "$ROOT" append --session "$S""#,
+        ])
+        .env("BIN", common::bin())
+        .env("ROOT", root)
+        .env("S", session)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    c.wait_with_output().unwrap()
+}
+
+#[test]
+fn files_are_0600_and_directories_0700() {
+    let dir = common::scratch();
+    let root_dir = dir.path().join("new/root");
+    let root = Root::new(&root_dir);
+
+    // A journal and its lock.
+    assert!(cli_umask0(&root_dir, "perm", r#"{"n":1}"#).status.success());
+    let paths = root.session("perm").unwrap();
+    // A quarantine: tear the tail, then append (recovery).
+    let len = fs::metadata(&paths.journal).unwrap().len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&paths.journal)
+        .unwrap()
+        .set_len(len - 3)
+        .unwrap();
+    assert!(cli_umask0(&root_dir, "perm", r#"{"n":2}"#).status.success());
+    let quarantined = common::quarantine_files(&paths.dir);
+    assert_eq!(quarantined.len(), 1);
+    // A rescue journal: damage the middle, then append (refused, rescued).
+    let mut b = common::read(&paths.journal);
+    let first = common::parse(&b).records[0].offset as usize;
+    b[first + 10] ^= 0xff;
+    common::overwrite(&paths.journal, &b);
+    // Drop the tail hint, which would let the writer skip straight to the (intact) end.
+    fs::write(&paths.lock, b"").unwrap();
+    let out = cli_umask0(&root_dir, "perm", r#"{"n":3}"#);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(paths.rescue.exists());
+
+    let files = [
+        paths.journal.clone(),
+        paths.lock.clone(),
+        quarantined[0].clone(),
+        paths.rescue.clone(),
+        paths.dir.join("perm.rescue.lock"),
+    ];
+    for f in &files {
+        assert_eq!(mode(f), 0o600, "{}", f.display());
+    }
+    // Every file in the sessions directory is one of those.
+    assert_eq!(fs::read_dir(&paths.dir).unwrap().count(), files.len());
+    for d in [dir.path().join("new"), root_dir.clone(), paths.dir.clone()] {
+        assert_eq!(mode(&d), 0o700, "{}", d.display());
+    }
+}
+
+/// A link planted where recovery will put its quarantine copy must not pass for the copy
+/// (which would let recovery cut bytes that were kept nowhere): recovery refuses, and the
+/// journal and the link's target stay as they were.
+#[test]
+fn symlinked_quarantine_path_is_refused() {
+    let dir = common::scratch();
+    let root = Root::new(dir.path().join("root"));
+    let (target, content) = victim(dir.path());
+    let path = common::write_events(&root, SESSION, &[r#"{"a":1}"#.into(), r#"{"b":2}"#.into()]);
+    let full = common::read(&path);
+    let torn = &full[..full.len() - 5];
+    fs::write(&path, torn).unwrap();
+    let paths = root.session(SESSION).unwrap();
+    fs::write(&paths.lock, b"").unwrap();
+    let at = common::parse(torn).stop.unwrap().offset as usize;
+    let digest = sjournal::format::hash::content_hash(&torn[at..]).to_hex();
+    let name = format!("{SESSION}.sjl.quarantine-{at}-{}.bin", &digest[..16]);
+    symlink(&target, paths.dir.join(name)).unwrap();
+
+    let e = Writer::open(&root, SESSION, &common::opts()).err();
+    assert!(matches!(e, Some(Error::Symlink { .. })), "{e:?}");
+    assert_eq!(common::read(&path), torn, "the tail was cut without a copy");
+    assert_eq!(fs::read(&target).unwrap(), content);
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks (issue 6). Builds sjournal and the bench driver in release mode and
+# prints a markdown table of ratios, each against a baseline measured in the same run.
+#   tools/bench.sh            full run (1M-event hook case, 1 GB journal)
+#   tools/bench.sh --quick    smaller sizes, for a smoke test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
+cargo build --release --quiet
+cargo build --release --quiet --manifest-path tools/bench/Cargo.toml
+payload=$(mktemp)
+# A real Claude Code PostToolUse payload.
+grep '"event": "PostToolUse", "variant": null' tests/fixtures/claude-code/payloads-2.1.332.jsonl \
+  | jq -c .payload > "$payload"
+work=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-bench.XXXXXX")
+trap 'rm -rf "$work" "$payload"' EXIT
+bin=$(pwd)/target/release/sjournal
+(cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" report --sjournal "$bin" --payload "$payload" "$@")
+echo
+echo "machine: $(nproc) cores, $(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "filesystem of the work dir: $(df -T "$work" | awk 'NR==2{print $2}')"

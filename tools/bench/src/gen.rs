@@ -1,0 +1,41 @@
+//! Builds large journals fast, through the library, in batches of one sync each.
+
+use std::path::Path;
+
+use sjournal::format::payload::encode_event;
+use sjournal::journal::{Root, Writer, WriterOptions};
+
+/// The payload with its session id replaced.
+pub fn payload_for(template: &str, session: &str) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(template).unwrap();
+    v["session_id"] = serde_json::Value::String(session.into());
+    serde_json::to_string(&v).unwrap()
+}
+
+/// A session with `n` events.
+pub fn session(root: &Path, session: &str, n: usize, template: &str) {
+    let root = Root::new(root);
+    let mut w = Writer::open(&root, session, &WriterOptions::default()).unwrap();
+    let p = encode_event(&payload_for(template, session));
+    let batch: Vec<(&str, &[u8])> = (0..10_000.min(n))
+        .map(|_| ("PostToolUse", &p[..]))
+        .collect();
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(batch.len());
+        w.append_batch(&batch[..k]).unwrap();
+        left -= k;
+    }
+}
+
+/// A session of at least `bytes` bytes; returns its size.
+pub fn session_bytes(root: &Path, name: &str, bytes: u64, template: &str) -> u64 {
+    let one = sjournal::format::record::frame_len(
+        "PostToolUse",
+        encode_event(&payload_for(template, name)).len(),
+    );
+    session(root, name, (bytes / one as u64) as usize + 1, template);
+    std::fs::metadata(Root::new(root).session(name).unwrap().journal)
+        .unwrap()
+        .len()
+}

@@ -1,0 +1,370 @@
+//! Side-by-side measurements for BENCHMARKS.md. Every figure is a median (or p99) over
+//! repeated runs taken in this one process, interleaved with its baseline, and reported as a
+//! ratio against that baseline. See tools/bench.sh.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sjournal::format::payload::encode_event;
+use sjournal::journal::{Root, Writer, WriterOptions};
+
+mod gen;
+mod stats;
+
+use stats::Samples;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("floor") => floor(Path::new(&args[2])),
+        Some("appender") => appender(&args[2..]),
+        Some("rss") => rss(&args[2..]),
+        Some("report") => report(&args[2..]),
+        Some("hashspeed") => hash_speed(args[2].parse().unwrap()),
+        _ => {
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | floor FILE | appender ROOT SESSION N | rss CMD...");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The floor of a hook: a process that reads stdin and makes it durable with one
+/// write + fdatasync, and nothing else.
+fn floor(path: &Path) {
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf).unwrap();
+    let mut f = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    f.write_all(&buf).unwrap();
+    f.sync_data().unwrap();
+}
+
+/// One of many concurrent writers: N hook-like appends (open, lock, append, sync, close).
+fn appender(args: &[String]) {
+    let root = Root::new(&args[0]);
+    let n: usize = args[2].parse().unwrap();
+    let payload = encode_event(&std::fs::read_to_string(&args[3]).unwrap());
+    let release = args.get(4).is_some_and(|m| m == "release");
+    for _ in 0..n {
+        let mut w = Writer::open(&root, &args[1], &WriterOptions::default()).unwrap();
+        if release {
+            w.append_batch_and_release(&[("PostToolUse", &payload)])
+                .unwrap();
+        } else {
+            w.append("PostToolUse", &payload).unwrap();
+        }
+    }
+}
+
+/// Runs a command and prints its peak resident set size in KiB (ru_maxrss of children).
+fn rss(cmd: &[String]) {
+    let status = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    println!("{} {}", ru.ru_maxrss, status.code().unwrap_or(-1));
+}
+
+struct Opts {
+    sjournal: PathBuf,
+    payload: String,
+    quick: bool,
+    hook: bool,
+}
+
+fn parse_opts(args: &[String]) -> Opts {
+    let mut o = Opts {
+        sjournal: PathBuf::from("target/release/sjournal"),
+        payload: String::new(),
+        quick: false,
+        hook: true,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--sjournal" => {
+                o.sjournal = PathBuf::from(&args[i + 1]);
+                i += 1
+            }
+            "--payload" => {
+                o.payload = std::fs::read_to_string(&args[i + 1]).unwrap();
+                i += 1
+            }
+            "--quick" => o.quick = true,
+            _ => panic!("unknown option {}", args[i]),
+        }
+        i += 1;
+    }
+    o.hook = Command::new(&o.sjournal)
+        .args(["hook", "--help"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    o
+}
+
+fn time_spawn(cmd: &mut Command, stdin: &[u8]) -> Duration {
+    let t = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let st = child.wait().unwrap();
+    let d = t.elapsed();
+    assert!(st.success(), "{cmd:?} failed");
+    d
+}
+
+fn report(args: &[String]) {
+    let o = parse_opts(args);
+    let tmp = tempfile::tempdir_in(".").unwrap();
+    let me = std::env::current_exe().unwrap();
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = |r: String| {
+        println!("{r}");
+        rows.push(r);
+    };
+    row("| measurement | sjournal | baseline | ratio | target |".into());
+    row("|---|---|---|---|---|".into());
+
+    // 1. Hook latency, spawn to exit, against the floor and jq.
+    let runs = if o.quick { 60 } else { 300 };
+    let big = if o.quick { 100_000 } else { 1_000_000 };
+    let root = tmp.path().join("hook");
+    gen::session(&root, "bench-small", 10, &o.payload);
+    gen::session(&root, "bench-big", big, &o.payload);
+    for s in ["bench-small", "bench-big"] {
+        let _ = Command::new(&o.sjournal)
+            .args(["--root"])
+            .arg(&root)
+            .args(["snapshot", "--session", s])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let sub = if o.hook { "hook" } else { "append" };
+    let with_session = |s: &str| gen::payload_for(&o.payload, s);
+    let (p_small, p_big) = (with_session("bench-small"), with_session("bench-big"));
+    let floor_file = tmp.path().join("floor.bin");
+    let jq_file = tmp.path().join("jq.jsonl");
+    let (mut floor_t, mut small_t, mut big_t, mut jq_t) = (
+        Samples::default(),
+        Samples::default(),
+        Samples::default(),
+        Samples::default(),
+    );
+    for _ in 0..runs {
+        floor_t.push(time_spawn(
+            Command::new(&me).arg("floor").arg(&floor_file),
+            p_small.as_bytes(),
+        ));
+        let mut c = Command::new(&o.sjournal);
+        c.arg("--root").arg(&root).arg(sub);
+        if !o.hook {
+            c.args(["--session", "bench-small"]);
+        }
+        small_t.push(time_spawn(&mut c, p_small.as_bytes()));
+        let mut c = Command::new(&o.sjournal);
+        c.arg("--root").arg(&root).arg(sub);
+        if !o.hook {
+            c.args(["--session", "bench-big"]);
+        }
+        big_t.push(time_spawn(&mut c, p_big.as_bytes()));
+        jq_t.push(time_spawn(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("jq -c . >> '{}'", jq_file.display())),
+            p_small.as_bytes(),
+        ));
+    }
+    let cmd = format!("`sjournal {sub}`");
+    row(format!(
+        "| hook latency p50, 10 prior events ({cmd}) | {} | floor {} | {:.2}x | <= 1.5x |",
+        stats::ms(small_t.p(50.0)),
+        stats::ms(floor_t.p(50.0)),
+        small_t.p(50.0) / floor_t.p(50.0)
+    ));
+    row(format!(
+        "| hook latency p99, 10 prior events | {} | floor {} | {:.2}x | |",
+        stats::ms(small_t.p(99.0)),
+        stats::ms(floor_t.p(99.0)),
+        small_t.p(99.0) / floor_t.p(99.0)
+    ));
+    row(format!(
+        "| hook latency p50, {big} prior events | {} | 10 prior {} | {:.2}x | <= 1.2x |",
+        stats::ms(big_t.p(50.0)),
+        stats::ms(small_t.p(50.0)),
+        big_t.p(50.0) / small_t.p(50.0)
+    ));
+    row(format!(
+        "| hook latency p99, {big} prior events | {} | floor {} | {:.2}x | |",
+        stats::ms(big_t.p(99.0)),
+        stats::ms(floor_t.p(99.0)),
+        big_t.p(99.0) / floor_t.p(99.0)
+    ));
+    row(format!(
+        "| hook latency p50 vs `jq -c . >> file` (no fsync) | {} | jq {} | {:.2}x | |",
+        stats::ms(small_t.p(50.0)),
+        stats::ms(jq_t.p(50.0)),
+        small_t.p(50.0) / jq_t.p(50.0)
+    ));
+
+    // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.
+    let n = if o.quick { 300 } else { 2000 };
+    let payload = encode_event(&p_small);
+    let aroot = Root::new(tmp.path().join("append"));
+    let mut w = Writer::open(&aroot, "rate", &WriterOptions::default()).unwrap();
+    let frame_len = sjournal::format::record::frame_len("PostToolUse", payload.len());
+    let raw_path = tmp.path().join("raw.bin");
+    let mut raw = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&raw_path)
+        .unwrap();
+    let frame = vec![0x5au8; frame_len];
+    let (mut sj, mut rw) = (Samples::default(), Samples::default());
+    for _ in 0..n {
+        let t = Instant::now();
+        w.append("PostToolUse", &payload).unwrap();
+        sj.push(t.elapsed());
+        let t = Instant::now();
+        raw.write_all(&frame).unwrap();
+        raw.sync_data().unwrap();
+        rw.push(t.elapsed());
+    }
+    drop(w);
+    row(format!(
+        "| durable append, 1 writer (appends/s, from median) | {:.0}/s | raw write+fdatasync {:.0}/s | {:.2}x | >= 0.9x |",
+        1.0 / sj.p(50.0),
+        1.0 / rw.p(50.0),
+        rw.p(50.0) / sj.p(50.0)
+    ));
+
+    // 16 concurrent writers (hook-like: open, lock, append, sync, close) vs 1.
+    let per = if o.quick { 50 } else { 200 };
+    let payload_file = tmp.path().join("payload.json");
+    std::fs::write(&payload_file, &p_small).unwrap();
+    let croot = tmp.path().join("conc");
+    let run_writers = |k: usize, session: &str, mode: &str| {
+        let t = Instant::now();
+        let children: Vec<_> = (0..k)
+            .map(|_| {
+                Command::new(&me)
+                    .arg("appender")
+                    .arg(&croot)
+                    .arg(session)
+                    .arg(per.to_string())
+                    .arg(&payload_file)
+                    .arg(mode)
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        (k * per) as f64 / t.elapsed().as_secs_f64()
+    };
+    let one = run_writers(1, "one", "release");
+    let held = run_writers(16, "held", "hold");
+    let sixteen = run_writers(16, "sixteen", "release");
+    row(format!(
+        "| durable appends/s, 16 concurrent writers, lock held through fsync (before) | {held:.0}/s | 1 writer {one:.0}/s | {:.2}x | |",
+        held / one
+    ));
+    row(format!(
+        "| durable appends/s, 16 concurrent writers, lock released before fsync (group commit) | {sixteen:.0}/s | 1 writer {one:.0}/s | {:.2}x | well above 1x |",
+        sixteen / one
+    ));
+
+    // 3. Verify throughput and peak memory.
+    let mb100 = if o.quick { 20 } else { 100 };
+    let vroot = tmp.path().join("verify");
+    let small_bytes = gen::session_bytes(&vroot, "v100", mb100 << 20, &o.payload);
+    let path = Root::new(&vroot).session("v100").unwrap().journal;
+    let mut vt = Samples::default();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let r = sjournal::journal::verify_file(&path, None).unwrap();
+        assert!(r.ok);
+        vt.push(t.elapsed());
+    }
+    let mbps = small_bytes as f64 / 1e6 / vt.p(50.0);
+    row(format!(
+        "| verify throughput, one core | {mbps:.0} MB/s | | | >= 1000 MB/s |"
+    ));
+    let peak = |session: &str| -> u64 {
+        let out = Command::new(&me)
+            .arg("rss")
+            .arg(&o.sjournal)
+            .arg("--root")
+            .arg(&vroot)
+            .args(["verify", "--session", session])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let p100 = peak("v100");
+    if !o.quick {
+        gen::session_bytes(&vroot, "v1g", 1 << 30, &o.payload);
+        let p1g = peak("v1g");
+        row(format!(
+            "| peak RSS of `sjournal verify`, 1 GB vs 100 MB journal | {} MiB | {} MiB | {:.2}x | <= 1.2x |",
+            p1g / 1024,
+            p100 / 1024,
+            p1g as f64 / p100 as f64
+        ));
+    } else {
+        row(format!(
+            "| peak RSS of `sjournal verify`, {mb100} MB journal | {} MiB | | | |",
+            p100 / 1024
+        ));
+    }
+
+    let _ = std::fs::write("bench-table.md", rows.join("\n") + "\n");
+}
+
+/// Ceiling of per-record hashing: blake3 and crc32 over frames of the given size.
+#[allow(dead_code)]
+pub fn hash_speed(frame: usize) {
+    let buf = vec![7u8; 64 << 20];
+    for (name, f) in [
+        (
+            "blake3",
+            &(|b: &[u8]| blake3::hash(b).as_bytes()[0] as u32) as &dyn Fn(&[u8]) -> u32,
+        ),
+        ("crc32", &|b: &[u8]| crc32fast::hash(b)),
+    ] {
+        let t = Instant::now();
+        let mut x = 0u32;
+        for c in buf.chunks(frame) {
+            x ^= f(c);
+        }
+        println!(
+            "{name} on {frame}-byte frames: {:.0} MB/s ({x})",
+            buf.len() as f64 / 1e6 / t.elapsed().as_secs_f64()
+        );
+    }
+}
