@@ -91,6 +91,24 @@ pub enum Error {
     /// A host configuration could not be read or written by `install`/`uninstall`.
     #[error("{message}")]
     Install { message: String },
+    #[error("{input}, line {line}: {reason}; nothing was appended (fix or remove that line and import again)")]
+    ImportLine {
+        input: String,
+        line: usize,
+        reason: String,
+    },
+
+    #[error("replay failed at record seq {seq}: {reason}")]
+    Fold { seq: u64, reason: String },
+
+    #[error("checkpoint {path}: {reason}")]
+    Checkpoint { path: PathBuf, reason: String },
+
+    #[error("key file {path}: {reason}")]
+    Key { path: PathBuf, reason: String },
+
+    #[error("{path} changed in a way a journal never does: {reason}")]
+    Changed { path: PathBuf, reason: String },
 }
 
 impl Error {

@@ -19,6 +19,7 @@
 //! the debugger goes `replay` → `journal::reader`; the auditor goes `verify` / `inspect` →
 //! `journal::reader`. The byte format is specified in `journal-format.md`.
 
+pub mod audit;
 pub mod cli;
 pub mod error;
 pub mod format;
@@ -26,6 +27,7 @@ pub mod hook;
 pub mod install;
 pub mod journal;
 pub mod limits;
+pub mod replay;
 pub mod storage;
 
 pub use error::{Error, Result};

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod output;
+pub mod progress;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,13 +11,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::error::Error;
-use crate::journal::Root;
+use crate::journal::{Root, SessionPaths};
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
-  0  success (verify: every journal is intact)
-  1  findings (verify/log: a journal has a problem; details on stderr or in --json)
-  2  error (bad input, unreadable journal, no such session); nothing was changed";
+  0  success: nothing wrong was found
+  1  findings: a journal has a problem, a checkpoint is not extended or its signature is bad,
+     an event had to go to the rescue journal (details on stderr, or in the --json output)
+  2  error: bad input, unreadable journal, no such session; nothing was changed";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -44,6 +46,14 @@ pub enum Command {
     Hook(commands::hook::Args),
     Install(commands::install::Args),
     Uninstall(commands::install::UninstallArgs),
+    Inspect(commands::inspect::Args),
+    Export(commands::export::Args),
+    Import(commands::import::Args),
+    Checkpoint(commands::checkpoint::Args),
+    Tail(commands::tail::Args),
+    Sessions(commands::sessions::Args),
+    Replay(commands::replay::Args),
+    Report(commands::report::Args),
 }
 
 /// What a command ended with.
@@ -63,6 +73,14 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Hook(a) => commands::hook::run(root(), a),
             Command::Install(a) => commands::install::run(a),
             Command::Uninstall(a) => commands::install::run_uninstall(a),
+            Command::Inspect(a) => commands::inspect::run(a),
+            Command::Export(a) => commands::export::run(&root()?, a),
+            Command::Import(a) => commands::import::run(&root()?, a),
+            Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
+            Command::Tail(a) => commands::tail::run(&root()?, a),
+            Command::Sessions(a) => commands::sessions::run(&root()?, a),
+            Command::Replay(a) => commands::replay::run(&root()?, a),
+            Command::Report(a) => commands::report::run(&root()?, a),
         }
     })();
     match result {
@@ -88,6 +106,18 @@ pub fn parse_error(e: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     e.exit()
+}
+
+/// The paths of a session whose journal exists; `NoSuchSession` otherwise.
+pub fn existing_session(root: &Root, session: &str) -> Result<SessionPaths, Error> {
+    let paths = root.session(session)?;
+    if !paths.journal.exists() {
+        return Err(Error::NoSuchSession {
+            session: session.to_owned(),
+            root: root.dir().to_owned(),
+        });
+    }
+    Ok(paths)
 }
 
 /// Prints an error and its chain of causes to stderr.

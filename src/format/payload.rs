@@ -172,7 +172,17 @@ pub fn decode_system<'a, T: Deserialize<'a>>(seq: u64, payload: &'a [u8]) -> Res
 
 /// The payload as JSON for display: an event's own JSON text, or a system record's fields.
 pub fn to_json(seq: u64, kind: &str, payload: &[u8]) -> Result<Box<serde_json::value::RawValue>> {
-    let text = if is_system_kind(kind) {
+    let text = if kind == KIND_UNPARSED {
+        // JSON has no byte strings: show the raw input as (lossy) text and exactly, in base64.
+        use base64::Engine;
+        let u: Unparsed = decode_system(seq, payload)?;
+        serde_json::json!({
+            "raw": String::from_utf8_lossy(&u.raw),
+            "raw_base64": base64::engine::general_purpose::STANDARD.encode(&u.raw),
+            "error": u.error,
+        })
+        .to_string()
+    } else if is_system_kind(kind) {
         let v: serde_json::Value = decode_system(seq, payload)?;
         serde_json::to_string(&v).expect("a Value serializes")
     } else {
@@ -240,5 +250,19 @@ mod tests {
             "{}",
             j.get()
         );
+    }
+
+    /// Unparsed input holds a byte string, which JSON lacks: it is shown as text and base64.
+    #[test]
+    fn unparsed_shows_as_json() {
+        let p = encode_system(&Unparsed {
+            raw: b"not json\xff".to_vec(),
+            error: "expected value".into(),
+        });
+        let v: serde_json::Value =
+            serde_json::from_str(to_json(3, KIND_UNPARSED, &p).unwrap().get()).unwrap();
+        assert_eq!(v["raw"], "not json\u{fffd}");
+        assert_eq!(v["raw_base64"], "bm90IGpzb27/");
+        assert_eq!(v["error"], "expected value");
     }
 }

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
 use crate::format::payload;
-use crate::journal::{JournalReader, Root};
+use crate::journal::{JournalReader, Record, Root};
 
 /// Print a session's records in order
 #[derive(Debug, clap::Args)]
@@ -62,44 +62,43 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 return Ok(Outcome::Findings);
             }
         };
-        let payload = payload::to_json(rec.seq, rec.kind, rec.payload)?;
-        if args.json {
-            let line = LogLine {
-                seq: rec.seq,
-                ts: output::rfc3339(rec.ts_unix_ns),
-                ts_unix_ns: rec.ts_unix_ns,
-                kind: rec.kind,
-                hash: rec.hash.to_hex(),
-                offset: rec.offset,
-                payload,
-            };
-            output::line(
-                &mut out,
-                &serde_json::to_string(&line).expect("serializable"),
-            )?;
-        } else {
-            let mut p = payload.get().to_owned();
-            if p.len() > 160 {
-                let cut = (0..=157)
-                    .rev()
-                    .find(|&i| p.is_char_boundary(i))
-                    .unwrap_or(0);
-                p.truncate(cut);
-                p.push_str("...");
-            }
-            output::line(
-                &mut out,
-                &format!(
-                    "{:>6}  {}  {:<20} {}  {}",
-                    rec.seq,
-                    output::rfc3339(rec.ts_unix_ns),
-                    rec.kind,
-                    &rec.hash.to_hex()[..12],
-                    p
-                ),
-            )?;
-        }
+        output::line(&mut out, &render(&rec, args.json)?)?;
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
+}
+
+/// One record as `log` prints it: a line of text, or with `json` the JSON object above.
+/// `tail` prints records the same way.
+pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
+    let payload = payload::to_json(rec.seq, rec.kind, rec.payload)?;
+    if json {
+        let line = LogLine {
+            seq: rec.seq,
+            ts: output::rfc3339(rec.ts_unix_ns),
+            ts_unix_ns: rec.ts_unix_ns,
+            kind: rec.kind,
+            hash: rec.hash.to_hex(),
+            offset: rec.offset,
+            payload,
+        };
+        return Ok(serde_json::to_string(&line).expect("serializable"));
+    }
+    let mut p = payload.get().to_owned();
+    if p.len() > 160 {
+        let cut = (0..=157)
+            .rev()
+            .find(|&i| p.is_char_boundary(i))
+            .unwrap_or(0);
+        p.truncate(cut);
+        p.push_str("...");
+    }
+    Ok(format!(
+        "{:>6}  {}  {:<20} {}  {}",
+        rec.seq,
+        output::rfc3339(rec.ts_unix_ns),
+        rec.kind,
+        &rec.hash.to_hex()[..12],
+        p
+    ))
 }

@@ -1,6 +1,14 @@
 pub mod append;
+pub mod checkpoint;
 pub mod demo;
+pub mod export;
 pub mod hook;
+pub mod import;
+pub mod inspect;
 pub mod install;
 pub mod log;
+pub mod replay;
+pub mod report;
+pub mod sessions;
+pub mod tail;
 pub mod verify;

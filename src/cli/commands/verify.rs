@@ -2,9 +2,13 @@
 //! Exit 0 if all are intact, 1 if any has a problem, 2 if it could not run.
 //!
 //! `--json` prints one [`VerifyReport`](crate::journal::VerifyReport) object per journal,
-//! one per line.
+//! one per line. With `--checkpoint FILE` one more line says whether the journal still
+//! extends that checkpoint (see [`super::checkpoint::verify_against`]). Over many journals a
+//! progress bar shows on stderr when it is a terminal (never with `--json`).
 
-use crate::cli::{output, Outcome};
+use std::path::PathBuf;
+
+use crate::cli::{output, progress, Outcome};
 use crate::error::{Error, Result};
 use crate::journal::{verify_file, Root, VerifyReport};
 
@@ -21,6 +25,12 @@ pub struct Args {
     pub all: bool,
     #[arg(long)]
     pub json: bool,
+    /// Also prove the journal still extends this checkpoint (from `sjournal checkpoint`)
+    #[arg(long, value_name = "FILE", requires = "session")]
+    pub checkpoint: Option<PathBuf>,
+    /// Require the checkpoint to carry a valid signature by this verifier key (KEYFILE.pub)
+    #[arg(long, value_name = "KEYFILE", requires = "checkpoint")]
+    pub pubkey: Option<PathBuf>,
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
@@ -43,6 +53,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     };
     let mut out = output::stdout();
     let mut bad = 0;
+    let bar = progress::bar(paths.len() as u64, args.json, "verifying");
     for path in &paths {
         let report: VerifyReport = verify_file(path, None)?;
         if !report.ok {
@@ -53,7 +64,15 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         } else {
             report.summary()
         };
-        output::line(&mut out, &line)?;
+        bar.suspend(|| output::line(&mut out, &line))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if let (Some(cp), Some(session)) = (&args.checkpoint, &args.session) {
+        let pubkey = args.pubkey.as_deref();
+        if !super::checkpoint::verify_against(&mut out, root, session, cp, pubkey, args.json)? {
+            bad += 1;
+        }
     }
     if !args.json {
         output::line(

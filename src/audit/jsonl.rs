@@ -1,0 +1,115 @@
+//! JSON Lines export: one object per record, carrying the host's payload byte for byte.
+//!
+//! ```text
+//! {"seq":1,"ts":"2026-11-29T22:37:06.123456789Z","ts_unix_ns":..,"kind":"PostToolUse",
+//!  "hash":"<hex>","payload":<the event's JSON text, as the host sent it>}
+//! ```
+//!
+//! A JSONL line cannot hold a line break, and a JSON value carries no surrounding
+//! whitespace. So when the host's text has either (pretty-printed input, a trailing newline),
+//! `payload` holds it with line breaks turned into spaces and the ends trimmed (line breaks
+//! can only be insignificant whitespace in JSON text, since strings must escape them), and
+//! `raw` holds the exact text as a JSON string. `import` takes `raw` when present, so the
+//! round trip is exact either way. System records (`sjournal.*`) carry their fields as
+//! `payload` and are not imported.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+use crate::format::payload;
+use crate::journal::Record;
+
+/// One exported line. Field order is the output order.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ExportLine<'a> {
+    pub seq: u64,
+    #[serde(default)]
+    pub ts: String,
+    #[serde(default)]
+    pub ts_unix_ns: i64,
+    #[serde(borrow)]
+    pub kind: std::borrow::Cow<'a, str>,
+    pub hash: String,
+    #[serde(borrow)]
+    pub payload: &'a RawValue,
+    /// The payload text exactly, when `payload` could not hold it byte for byte.
+    #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn is_json_ws(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// The export line for one record (without the line break).
+pub fn export_line(rec: &Record<'_>, ts: String) -> Result<String> {
+    let line = |payload: &RawValue, raw: Option<&str>| {
+        serde_json::to_string(&ExportLine {
+            seq: rec.seq,
+            ts: ts.clone(),
+            ts_unix_ns: rec.ts_unix_ns,
+            kind: rec.kind.into(),
+            hash: rec.hash.to_hex(),
+            payload,
+            raw: raw.map(Into::into),
+        })
+        .expect("serializable")
+    };
+    if payload::is_system_kind(rec.kind) {
+        let fields = payload::to_json(rec.seq, rec.kind, rec.payload)?;
+        return Ok(line(&fields, None));
+    }
+    let text = payload::decode_event(rec.seq, rec.payload)?;
+    let trimmed = text.trim_matches(is_json_ws);
+    let flat: std::borrow::Cow<str> = if trimmed.contains(['\n', '\r']) {
+        trimmed.replace(['\n', '\r'], " ").into()
+    } else {
+        trimmed.into()
+    };
+    Ok(match serde_json::from_str::<&RawValue>(&flat) {
+        Ok(v) => line(v, (flat != text).then_some(text)),
+        // Not JSON (only the library can append such an event): keep it as text.
+        Err(_) => line(&null(), Some(text)),
+    })
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".into()).expect("null is JSON")
+}
+
+/// An export line read back: the record kind and the exact payload text.
+pub struct Imported<'a> {
+    pub kind: std::borrow::Cow<'a, str>,
+    pub text: std::borrow::Cow<'a, str>,
+}
+
+/// True if a parsed line looks like an export line (as opposed to a plain event).
+pub fn is_export_line(v: &serde_json::Value) -> bool {
+    v.get("seq").is_some_and(|s| s.is_u64())
+        && v.get("kind").is_some_and(|s| s.is_string())
+        && v.get("hash").is_some_and(|s| s.is_string())
+        && v.get("payload").is_some()
+}
+
+/// Reads an export line: its kind and the payload text, byte for byte as exported.
+pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
+    let l: ExportLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let text = match l.raw {
+        Some(raw) => raw,
+        None if l.payload.get() == "null" => {
+            return Err("payload is null and there is no raw text".into())
+        }
+        None => l.payload.get().into(),
+    };
+    Ok(Imported { kind: l.kind, text })
+}
+
+/// An import error naming the input and line.
+pub fn line_error(input: &str, line: usize, reason: impl Into<String>) -> Error {
+    Error::ImportLine {
+        input: input.to_owned(),
+        line,
+        reason: reason.into(),
+    }
+}

@@ -1,0 +1,226 @@
+//! `sjournal checkpoint --session ID [--sign KEYFILE] [--json]`: prints a checkpoint of the
+//! session's journal (C2SP tlog-checkpoint: origin, record count, chain head hash),
+//! optionally signed with an ed25519 key. `sjournal checkpoint keygen OUT [--name NAME]`
+//! writes a new key pair: OUT (the signer key) and OUT.pub (the verifier key), both 0600,
+//! never overwriting. The formats are described in [`crate::audit::checkpoint`].
+//!
+//! `sjournal verify --session ID --checkpoint FILE [--pubkey KEYFILE]` checks one later;
+//! [`verify_against`] is that part of verify.
+//!
+//! A journal with a problem gets no checkpoint: exit 1, the problem on stderr.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::audit::checkpoint::{
+    check_extends, check_signature, generate_keys, origin_for, parse, verifier, Checkpoint,
+    SignatureCheck,
+};
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::format::Hash;
+use crate::journal::{paths, verify_file, JournalReader, Root};
+
+/// Print a checkpoint (origin, record count, chain head), optionally signed; or make keys
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = crate::cli::EXIT_CODES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+    #[arg(long, required = true)]
+    pub session: Option<String>,
+    /// Sign with this signer key (from `sjournal checkpoint keygen`)
+    #[arg(long, value_name = "KEYFILE")]
+    pub sign: Option<PathBuf>,
+    /// Print a JSON object (with the note text in `note`)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Make an ed25519 key pair: OUT (signer, keep it private) and OUT.pub (verifier)
+    Keygen(KeygenArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Key files (the C2SP signed-note key formats, one line each; Go's sumdb/note reads them):
+  OUT      PRIVATE+KEY+<name>+<key id>+<base64(0x01 || 32-byte ed25519 seed)>
+  OUT.pub  <name>+<key id>+<base64(0x01 || 32-byte ed25519 public key)>
+The key id is 8 hex digits: the first 4 bytes of SHA-256(name || \"\\n\" || 0x01 || public key).
+Both files are created 0600; existing files are never overwritten.")]
+pub struct KeygenArgs {
+    /// Where to write the signer key (the verifier key goes to OUT.pub)
+    pub out: PathBuf,
+    /// Key name, written into signatures (no spaces or '+')
+    #[arg(long, default_value = "sjournal")]
+    pub name: String,
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    if let Some(Sub::Keygen(k)) = args.command {
+        return keygen(k);
+    }
+    let session = args.session.expect("clap requires --session");
+    let p = crate::cli::existing_session(root, &session)?;
+    let report = verify_file(&p.journal, None)?;
+    if let Some(f) = &report.problem {
+        eprintln!(
+            "sjournal: {}: no checkpoint made: the journal has a problem at offset {}: {} \
+             (run `sjournal inspect` on it)",
+            p.journal.display(),
+            f.offset,
+            f.what
+        );
+        return Ok(Outcome::Findings);
+    }
+    let head = report
+        .head
+        .as_deref()
+        .and_then(Hash::from_hex)
+        .expect("verify reports the head of an intact journal");
+    let cp = Checkpoint {
+        origin: origin_for(&session),
+        size: report.last_seq,
+        hash: head,
+    };
+    let note = match &args.sign {
+        None => cp.body(),
+        Some(keyfile) => cp
+            .signed(&read_key(keyfile)?)
+            .map_err(|reason| Error::Key {
+                path: keyfile.clone(),
+                reason,
+            })?,
+    };
+    let mut out = output::stdout();
+    if args.json {
+        let v = serde_json::json!({
+            "origin": cp.origin,
+            "size": cp.size,
+            "hash": cp.hash.to_hex(),
+            "signed": args.sign.is_some(),
+            "note": note,
+        });
+        output::line(&mut out, &v.to_string())?;
+    } else {
+        out.write_all(note.as_bytes()).map_err(output::write_err)?;
+    }
+    out.flush().map_err(output::write_err)?;
+    Ok(Outcome::Ok)
+}
+
+fn read_key(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))
+}
+
+fn keygen(args: KeygenArgs) -> Result<Outcome> {
+    let (signer, verifier) = generate_keys(&args.name).map_err(|reason| Error::Key {
+        path: args.out.clone(),
+        reason,
+    })?;
+    let mut pub_path = args.out.clone().into_os_string();
+    pub_path.push(".pub");
+    let pub_path = PathBuf::from(pub_path);
+    for (path, text) in [(&args.out, &signer), (&pub_path, &verifier)] {
+        // create_new: never overwrite a key; 0600, no symlink followed.
+        let mut f = paths::create_new(path)?;
+        f.write_all(format!("{text}\n").as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io("write", path, e))?;
+    }
+    let mut out = output::stdout();
+    output::line(
+        &mut out,
+        &format!(
+            "signer key (keep private): {}\nverifier key: {}\n{}",
+            args.out.display(),
+            pub_path.display(),
+            verifier
+        ),
+    )?;
+    Ok(Outcome::Ok)
+}
+
+/// The checkpoint part of `verify`: prints one line (text or JSON) and returns whether the
+/// journal extends the checkpoint, undamaged, with a valid signature if a key was given.
+pub fn verify_against(
+    out: &mut impl Write,
+    root: &Root,
+    session: &str,
+    checkpoint: &Path,
+    pubkey: Option<&Path>,
+    json: bool,
+) -> Result<bool> {
+    let text = std::fs::read_to_string(checkpoint).map_err(|e| Error::io("read", checkpoint, e))?;
+    let parsed = parse(&text).map_err(|reason| Error::Checkpoint {
+        path: checkpoint.to_owned(),
+        reason,
+    })?;
+    let signature = match pubkey {
+        None => None,
+        Some(k) => {
+            let key = verifier(&read_key(k)?).map_err(|reason| Error::Key {
+                path: k.to_owned(),
+                reason,
+            })?;
+            Some(check_signature(&parsed, key))
+        }
+    };
+    let note = &parsed;
+    let p = crate::cli::existing_session(root, session)?;
+    let reader = JournalReader::open(&p.journal, None)?;
+    let ext = check_extends(&reader, &note.checkpoint)?;
+    let sig_ok = matches!(signature, None | Some(SignatureCheck::Valid));
+    let ok = ext.extends && ext.problem.is_none() && sig_ok;
+    let sig_word = match signature {
+        None if note.note.is_none() => "none",
+        None => "not checked (no --pubkey)",
+        Some(SignatureCheck::Valid) => "valid",
+        Some(SignatureCheck::Missing) => "MISSING: no signature by that key",
+        Some(SignatureCheck::Invalid) => "INVALID: the signature does not verify",
+    };
+    let line = if json {
+        serde_json::json!({
+            "checkpoint": checkpoint,
+            "ok": ok,
+            "origin": note.checkpoint.origin,
+            "size": note.checkpoint.size,
+            "hash": note.checkpoint.hash.to_hex(),
+            "extends": ext.extends,
+            "journal_records": ext.journal_records,
+            "signature": match signature {
+                None => "not_checked",
+                Some(SignatureCheck::Valid) => "valid",
+                Some(SignatureCheck::Missing) => "missing",
+                Some(SignatureCheck::Invalid) => "invalid",
+            },
+            "problem": ext.problem,
+        })
+        .to_string()
+    } else {
+        format!(
+            "{} checkpoint {} (seq {}, hash {}): {}; signature: {}",
+            if ok { "ok " } else { "BAD" },
+            checkpoint.display(),
+            note.checkpoint.size,
+            &note.checkpoint.hash.to_hex()[..16],
+            match (&ext.problem, ext.extends) {
+                (Some(p), _) => p.clone(),
+                (None, true) => format!(
+                    "the journal extends it ({} records now)",
+                    ext.journal_records
+                ),
+                (None, false) => "the journal does not extend it".into(),
+            },
+            sig_word
+        )
+    };
+    output::line(out, &line)?;
+    Ok(ok)
+}

@@ -1,0 +1,90 @@
+//! `sessions [--project DIR] [--json]`: every session under the root, oldest first, with its
+//! host, project, first and last record time, record count, size on disk and whether it
+//! verifies. `--json` prints one [`SessionSummary`](crate::audit::sessions::SessionSummary)
+//! per line. Exit 1 if any listed session fails to verify.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::audit::sessions::{list, SessionSummary};
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::journal::Root;
+
+/// List every session: host, project, start and end, records, size, verify status
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct Args {
+    /// Only sessions whose project directory is DIR or inside it
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// One JSON object per session, one per line
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let filter = match &args.project {
+        None => None,
+        Some(p) => Some(std::path::absolute(p).map_err(|e| Error::io("resolve", p, e))?),
+    };
+    let all = list(root)?;
+    let shown: Vec<&SessionSummary> = all
+        .iter()
+        .filter(|s| match (&filter, &s.identity.project) {
+            (None, _) => true,
+            (Some(dir), Some(project)) => Path::new(project).starts_with(dir),
+            (Some(_), None) => false,
+        })
+        .collect();
+    let mut out = output::stdout();
+    if args.json {
+        for s in &shown {
+            output::line(&mut out, &serde_json::to_string(s).expect("serializable"))?;
+        }
+    } else {
+        output::line(
+            &mut out,
+            &format!(
+                "{:<38} {:<7} {:<20} {:<20} {:>7} {:>10}  {:<6} PROJECT",
+                "SESSION", "HOST", "START", "END", "RECORDS", "BYTES", "VERIFY"
+            ),
+        )?;
+        for s in &shown {
+            output::line(&mut out, &row(s))?;
+        }
+        output::line(&mut out, &format!("{} session(s)", shown.len()))?;
+    }
+    out.flush().map_err(output::write_err)?;
+    Ok(if shown.iter().all(|s| s.ok) {
+        Outcome::Ok
+    } else {
+        Outcome::Findings
+    })
+}
+
+fn row(s: &SessionSummary) -> String {
+    let ts = |t: Option<i64>| {
+        t.map(|t| output::rfc3339(t)[..19].to_owned())
+            .unwrap_or_else(|| "-".into())
+    };
+    let id = s
+        .session_id
+        .clone()
+        .unwrap_or_else(|| format!("<{}>", s.journal.display()));
+    let project = s.identity.project.as_deref().unwrap_or("-");
+    format!(
+        "{:<38} {:<7} {:<20} {:<20} {:>7} {:>10}  {:<6} {}",
+        id,
+        s.identity.host.as_deref().unwrap_or("-"),
+        ts(s.first_ts_unix_ns),
+        ts(s.last_ts_unix_ns),
+        s.records,
+        s.bytes,
+        if s.ok { "ok" } else { "BAD" },
+        match &s.problem {
+            None => project.to_owned(),
+            Some(p) => format!("{project}  [{p}]"),
+        }
+    )
+}

@@ -1,0 +1,222 @@
+//! `sjournal export` and `sjournal import`: a session exported as JSON Lines and imported
+//! into another session gives back the same payload bytes, including awkward ones (a
+//! pretty-printed payload with line breaks, a trailing newline, key order and number
+//! spelling jq would change, non-ASCII text). Plain JSONL from a jq-based log imports one
+//! event per line with its kind from `hook_event_name`. A bad line anywhere is an error
+//! naming its line number, and nothing is appended.
+
+mod audit_support;
+
+use audit_support::*;
+use serde_json::Value;
+use sjournal::format::payload::decode_event;
+use sjournal::journal::JournalReader;
+
+/// The (kind, exact payload text) of every event record of a session.
+fn payloads(root: &std::path::Path, session: &str) -> Vec<(String, String)> {
+    let r = JournalReader::open(&root.join(format!("sessions/{session}.sjl")), None).unwrap();
+    r.records()
+        .unwrap()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            (
+                rec.kind.to_owned(),
+                decode_event(rec.seq, rec.payload).unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn export(root: &std::path::Path, session: &str) -> String {
+    let out = sjournal(root)
+        .args(["export", "--session", session])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn append(root: &std::path::Path, session: &str, stdin: &str) {
+    sjournal(root)
+        .args(["append", "--session", session])
+        .write_stdin(stdin.to_owned())
+        .assert()
+        .success();
+}
+
+const AWKWARD: &[&str] = &[
+    "{\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}",
+    // Pretty-printed, with a trailing newline: line breaks a JSONL line cannot hold.
+    "{\n  \"hook_event_name\": \"UserPromptSubmit\",\n  \"prompt\": \"fix the \\\"bug\\\"\\n now\"\n}\n",
+    // Key order, number spelling and escapes that a parse-and-reprint would change.
+    "{\"z\":1.50,\"a\":1e3,\"hook_event_name\":\"PostToolUse\",\"s\":\"\\u00e9t\u{e9} \u{1f600}\"}",
+    "  [1, 2, {\"x\": null}]  ",
+];
+
+#[test]
+fn export_then_import_roundtrips_payload_bytes() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for (kind, json) in claude_session() {
+        sjournal(r)
+            .args(["append", "--session", "a", "--kind", kind])
+            .write_stdin(json)
+            .assert()
+            .success();
+    }
+    for p in AWKWARD {
+        append(r, "a", p);
+    }
+    let exported = export(r, "a");
+    assert_eq!(exported.lines().count(), 8 + AWKWARD.len());
+    for line in exported.lines() {
+        let v: Value = serde_json::from_str(line).expect("every line is JSON");
+        for key in ["seq", "ts", "kind", "hash", "payload"] {
+            assert!(v.get(key).is_some(), "{key} missing in {line}");
+        }
+    }
+    // A payload without surrounding whitespace or line breaks sits in the line byte for byte.
+    let first: Vec<_> = payloads(r, "a");
+    assert!(exported.contains(&format!("\"payload\":{}", first[0].1)));
+
+    let file = r.join("a.jsonl");
+    std::fs::write(&file, &exported).unwrap();
+    let out = sjournal(r)
+        .args(["import", "--session", "b", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["appended"], 8 + AWKWARD.len());
+    assert_eq!(summary["syncs"], 1, "one batch, one sync");
+
+    assert_eq!(payloads(r, "b"), payloads(r, "a"));
+    // And again through stdin, then export: the payload fields are identical.
+    sjournal(r)
+        .args(["import", "--session", "c", "-"])
+        .write_stdin(export(r, "b"))
+        .assert()
+        .success();
+    let field = |s: &str| -> Vec<(Value, Value, Value)> {
+        s.lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (v["kind"].clone(), v["payload"].clone(), v["raw"].clone())
+            })
+            .collect()
+    };
+    assert_eq!(field(&export(r, "c")), field(&exported));
+    assert_eq!(payloads(r, "c"), payloads(r, "a"));
+    sjournal(r)
+        .args(["verify", "--session", "c"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn plain_jsonl_from_a_jq_log_imports_line_by_line() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let lines = [
+        claude_payload("SessionStart", Some("startup")).replace(": ", ":"),
+        claude_payload("PreToolUse", None),
+        r#"{"no_event_name":true}"#.to_owned(),
+    ];
+    let input = format!("{}\r\n\n{}\n{}", lines[0], lines[1], lines[2]);
+    let file = r.join("log.jsonl");
+    std::fs::write(&file, input).unwrap();
+    sjournal(r)
+        .args(["import", "--session", "jq"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("seq 1..=3"));
+    let got = payloads(r, "jq");
+    let kinds: Vec<_> = got.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["SessionStart", "PreToolUse", "event"]);
+    let texts: Vec<_> = got.iter().map(|(_, t)| t.clone()).collect();
+    assert_eq!(texts, lines);
+}
+
+#[test]
+fn a_bad_line_appends_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    append(r, "s", r#"{"hook_event_name":"SessionStart"}"#);
+    let before = file_digest(&r.join("sessions/s.sjl"));
+    let input = "{\"hook_event_name\":\"Stop\"}\n{\"ok\":1}\n{\"broken\": \n{\"ok\":2}\n";
+    let out = sjournal(r)
+        .args(["import", "--session", "s", "-"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 3"), "{err}");
+    assert!(err.contains("nothing was appended"), "{err}");
+    assert_eq!(file_digest(&r.join("sessions/s.sjl")), before);
+
+    // An export line with a kind no record may have is refused the same way.
+    let bad = r#"{"seq":1,"kind":"bad kind!","hash":"00","payload":{}}"#;
+    let out = sjournal(r)
+        .args(["import", "--session", "s", "-"])
+        .write_stdin(format!("{{\"a\":1}}\n{bad}\n"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
+    assert_eq!(file_digest(&r.join("sessions/s.sjl")), before);
+    // And nothing was created for a session that did not exist.
+    let out = sjournal(r)
+        .args(["import", "--session", "new", "-"])
+        .write_stdin("not json\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!r.join("sessions/new.sjl").exists());
+}
+
+#[test]
+fn system_records_are_exported_but_not_imported() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    append(r, "s", r#"{"hook_event_name":"SessionStart"}"#);
+    // Tear the tail so the next append recovers and writes a sjournal.recovered record.
+    append(
+        r,
+        "s",
+        r#"{"hook_event_name":"Stop","pad":"xxxxxxxxxxxxxxxxxxxxxxxx"}"#,
+    );
+    let path = r.join("sessions/s.sjl");
+    let len = std::fs::metadata(&path).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len - 20)
+        .unwrap();
+    append(r, "s", r#"{"hook_event_name":"SessionEnd"}"#);
+    let exported = export(r, "s");
+    assert!(
+        exported.contains("\"kind\":\"sjournal.recovered\""),
+        "{exported}"
+    );
+    let out = sjournal(r)
+        .args(["import", "--session", "t", "--json", "-"])
+        .write_stdin(exported)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["appended"], 2);
+    assert_eq!(v["skipped_system"], 1);
+}
