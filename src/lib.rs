@@ -20,7 +20,10 @@
 //! `journal::reader`. The byte format is specified in `journal-format.md`.
 
 pub mod cli;
+pub mod context;
 pub mod error;
+pub mod event;
+pub mod fold;
 pub mod format;
 pub mod journal;
 pub mod limits;
