@@ -87,6 +87,21 @@ pub enum Error {
 
     #[error("could not decode payload of record seq {seq}: {reason}")]
     Payload { seq: u64, reason: String },
+
+    #[error(
+        "slot {slot:?} of session {session:?} was last set by record seq {found}, not seq {expected}: \
+         another writer changed it first; read it again (`sjournal slot get`) and retry with \
+         --expect-seq {found}"
+    )]
+    Conflict {
+        session: String,
+        slot: String,
+        expected: u64,
+        found: u64,
+    },
+
+    #[error("{reason}; nothing was appended")]
+    InvalidInput { reason: String },
 }
 
 impl Error {

@@ -27,6 +27,8 @@ pub mod fold;
 pub mod format;
 pub mod journal;
 pub mod limits;
+pub mod primitives;
+pub mod snapshot;
 pub mod storage;
 
 pub use error::{Error, Result};
