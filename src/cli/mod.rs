@@ -15,7 +15,9 @@ use crate::journal::Root;
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success (verify: every journal is intact)
-  1  findings (verify/log: a journal has a problem; details on stderr or in --json)
+  1  findings (verify/log/state: a journal has a problem, details on stderr or in --json;
+     fire: the maximum was reached; once/unseen: no new key; slot set: compare-and-set
+     conflict; slot get/list show: empty)
   2  error (bad input, unreadable journal, no such session); nothing was changed";
 
 #[derive(Debug, Parser)]
@@ -41,6 +43,14 @@ pub enum Command {
     Log(commands::log::Args),
     Verify(commands::verify::Args),
     Demo(commands::demo::Args),
+    State(commands::state::Args),
+    Snapshot(commands::snapshot::Args),
+    Context(commands::context::Args),
+    Slot(commands::slot::Args),
+    Once(commands::once::Args),
+    Unseen(commands::once::UnseenArgs),
+    Fire(commands::fire::Args),
+    List(commands::list::Args),
 }
 
 /// What a command ended with.
@@ -57,6 +67,14 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Log(a) => commands::log::run(&root()?, a),
             Command::Verify(a) => commands::verify::run(&root()?, a),
             Command::Demo(a) => commands::demo::run(a),
+            Command::State(a) => commands::state::run(&root()?, a),
+            Command::Snapshot(a) => commands::snapshot::run(&root()?, a),
+            Command::Context(a) => commands::context::run(&root()?, a),
+            Command::Slot(a) => commands::slot::run(&root()?, a),
+            Command::Once(a) => commands::once::run(&root()?, a),
+            Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
+            Command::Fire(a) => commands::fire::run(&root()?, a),
+            Command::List(a) => commands::list::run(&root()?, a),
         }
     })();
     match result {

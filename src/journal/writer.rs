@@ -421,6 +421,17 @@ impl<S: Storage> Writer<S> {
 
     /// Appends records in one write and one `sync_data`; returns once all are durable.
     pub fn append_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        self.append_batch_at(now_unix_ns(), items)
+    }
+
+    /// Like [`Writer::append_batch`], with the records' timestamp given instead of read from
+    /// the clock. For fixtures, benches and imports that must produce the same records every
+    /// time (the fold reads time only from records, so golden state hashes need fixed `ts`).
+    pub fn append_batch_at(
+        &mut self,
+        ts_unix_ns: i64,
+        items: &[(&str, &[u8])],
+    ) -> Result<Vec<Appended>> {
         if let Some(op) = self.poisoned {
             return Err(Error::Poisoned {
                 path: self.journal_path.clone(),
@@ -449,7 +460,7 @@ impl<S: Storage> Writer<S> {
                 max: BATCH_MAX_BYTES,
             });
         }
-        let ts = now_unix_ns();
+        let ts = ts_unix_ns;
         let mut chain = self.chain;
         let mut out = Vec::with_capacity(items.len());
         self.buf.clear();

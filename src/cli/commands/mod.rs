@@ -1,4 +1,11 @@
 pub mod append;
+pub mod context;
 pub mod demo;
+pub mod fire;
+pub mod list;
 pub mod log;
+pub mod once;
+pub mod slot;
+pub mod snapshot;
+pub mod state;
 pub mod verify;
