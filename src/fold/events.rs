@@ -142,6 +142,7 @@ impl State {
         } else {
             self.turns.stops += 1;
         }
+        self.abandon_open_calls();
         let ctx = &mut self.context;
         let staged = std::mem::take(&mut ctx.at_stop);
         ctx.persistent.extend(staged);
@@ -157,7 +158,15 @@ impl State {
             duration_ms: e.session_duration_ms,
         });
         self.turns.open = false;
+        self.abandon_open_calls();
         self.context.ephemeral.clear();
+    }
+
+    /// A call still open when its turn or session ends will not complete (denied at a prompt,
+    /// interrupted): it is no longer in progress.
+    fn abandon_open_calls(&mut self) {
+        self.tools.open_dropped += self.tools.open.len() as u64;
+        self.tools.open.clear();
     }
 
     fn tool_stats(&mut self, tool: &str) -> &mut super::ToolStats {

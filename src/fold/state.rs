@@ -93,9 +93,10 @@ pub struct Tools {
     pub permission_requests: u64,
     pub batches: u64,
     pub by_tool: BTreeMap<String, ToolStats>,
-    /// Calls whose Pre came and whose Post has not, by tool_use_id.
+    /// Calls whose Pre came and whose Post has not yet, by tool_use_id (this turn's only).
     pub open: BTreeMap<String, OpenCall>,
-    /// Open calls dropped to keep the table bounded (their Post never came).
+    /// Open calls given up: still open when their turn or the session ended, or dropped
+    /// (oldest first) to keep the table bounded.
     pub open_dropped: u64,
 }
 
