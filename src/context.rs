@@ -250,13 +250,18 @@ pub fn render(state: &State, opts: &RenderOptions) -> Rendered {
                 let (name, text) = s.items.last().cloned().expect("not empty");
                 let over = total.saturating_sub(budget);
                 let keep = chars(&text).saturating_sub(over + 1);
+                let what = if name == id {
+                    id.to_owned()
+                } else {
+                    format!("{id}: {name}")
+                };
                 if s.cuttable && keep >= MIN_CUT_CHARS {
                     let cut: String = text.chars().take(keep).collect();
                     s.items.last_mut().expect("not empty").1 = format!("{cut}…");
-                    dropped.push(format!("{id}: {name} (cut)"));
+                    dropped.push(format!("{what} (cut)"));
                 } else {
                     s.items.pop();
-                    dropped.push(format!("{id}: {name}"));
+                    dropped.push(what);
                 }
                 lens[i] = section_len(&secs[i]);
             }
