@@ -12,6 +12,9 @@ use serde_json::{json, value::RawValue};
 use sjournal::format::payload::{self as p, encode_event, encode_system};
 use sjournal::journal::{Root, Writer, WriterOptions};
 
+/// A record: kind and payload.
+type Rec = (String, Vec<u8>);
+
 /// 2026-01-01T00:00:00Z.
 const BASE_NS: i64 = 1_767_225_600_000_000_000;
 
@@ -81,10 +84,22 @@ fn session() -> Vec<(String, Vec<u8>)> {
         for call in 0..8 {
             let id = format!("toolu_{turn}_{call}");
             let (tool, input) = match call % 4 {
-                0 => ("Read", json!({"file_path": format!("/work/app/src/m{call}.rs")})),
-                1 => ("Edit", json!({"file_path": format!("/work/app/src/m{turn}.rs"), "old_string": "a", "new_string": "b"})),
-                2 => ("Bash", json!({"command": "cargo test", "description": "Run tests"})),
-                _ => ("Write", json!({"file_path": format!("/work/app/notes/{turn}.md"), "content": "x"})),
+                0 => (
+                    "Read",
+                    json!({"file_path": format!("/work/app/src/m{call}.rs")}),
+                ),
+                1 => (
+                    "Edit",
+                    json!({"file_path": format!("/work/app/src/m{turn}.rs"), "old_string": "a", "new_string": "b"}),
+                ),
+                2 => (
+                    "Bash",
+                    json!({"command": "cargo test", "description": "Run tests"}),
+                ),
+                _ => (
+                    "Write",
+                    json!({"file_path": format!("/work/app/notes/{turn}.md"), "content": "x"}),
+                ),
             };
             let mut pre = base("PreToolUse");
             pre["tool_name"] = tool.into();
@@ -92,7 +107,11 @@ fn session() -> Vec<(String, Vec<u8>)> {
             pre["tool_use_id"] = id.clone().into();
             r.push(ev(pre));
             let failed = turn == 3 && call == 2;
-            let mut post = base(if failed { "PostToolUseFailure" } else { "PostToolUse" });
+            let mut post = base(if failed {
+                "PostToolUseFailure"
+            } else {
+                "PostToolUse"
+            });
             post["tool_name"] = tool.into();
             post["tool_input"] = input;
             post["tool_use_id"] = id.into();
@@ -100,19 +119,42 @@ fn session() -> Vec<(String, Vec<u8>)> {
             r.push(ev(post));
         }
         if turn == 2 {
-            r.push(sys(p::KIND_FIRE, &p::Fire { name: "lint".into(), max: Some(2) }));
-            r.push(sys(p::KIND_ONCE, &p::Once { keys: vec!["intro".into()] }));
+            r.push(sys(
+                p::KIND_FIRE,
+                &p::Fire {
+                    name: "lint".into(),
+                    max: Some(2),
+                },
+            ));
+            r.push(sys(
+                p::KIND_ONCE,
+                &p::Once {
+                    keys: vec!["intro".into()],
+                },
+            ));
             r.push(sys(
                 p::KIND_SLOT_SET,
-                &p::SlotSet { name: "plan".into(), value: r#"{"step":2}"#.into(), expect_seq: Some(0) },
+                &p::SlotSet {
+                    name: "plan".into(),
+                    value: r#"{"step":2}"#.into(),
+                    expect_seq: Some(0),
+                },
             ));
             r.push(sys(
                 p::KIND_LIST_PUSH,
-                &p::ListPush { name: "decisions".into(), value: r#""keep the API""#.into(), max: Some(3) },
+                &p::ListPush {
+                    name: "decisions".into(),
+                    value: r#""keep the API""#.into(),
+                    max: Some(3),
+                },
             ));
             r.push(sys(
                 p::KIND_CONTEXT_SET,
-                &p::ContextSet { channel: "at-stop".into(), key: "progress".into(), text: "modules 0-2 done".into() },
+                &p::ContextSet {
+                    channel: "at-stop".into(),
+                    key: "progress".into(),
+                    text: "modules 0-2 done".into(),
+                },
             ));
         }
         if turn == 4 {
@@ -136,7 +178,9 @@ fn session() -> Vec<(String, Vec<u8>)> {
     open["tool_input"] = json!({"command": "cargo build --release"});
     open["tool_use_id"] = "toolu_open".into();
     r.push(ev(open));
-    r.push(ev(json!({"session_id": s, "hook_event_name": "SomethingNew", "x": 1})));
+    r.push(ev(
+        json!({"session_id": s, "hook_event_name": "SomethingNew", "x": 1}),
+    ));
     let mut end = base("SessionEnd");
     end["reason"] = "prompt_input_exit".into();
     r.push(ev(end));
@@ -144,11 +188,15 @@ fn session() -> Vec<(String, Vec<u8>)> {
 }
 
 fn main() {
-    let out = PathBuf::from(std::env::args().nth(1).expect("usage: gen_fixture_journals OUT_DIR"));
+    let out = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .expect("usage: gen_fixture_journals OUT_DIR"),
+    );
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let tmp = tempfile::tempdir().unwrap();
     let root = Root::new(tmp.path());
-    let sets: Vec<(&str, Vec<(String, Vec<u8>)>)> = vec![
+    let sets: Vec<(&str, Vec<Rec>)> = vec![
         (
             "claude-real",
             payloads(&fixtures.join("claude-code"))

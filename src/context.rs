@@ -107,17 +107,29 @@ fn sections(state: &State) -> Vec<Section> {
         .iter()
         .filter(|(_, f)| f.changed())
         .collect();
-    changed.sort_by(|a, b| b.1.last_change_seq.cmp(&a.1.last_change_seq).then(a.0.cmp(b.0)));
+    changed.sort_by(|a, b| {
+        b.1.last_change_seq
+            .cmp(&a.1.last_change_seq)
+            .then(a.0.cmp(b.0))
+    });
     let mut files: Vec<(String, String)> = changed
         .iter()
         .take(FILES_SHOWN_MAX)
         .map(|(p, f)| {
             let mut what = Vec::new();
             if f.edits > 0 {
-                what.push(format!("{} edit{}", f.edits, if f.edits == 1 { "" } else { "s" }));
+                what.push(format!(
+                    "{} edit{}",
+                    f.edits,
+                    if f.edits == 1 { "" } else { "s" }
+                ));
             }
             if f.writes > 0 {
-                what.push(format!("{} write{}", f.writes, if f.writes == 1 { "" } else { "s" }));
+                what.push(format!(
+                    "{} write{}",
+                    f.writes,
+                    if f.writes == 1 { "" } else { "s" }
+                ));
             }
             ((*p).clone(), format!("- {p} ({})", what.join(", ")))
         })
@@ -127,7 +139,7 @@ fn sections(state: &State) -> Vec<Section> {
         files.push(("more".to_owned(), format!("- and {more} more")));
     }
     let mut open: Vec<&crate::fold::OpenCall> = state.tools.open.values().collect();
-    open.sort_by(|a, b| b.seq.cmp(&a.seq));
+    open.sort_by_key(|c| std::cmp::Reverse(c.seq));
     let calls = open
         .iter()
         .take(OPEN_CALLS_SHOWN_MAX)
@@ -185,7 +197,12 @@ fn counts(state: &State) -> Vec<(String, String)> {
     }
     let mut line = format!("turns: {}", state.turns.count);
     line.push_str(&format!(", compactions: {}", state.compactions.count));
-    if let Some(t) = state.compactions.last.as_ref().and_then(|c| c.trigger.as_ref()) {
+    if let Some(t) = state
+        .compactions
+        .last
+        .as_ref()
+        .and_then(|c| c.trigger.as_ref())
+    {
         line.push_str(&format!(" (last {t})"));
     }
     line.push_str(&format!(", tool calls: {}", state.tools.calls));

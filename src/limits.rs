@@ -43,7 +43,7 @@ pub const DETAIL_MAX_BYTES: usize = 200;
 pub const NAME_MAX_BYTES: usize = 1024;
 
 /// Files tracked; past this the least recently touched eighth is forgotten.
-pub const FILES_TRACKED_MAX: usize = 4096;
+pub const FILES_TRACKED_MAX: usize = 1024;
 
 /// Open tool calls tracked (a Pre whose Post never came); past this the oldest eighth is dropped.
 pub const OPEN_CALLS_MAX: usize = 256;

@@ -115,10 +115,19 @@ pub fn fire(
         let f = &s.primitives.fires;
         let count = f.get(name).map_or(0, |c| c.count);
         if max.is_some_and(|m| count >= m) {
-            return Ok((Fired { fired: false, count, max }, None));
+            return Ok((
+                Fired {
+                    fired: false,
+                    count,
+                    max,
+                },
+                None,
+            ));
         }
         if !f.contains_key(name) && f.len() >= PRIMITIVE_KEYS_MAX {
-            return invalid(format!("the session already counts {PRIMITIVE_KEYS_MAX} hook names"));
+            return invalid(format!(
+                "the session already counts {PRIMITIVE_KEYS_MAX} hook names"
+            ));
         }
         let rec = p::Fire {
             name: name.to_owned(),
@@ -162,7 +171,9 @@ pub fn once(
             return Ok((new, None));
         }
         if s.primitives.once.len() + new.len() > PRIMITIVE_KEYS_MAX {
-            return invalid(format!("the session already holds {PRIMITIVE_KEYS_MAX} once keys"));
+            return invalid(format!(
+                "the session already holds {PRIMITIVE_KEYS_MAX} once keys"
+            ));
         }
         let rec = p::Once { keys: new.clone() };
         Ok((new, Some((p::KIND_ONCE, encode_system(&rec)))))
@@ -212,7 +223,9 @@ pub fn slot_set(
             }
         }
         if current.is_none() && s.primitives.slots.len() >= PRIMITIVE_KEYS_MAX {
-            return invalid(format!("the session already holds {PRIMITIVE_KEYS_MAX} slots"));
+            return invalid(format!(
+                "the session already holds {PRIMITIVE_KEYS_MAX} slots"
+            ));
         }
         let rec = p::SlotSet {
             name: name.to_owned(),
@@ -241,7 +254,9 @@ pub fn list_push(
     let (_, _, a) = locked(root, session_id, opts, |s| {
         if !s.primitives.lists.contains_key(name) && s.primitives.lists.len() >= PRIMITIVE_KEYS_MAX
         {
-            return invalid(format!("the session already holds {PRIMITIVE_KEYS_MAX} lists"));
+            return invalid(format!(
+                "the session already holds {PRIMITIVE_KEYS_MAX} lists"
+            ));
         }
         let rec = p::ListPush {
             name: name.to_owned(),
@@ -254,7 +269,12 @@ pub fn list_push(
 }
 
 /// Empties list `name`.
-pub fn list_clear(root: &Root, session_id: &str, name: &str, opts: &WriterOptions) -> Result<Appended> {
+pub fn list_clear(
+    root: &Root,
+    session_id: &str,
+    name: &str,
+    opts: &WriterOptions,
+) -> Result<Appended> {
     check_name("a list name", name)?;
     let rec = p::ListClear {
         name: name.to_owned(),

@@ -41,9 +41,15 @@ fn persistent_context_survives_compaction_and_matches_a_rebuild() {
     let opts = WriterOptions::default();
     hook(&root, &template("SessionStart", Some("startup")));
     let notes = [
-        ("conventions", "Use thiserror for library errors; never print from the library."),
+        (
+            "conventions",
+            "Use thiserror for library errors; never print from the library.",
+        ),
         ("goal", "Ship the fold with snapshots and a bench."),
-        ("warning", "Do not touch src/journal/writer.rs without review."),
+        (
+            "warning",
+            "Do not touch src/journal/writer.rs without review.",
+        ),
     ];
     for (k, t) in notes {
         primitives::context_set(&root, S, Channel::Persistent, k, t, &opts).unwrap();
@@ -56,9 +62,15 @@ fn persistent_context_survives_compaction_and_matches_a_rebuild() {
         let id = format!("toolu_{i:03}");
         let file = format!("<OUTDIR>/project/src/m{}.rs", i % 7);
         let (tool, input) = if i % 2 == 0 {
-            ("Edit", serde_json::json!({"file_path": file, "old_string": "a", "new_string": "b"}))
+            (
+                "Edit",
+                serde_json::json!({"file_path": file, "old_string": "a", "new_string": "b"}),
+            )
         } else {
-            ("Bash", serde_json::json!({"command": format!("cargo test m{i}")}))
+            (
+                "Bash",
+                serde_json::json!({"command": format!("cargo test m{i}")}),
+            )
         };
         for mut v in [pre.clone(), post.clone()] {
             v["tool_name"] = tool.into();
@@ -74,14 +86,21 @@ fn persistent_context_survives_compaction_and_matches_a_rebuild() {
 
     for (k, t) in notes {
         for text in [&before, &after, &last] {
-            assert!(text.contains(&format!("[{k}] {t}")), "{k} missing from:\n{text}");
+            assert!(
+                text.contains(&format!("[{k}] {t}")),
+                "{k} missing from:\n{text}"
+            );
         }
     }
     assert!(after.contains("compactions: 1 (last manual)"), "{after}");
     assert!(after.contains("src/m6.rs (4 edits)"), "{after}");
 
     let (hooked, info) = load_state(&root, S, &LoadOptions::latest()).unwrap();
-    assert!(matches!(info.snapshot, SnapshotUse::Used { .. }), "{:?}", info.snapshot);
+    assert!(
+        matches!(info.snapshot, SnapshotUse::Used { .. }),
+        "{:?}",
+        info.snapshot
+    );
     let scratch = LoadOptions {
         use_snapshot: false,
         ..LoadOptions::latest()
@@ -102,5 +121,9 @@ fn persistent_context_survives_compaction_and_matches_a_rebuild() {
     for (k, _) in notes {
         assert!(tight.text.contains(&format!("[{k}]")), "{}", tight.text);
     }
-    assert!(tight.dropped.iter().any(|d| d.starts_with("files:")), "{:?}", tight.dropped);
+    assert!(
+        tight.dropped.iter().any(|d| d.starts_with("files:")),
+        "{:?}",
+        tight.dropped
+    );
 }

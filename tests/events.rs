@@ -34,7 +34,12 @@ fn real_claude_payloads_parse_to_their_own_kind() {
         let v: serde_json::Value = serde_json::from_str(&f.raw).unwrap();
         assert_eq!(Host::detect(&v), Host::Claude, "{}", what(f));
         if let Some(t) = v.get("tool_name").and_then(|t| t.as_str()) {
-            assert_eq!(e.tool.as_ref().map(|t| t.name.as_ref()), Some(t), "{}", what(f));
+            assert_eq!(
+                e.tool.as_ref().map(|t| t.name.as_ref()),
+                Some(t),
+                "{}",
+                what(f)
+            );
         }
     }
 }
@@ -56,7 +61,10 @@ fn every_documented_claude_event_has_a_payload() {
         .map(|k| k.as_str())
         .collect();
     assert!(missing.is_empty(), "no fixture for {missing:?}");
-    assert!(seen.contains(&EventKind::Other), "an unknown event is in the corpus");
+    assert!(
+        seen.contains(&EventKind::Other),
+        "an unknown event is in the corpus"
+    );
 }
 
 #[test]
@@ -75,7 +83,12 @@ fn constructed_payloads_map_as_their_host_promises() {
         let e = parse(f);
         assert_eq!(e.host.as_str(), x.host, "{}", what(f));
         assert_eq!(e.kind.as_str(), x.kind, "{}", what(f));
-        assert_eq!(e.session_id.as_deref(), Some(x.session.as_str()), "{}", what(f));
+        assert_eq!(
+            e.session_id.as_deref(),
+            Some(x.session.as_str()),
+            "{}",
+            what(f)
+        );
         assert_eq!(
             e.tool.as_ref().map(|t| t.name.as_ref()),
             x.tool.as_deref(),
@@ -91,7 +104,10 @@ fn constructed_payloads_map_as_their_host_promises() {
 /// Folds the fixtures of one constructed file into a state.
 fn fold_file(file: &str) -> State {
     let mut s = State::new();
-    let fx: Vec<Fixture> = constructed().into_iter().filter(|f| f.file == file).collect();
+    let fx: Vec<Fixture> = constructed()
+        .into_iter()
+        .filter(|f| f.file == file)
+        .collect();
     assert!(!fx.is_empty());
     for (i, f) in fx.iter().enumerate() {
         let (kind, payload) = event(&f.raw);
@@ -110,16 +126,28 @@ fn host_specific_facts_fold() {
     let codex = fold_file("codex.jsonl");
     assert_eq!(codex.identity.host.as_deref(), Some("codex"));
     assert_eq!(codex.identity.model.as_deref(), Some("gpt-5.5-codex"));
-    assert!(codex.files.by_path["src/status.rs"].edits == 1, "apply_patch edits");
+    assert!(
+        codex.files.by_path["src/status.rs"].edits == 1,
+        "apply_patch edits"
+    );
     assert_eq!((codex.turns.count, codex.turns.stops), (1, 1));
-    assert_eq!(codex.compactions.count, 1, "Pre, Post and SessionStart(compact) are one");
+    assert_eq!(
+        codex.compactions.count, 1,
+        "Pre, Post and SessionStart(compact) are one"
+    );
     assert!(codex.tools.open.is_empty());
 
     let gemini = fold_file("gemini.jsonl");
     assert_eq!(gemini.tools.failures, 1, "AfterTool with an error");
     assert_eq!(gemini.files.by_path["/work/app/Makefile"].writes, 1);
-    assert_eq!(gemini.prompts.back().unwrap().text, "why does the build fail?");
-    assert_eq!(gemini.ended.as_ref().unwrap().reason.as_deref(), Some("exit"));
+    assert_eq!(
+        gemini.prompts.back().unwrap().text,
+        "why does the build fail?"
+    );
+    assert_eq!(
+        gemini.ended.as_ref().unwrap().reason.as_deref(),
+        Some("exit")
+    );
     assert_eq!(gemini.counts.other_names["BeforeModel"], 1);
 
     let cursor = fold_file("cursor.jsonl");
@@ -133,16 +161,29 @@ fn host_specific_facts_fold() {
     assert_eq!(cline.tools.by_tool["execute_command"].failures, 1);
     assert_eq!(cline.tools.by_tool["execute_command"].max_ms, 4100);
     assert_eq!(cline.files.by_path["src/login.ts"].edits, 1);
-    assert_eq!(cline.ended.as_ref().unwrap().reason.as_deref(), Some("complete"));
+    assert_eq!(
+        cline.ended.as_ref().unwrap().reason.as_deref(),
+        Some("complete")
+    );
     assert_eq!(cline.identity.starts, 2);
 
     let oc = fold_file("openclaw.jsonl");
-    assert_eq!((oc.turns.count, oc.turns.stops), (1, 1), "onPostTurn is a whole turn");
+    assert_eq!(
+        (oc.turns.count, oc.turns.stops),
+        (1, 1),
+        "onPostTurn is a whole turn"
+    );
     assert_eq!(oc.tools.by_tool["email_read"].calls, 1);
     assert_eq!(oc.identity.session_kind.as_deref(), Some("spawn"));
-    assert_eq!(oc.identity.links[0].session.as_deref(), Some("agent:main:cron-nightly"));
+    assert_eq!(
+        oc.identity.links[0].session.as_deref(),
+        Some("agent:main:cron-nightly")
+    );
     let c = oc.compactions.last.as_ref().unwrap();
-    assert_eq!((c.context_usage_percent, c.message_count), (Some(87.5), Some(212)));
+    assert_eq!(
+        (c.context_usage_percent, c.message_count),
+        (Some(87.5), Some(212))
+    );
     assert_eq!(oc.ended.as_ref().unwrap().duration_ms, Some(3_600_000));
 
     let cc = fold_file("claude-code.jsonl");
@@ -163,7 +204,10 @@ fn corpus_round_trips_through_a_journal_byte_for_byte() {
     let mut n = 0;
     for (rec, f) in reader.records().unwrap().zip(&all) {
         let rec = rec.unwrap();
-        assert_eq!(decode_event(rec.seq, rec.payload).unwrap().as_bytes(), f.raw.as_bytes());
+        assert_eq!(
+            decode_event(rec.seq, rec.payload).unwrap().as_bytes(),
+            f.raw.as_bytes()
+        );
         n += 1;
     }
     assert_eq!(n, all.len());

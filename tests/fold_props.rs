@@ -32,7 +32,13 @@ fn tool_event() -> impl Strategy<Value = Rec> {
         Just("PostToolUseFailure"),
         Just("PermissionDenied")
     ];
-    let tools = prop_oneof![Just("Bash"), Just("Read"), Just("Write"), Just("Edit"), Just("mcp__x__y")];
+    let tools = prop_oneof![
+        Just("Bash"),
+        Just("Read"),
+        Just("Write"),
+        Just("Edit"),
+        Just("mcp__x__y")
+    ];
     (kinds, tools, 0..6u8, 0..5u8, proptest::option::of(0..500u64)).prop_map(
         |(k, t, id, file, ms)| {
             let mut v = serde_json::json!({
@@ -50,18 +56,45 @@ fn tool_event() -> impl Strategy<Value = Rec> {
 
 fn lifecycle_event() -> impl Strategy<Value = Rec> {
     prop_oneof![
-        prop_oneof![Just("startup"), Just("resume"), Just("compact"), Just("clear"), Just("fork")]
-            .prop_map(|s| ev("SessionStart", serde_json::json!({"source": s, "model": "m1"}))),
+        prop_oneof![
+            Just("startup"),
+            Just("resume"),
+            Just("compact"),
+            Just("clear"),
+            Just("fork")
+        ]
+        .prop_map(|s| ev(
+            "SessionStart",
+            serde_json::json!({"source": s, "model": "m1"})
+        )),
         "[a-z ]{0,12}".prop_map(|t| ev("UserPromptSubmit", serde_json::json!({"prompt": t}))),
-        Just(ev("Stop", serde_json::json!({"last_assistant_message": "ok"}))),
-        Just(ev("StopFailure", serde_json::json!({"error": "server_error"}))),
+        Just(ev(
+            "Stop",
+            serde_json::json!({"last_assistant_message": "ok"})
+        )),
+        Just(ev(
+            "StopFailure",
+            serde_json::json!({"error": "server_error"})
+        )),
         prop_oneof![Just("auto"), Just("manual")]
             .prop_map(|t| ev("PreCompact", serde_json::json!({"trigger": t}))),
-        Just(ev("PostCompact", serde_json::json!({"trigger": "auto", "compact_summary": "s"}))),
-        (0..3u8).prop_map(|a| ev("SubagentStart", serde_json::json!({"agent_id": format!("a{a}"), "agent_type": "x"}))),
-        (0..3u8).prop_map(|a| ev("SubagentStop", serde_json::json!({"agent_id": format!("a{a}")}))),
+        Just(ev(
+            "PostCompact",
+            serde_json::json!({"trigger": "auto", "compact_summary": "s"})
+        )),
+        (0..3u8).prop_map(|a| ev(
+            "SubagentStart",
+            serde_json::json!({"agent_id": format!("a{a}"), "agent_type": "x"})
+        )),
+        (0..3u8).prop_map(|a| ev(
+            "SubagentStop",
+            serde_json::json!({"agent_id": format!("a{a}")})
+        )),
         Just(ev("SessionEnd", serde_json::json!({"reason": "other"}))),
-        Just(ev("CwdChanged", serde_json::json!({"old_cwd": "/a", "new_cwd": "/b"}))),
+        Just(ev(
+            "CwdChanged",
+            serde_json::json!({"old_cwd": "/a", "new_cwd": "/b"})
+        )),
         "[A-Z][a-z]{1,6}".prop_map(|n| ev(&n, serde_json::json!({"x": [1, {"y": null}]}))),
         Just(("event".to_owned(), encode_event("{not json"))),
         Just(("event".to_owned(), encode_event("[1,2]"))),
@@ -78,42 +111,90 @@ fn host_event() -> impl Strategy<Value = Rec> {
 }
 
 fn system_record() -> impl Strategy<Value = Rec> {
-    let channel = prop_oneof![Just("persistent"), Just("ephemeral"), Just("at-stop"), Just("bogus")];
+    let channel = prop_oneof![
+        Just("persistent"),
+        Just("ephemeral"),
+        Just("at-stop"),
+        Just("bogus")
+    ];
     prop_oneof![
         (channel.clone(), 0..4u8, "[a-z]{0,8}").prop_map(|(c, k, t)| sys(
             p::KIND_CONTEXT_SET,
-            &p::ContextSet { channel: c.into(), key: format!("k{k}"), text: t }
+            &p::ContextSet {
+                channel: c.into(),
+                key: format!("k{k}"),
+                text: t
+            }
         )),
         (proptest::option::of(channel), proptest::option::of(0..4u8)).prop_map(|(c, k)| sys(
             p::KIND_CONTEXT_CLEAR,
-            &p::ContextClear { channel: c.map(Into::into), key: k.map(|k| format!("k{k}")) }
+            &p::ContextClear {
+                channel: c.map(Into::into),
+                key: k.map(|k| format!("k{k}"))
+            }
         )),
-        (0..3u8, proptest::option::of(0..3u64))
-            .prop_map(|(n, m)| sys(p::KIND_FIRE, &p::Fire { name: format!("f{n}"), max: m })),
+        (0..3u8, proptest::option::of(0..3u64)).prop_map(|(n, m)| sys(
+            p::KIND_FIRE,
+            &p::Fire {
+                name: format!("f{n}"),
+                max: m
+            }
+        )),
         proptest::collection::vec(0..5u8, 0..3).prop_map(|ks| sys(
             p::KIND_ONCE,
-            &p::Once { keys: ks.into_iter().map(|k| format!("o{k}")).collect() }
+            &p::Once {
+                keys: ks.into_iter().map(|k| format!("o{k}")).collect()
+            }
         )),
         (0..3u8, 0..100u32, proptest::option::of(0..40u64)).prop_map(|(n, v, e)| sys(
             p::KIND_SLOT_SET,
-            &p::SlotSet { name: format!("s{n}"), value: v.to_string(), expect_seq: e }
+            &p::SlotSet {
+                name: format!("s{n}"),
+                value: v.to_string(),
+                expect_seq: e
+            }
         )),
         (0..2u8, 0..100u32, proptest::option::of(1..4u32)).prop_map(|(n, v, m)| sys(
             p::KIND_LIST_PUSH,
-            &p::ListPush { name: format!("l{n}"), value: format!("[{v}]"), max: m }
+            &p::ListPush {
+                name: format!("l{n}"),
+                value: format!("[{v}]"),
+                max: m
+            }
         )),
-        (0..2u8).prop_map(|n| sys(p::KIND_LIST_CLEAR, &p::ListClear { name: format!("l{n}") })),
+        (0..2u8).prop_map(|n| sys(
+            p::KIND_LIST_CLEAR,
+            &p::ListClear {
+                name: format!("l{n}")
+            }
+        )),
         (1..50u64, "[a-z]{0,5}").prop_map(|(s, t)| sys(
             p::KIND_INJECTED,
             &p::Injected {
-                event_seq: s, event_kind: "Stop".into(), text_blake3: "00".into(),
-                len: t.len() as u64, truncated: false, text: t,
+                event_seq: s,
+                event_kind: "Stop".into(),
+                text_blake3: "00".into(),
+                len: t.len() as u64,
+                truncated: false,
+                text: t,
             }
         )),
-        Just(sys(p::KIND_UNPARSED, &p::Unparsed { raw: b"{x".to_vec(), error: "eof".into() })),
+        Just(sys(
+            p::KIND_UNPARSED,
+            &p::Unparsed {
+                raw: b"{x".to_vec(),
+                error: "eof".into()
+            }
+        )),
         Just(sys(
             p::KIND_RECOVERED,
-            &p::Recovered { offset: 9, length: 3, blake3: "ab".into(), quarantine: "q".into(), reason: "torn".into() }
+            &p::Recovered {
+                offset: 9,
+                length: 3,
+                blake3: "ab".into(),
+                quarantine: "q".into(),
+                reason: "torn".into()
+            }
         )),
         Just(("sjournal.future".to_owned(), vec![0x80])),
         Just((p::KIND_ONCE.to_owned(), vec![0xc1])),
@@ -136,7 +217,12 @@ fn views(recs: &[(Rec, i64)]) -> Vec<RecordView<'_>> {
         .enumerate()
         .map(|(i, ((kind, payload), dt))| {
             ts += dt;
-            RecordView { seq: i as u64 + 1, ts_unix_ns: ts, kind, payload }
+            RecordView {
+                seq: i as u64 + 1,
+                ts_unix_ns: ts,
+                kind,
+                payload,
+            }
         })
         .collect()
 }

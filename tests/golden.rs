@@ -12,9 +12,24 @@ use sjournal::journal::{verify_file, JournalReader};
 /// (fold version, journal, records, state hash). Add rows for a new version; never edit the
 /// rows of an existing one.
 const GOLDEN: &[(u32, &str, u64, &str)] = &[
-    (1, "claude-real.sjl", 37, "TBD"),
-    (1, "hosts.sjl", 71, "TBD"),
-    (1, "session.sjl", 121, "TBD"),
+    (
+        1,
+        "claude-real.sjl",
+        37,
+        "aaaea6c8d9d3eb174abeb789cec92e205ed1977b8a67d10fbe89c4ee6b05c845",
+    ),
+    (
+        1,
+        "hosts.sjl",
+        71,
+        "8ed12f78ad5255b98d5c279048a9cf24e2f0c88e666eaa5471d7621b7c84316a",
+    ),
+    (
+        1,
+        "session.sjl",
+        121,
+        "bd902715781bec00f83499ba3a837e8ad1712326a5629e6f7f86a3e0d8cef594",
+    ),
 ];
 
 #[test]

@@ -16,7 +16,11 @@ use sjournal::primitives;
 
 const S: &str = "prim";
 
-fn race<T: Send + 'static>(root: &Root, n: usize, f: impl Fn(&Root, usize) -> T + Send + Sync + 'static) -> Vec<T> {
+fn race<T: Send + 'static>(
+    root: &Root,
+    n: usize,
+    f: impl Fn(&Root, usize) -> T + Send + Sync + 'static,
+) -> Vec<T> {
     let barrier = Arc::new(Barrier::new(n));
     let f = Arc::new(f);
     let handles: Vec<_> = (0..n)
@@ -35,7 +39,9 @@ fn race<T: Send + 'static>(root: &Root, n: usize, f: impl Fn(&Root, usize) -> T 
 fn racing_fires_never_exceed_the_maximum() {
     let (_d, root) = temp_root();
     let opts = WriterOptions::default();
-    let fired = race(&root, 8, |r, _| primitives::fire(r, S, "lint", Some(3), &WriterOptions::default()).unwrap());
+    let fired = race(&root, 8, |r, _| {
+        primitives::fire(r, S, "lint", Some(3), &WriterOptions::default()).unwrap()
+    });
     assert_eq!(fired.iter().filter(|f| f.fired).count(), 3);
     let mut counts: Vec<u64> = fired.iter().filter(|f| f.fired).map(|f| f.count).collect();
     counts.sort();
@@ -55,11 +61,21 @@ fn exactly_one_racer_gets_a_once_key() {
         let keys = ["intro".to_owned(), format!("own-{i}")];
         primitives::once(r, S, &keys, &WriterOptions::default()).unwrap()
     });
-    assert_eq!(got.iter().filter(|k| k.contains(&"intro".to_owned())).count(), 1);
-    assert!(got.iter().enumerate().all(|(i, k)| k.contains(&format!("own-{i}"))));
+    assert_eq!(
+        got.iter()
+            .filter(|k| k.contains(&"intro".to_owned()))
+            .count(),
+        1
+    );
+    assert!(got
+        .iter()
+        .enumerate()
+        .all(|(i, k)| k.contains(&format!("own-{i}"))));
     let s = replay(&root, S);
     assert_eq!(s.primitives.once.len(), 9);
-    assert!(primitives::once(&root, S, &["intro".to_owned()], &opts).unwrap().is_empty());
+    assert!(primitives::once(&root, S, &["intro".to_owned()], &opts)
+        .unwrap()
+        .is_empty());
     let keys = ["intro".to_owned(), "new".to_owned(), "new".to_owned()];
     assert_eq!(primitives::unseen(&s, &keys), ["new"]);
 }
@@ -71,7 +87,15 @@ fn compare_and_set_lets_one_racer_win_each_round() {
     let mut expect = 0;
     for round in 0..5 {
         let results = race(&root, 6, move |r, i| {
-            primitives::slot_set(r, S, "plan", &format!(r#"{{"round":{round},"by":{i}}}"#), Some(expect), Some("object"), &WriterOptions::default())
+            primitives::slot_set(
+                r,
+                S,
+                "plan",
+                &format!(r#"{{"round":{round},"by":{i}}}"#),
+                Some(expect),
+                Some("object"),
+                &WriterOptions::default(),
+            )
         });
         let wins: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
         assert_eq!(wins.len(), 1, "round {round}");
@@ -79,7 +103,12 @@ fn compare_and_set_lets_one_racer_win_each_round() {
         for r in &results {
             match r {
                 Ok(_) => {}
-                Err(Error::Conflict { expected, found, slot, .. }) => {
+                Err(Error::Conflict {
+                    expected,
+                    found,
+                    slot,
+                    ..
+                }) => {
                     assert_eq!((*expected, *found, slot.as_str()), (expect, won, "plan"));
                 }
                 Err(e) => panic!("unexpected error {e}"),
@@ -96,7 +125,10 @@ fn compare_and_set_lets_one_racer_win_each_round() {
     let wrong_type = primitives::slot_set(&root, S, "plan", "3", None, Some("object"), &opts);
     assert!(matches!(wrong_type, Err(Error::InvalidInput { .. })));
     let retyped = primitives::slot_set(&root, S, "plan", "[1]", None, Some("array"), &opts);
-    assert!(matches!(retyped, Err(Error::InvalidInput { .. })), "the slot holds an object");
+    assert!(
+        matches!(retyped, Err(Error::InvalidInput { .. })),
+        "the slot holds an object"
+    );
     let not_json = primitives::slot_set(&root, S, "other", "{x", None, None, &opts);
     assert!(matches!(not_json, Err(Error::InvalidInput { .. })));
     assert_eq!(replay(&root, S).seq, 5);
@@ -112,7 +144,10 @@ fn lists_keep_their_last_items() {
     let s = replay(&root, S);
     let l = &s.primitives.lists["notes"];
     let items: Vec<&str> = l.items.iter().map(|i| i.value.as_str()).collect();
-    assert_eq!((items, l.pushed, l.max), (vec!["\"n4\"", "\"n5\"", "\"n6\""], 7, 3));
+    assert_eq!(
+        (items, l.pushed, l.max),
+        (vec!["\"n4\"", "\"n5\"", "\"n6\""], 7, 3)
+    );
     assert!(primitives::list_push(&root, S, "notes", "1", Some(0), &opts).is_err());
     primitives::list_clear(&root, S, "notes", &opts).unwrap();
     assert!(replay(&root, S).primitives.lists.is_empty());
@@ -125,10 +160,35 @@ fn forged_records_are_rejected_by_the_fold() {
     let a = primitives::slot_set(&root, S, "plan", "1", None, None, &opts).unwrap();
     let mut w = Writer::open(&root, S, &opts).unwrap();
     let forged = [
-        (p::KIND_SLOT_SET, encode_system(&p::SlotSet { name: "plan".into(), value: "2".into(), expect_seq: Some(a.seq + 7) })),
-        (p::KIND_FIRE, encode_system(&p::Fire { name: "x".into(), max: Some(0) })),
-        (p::KIND_ONCE, encode_system(&p::Once { keys: vec![String::new()] })),
-        (p::KIND_LIST_PUSH, encode_system(&p::ListPush { name: "l".into(), value: "x".repeat(20_000), max: None })),
+        (
+            p::KIND_SLOT_SET,
+            encode_system(&p::SlotSet {
+                name: "plan".into(),
+                value: "2".into(),
+                expect_seq: Some(a.seq + 7),
+            }),
+        ),
+        (
+            p::KIND_FIRE,
+            encode_system(&p::Fire {
+                name: "x".into(),
+                max: Some(0),
+            }),
+        ),
+        (
+            p::KIND_ONCE,
+            encode_system(&p::Once {
+                keys: vec![String::new()],
+            }),
+        ),
+        (
+            p::KIND_LIST_PUSH,
+            encode_system(&p::ListPush {
+                name: "l".into(),
+                value: "x".repeat(20_000),
+                max: None,
+            }),
+        ),
     ];
     for (k, pl) in &forged {
         w.append(k, pl).unwrap();
@@ -137,5 +197,9 @@ fn forged_records_are_rejected_by_the_fold() {
     let s = replay(&root, S);
     assert_eq!(s.primitives.slots["plan"].value, "1");
     assert_eq!(s.primitives.rejected, 4);
-    assert!(s.primitives.fires.is_empty() && s.primitives.once.is_empty() && s.primitives.lists.is_empty());
+    assert!(
+        s.primitives.fires.is_empty()
+            && s.primitives.once.is_empty()
+            && s.primitives.lists.is_empty()
+    );
 }

@@ -39,7 +39,11 @@ fn setup(n: usize, at: u64) -> (tempfile::TempDir, Root) {
 }
 
 fn snap_at(root: &Root, at: u64) {
-    let opts = LoadOptions { at: Some(at), use_snapshot: false, deadline: None };
+    let opts = LoadOptions {
+        at: Some(at),
+        use_snapshot: false,
+        deadline: None,
+    };
     let (s, info) = load_state(root, S, &opts).unwrap();
     snapshot::write(&root.session(S).unwrap(), &s, &info.head.unwrap()).unwrap();
 }
@@ -88,7 +92,10 @@ fn valid_snapshot_is_used_and_saves_the_prefix() {
     assert_eq!(info.tail_records, 100);
     assert!(info.warnings.is_empty());
     assert_eq!(state.encode(), replay(&root, S).encode());
-    let mode = std::fs::metadata(snap_path(&root)).unwrap().permissions().mode();
+    let mode = std::fs::metadata(snap_path(&root))
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600);
 }
 
@@ -201,8 +208,15 @@ fn symlinked_snapshot_is_neither_read_nor_followed() {
     assert_rejected(&root, "symlink");
     let before = std::fs::read(&target).unwrap();
     snap_at(&root, 100);
-    assert_eq!(std::fs::read(&target).unwrap(), before, "the link's target is untouched");
-    assert!(!std::fs::symlink_metadata(&p).unwrap().file_type().is_symlink());
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        before,
+        "the link's target is untouched"
+    );
+    assert!(!std::fs::symlink_metadata(&p)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     let (_, info) = load_state(&root, S, &LoadOptions::latest()).unwrap();
     assert_eq!(info.snapshot, SnapshotUse::Used { seq: 100 });
 }
@@ -210,12 +224,18 @@ fn symlinked_snapshot_is_neither_read_nor_followed() {
 #[test]
 fn at_before_the_snapshot_replays_from_the_start() {
     let (_d, root) = setup(120, 100);
-    let opts = LoadOptions { at: Some(50), ..LoadOptions::latest() };
+    let opts = LoadOptions {
+        at: Some(50),
+        ..LoadOptions::latest()
+    };
     let (state, info) = load_state(&root, S, &opts).unwrap();
     assert_eq!(info.snapshot, SnapshotUse::PastTarget { seq: 100 });
     assert!(info.warnings.is_empty());
     assert_eq!(state.seq, 50);
-    let opts = LoadOptions { at: Some(110), ..LoadOptions::latest() };
+    let opts = LoadOptions {
+        at: Some(110),
+        ..LoadOptions::latest()
+    };
     let (state, info) = load_state(&root, S, &opts).unwrap();
     assert_eq!(info.snapshot, SnapshotUse::Used { seq: 100 });
     assert_eq!((state.seq, info.tail_records), (110, 10));

@@ -17,7 +17,7 @@ pub(super) fn name<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Cow<'a, str> {
 pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     e.session_id = w.session_id.take();
     e.cwd = w.cwd.take();
-    e.model = w.model.take().or_else(|| w.to_model.take());
+    e.model = w.model.take();
     e.permission_mode = w.permission_mode.take();
     e.prompt_id = w.prompt_id.take();
     e.turn_id = w.turn_id.take();
@@ -28,10 +28,7 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     e.trigger = w.trigger.take();
     e.reason = w.reason.take();
     e.error = w.error.take();
-    e.message = w
-        .last_assistant_message
-        .take()
-        .or_else(|| w.message.take());
+    e.message = w.last_assistant_message.take().or_else(|| w.message.take());
     e.file_path = w.file_path.take();
     e.new_cwd = w.new_cwd.take();
     e.summary = w.compact_summary.take();
@@ -50,15 +47,20 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     }
 }
 
-pub(super) fn normalize<'a>(host: Host, mut w: Wire<'a>, record_kind: &'a str) -> Event<'a> {
-    let name = name(&mut w, record_kind);
+pub(super) fn normalize<'a>(host: Host, w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+    let name = name(w, record_kind);
     let kind = EventKind::from_claude(&name);
     let mut e = Event::bare(host, kind, name);
-    common(&mut e, &mut w);
-    if kind == EventKind::PostToolUseFailure {
-        if let Some(t) = e.tool.as_mut() {
-            t.failed = true;
+    common(&mut e, w);
+    match kind {
+        EventKind::PostToolUseFailure => {
+            if let Some(t) = e.tool.as_mut() {
+                t.failed = true;
+            }
         }
+        // The switch is done only at PostModelSwitch; PreModelSwitch may still be refused.
+        EventKind::PostModelSwitch => e.model = e.model.take().or_else(|| w.to_model.take()),
+        _ => {}
     }
     e
 }
@@ -72,7 +74,10 @@ mod tests {
         let raw = r#"{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"Bash",
             "tool_input":{"command":"false"},"tool_use_id":"t1","error":"Exit code 1","duration_ms":21}"#;
         let e = Event::parse("PostToolUseFailure", raw);
-        assert_eq!((e.host, e.kind), (Host::Claude, EventKind::PostToolUseFailure));
+        assert_eq!(
+            (e.host, e.kind),
+            (Host::Claude, EventKind::PostToolUseFailure)
+        );
         let t = e.tool.unwrap();
         assert!(t.failed);
         assert_eq!((t.use_id.as_deref(), t.duration_ms), (Some("t1"), Some(21)));
@@ -80,10 +85,27 @@ mod tests {
     }
 
     #[test]
+    fn model_changes_after_the_switch() {
+        let pre = r#"{"hook_event_name":"PreModelSwitch","from_model":"a","to_model":"b"}"#;
+        assert_eq!(Event::parse("PreModelSwitch", pre).model, None);
+        let post = r#"{"hook_event_name":"PostModelSwitch","from_model":"a","to_model":"b"}"#;
+        assert_eq!(
+            Event::parse("PostModelSwitch", post).model.as_deref(),
+            Some("b")
+        );
+    }
+
+    #[test]
     fn unknown_event_keeps_its_name() {
-        let e = Event::parse("Brand-New", r#"{"hook_event_name":"BrandNew","session_id":"s"}"#);
+        let e = Event::parse(
+            "Brand-New",
+            r#"{"hook_event_name":"BrandNew","session_id":"s"}"#,
+        );
         assert_eq!((e.kind, e.name.as_ref()), (EventKind::Other, "BrandNew"));
         let e = Event::parse("event", "[1,2]");
-        assert_eq!((e.kind, e.name.as_ref(), e.parsed), (EventKind::Other, "event", false));
+        assert_eq!(
+            (e.kind, e.name.as_ref(), e.parsed),
+            (EventKind::Other, "event", false)
+        );
     }
 }

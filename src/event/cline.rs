@@ -36,7 +36,7 @@ fn tool(t: ClineTool<'_>) -> Option<Tool<'_>> {
     })
 }
 
-pub(super) fn normalize<'a>(mut w: Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = w
         .hook_name
         .take()

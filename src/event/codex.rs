@@ -4,6 +4,6 @@
 use super::wire::Wire;
 use super::{claude, Event, Host};
 
-pub(super) fn normalize<'a>(w: Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     claude::normalize(Host::Codex, w, record_kind)
 }

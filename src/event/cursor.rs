@@ -48,12 +48,12 @@ fn kind(name: &str) -> EventKind {
     }
 }
 
-pub(super) fn normalize<'a>(mut w: Wire<'a>, record_kind: &'a str) -> Event<'a> {
-    let name = claude::name(&mut w, record_kind);
+pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+    let name = claude::name(w, record_kind);
     let mut e = Event::bare(Host::Cursor, kind(&name), name);
     let command = w.command.take();
     let status = w.status.take();
-    claude::common(&mut e, &mut w);
+    claude::common(&mut e, w);
     e.session_id = w.conversation_id.take().or(e.session_id);
     e.cwd = e.cwd.or_else(|| w.workspace_roots.0.take());
     e.reason = e.reason.or(status);

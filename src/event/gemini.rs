@@ -43,17 +43,18 @@ struct ResponseError<'a> {
     error: Option<&'a RawValue>,
 }
 
-pub(super) fn normalize<'a>(mut w: Wire<'a>, record_kind: &'a str) -> Event<'a> {
-    let name = claude::name(&mut w, record_kind);
+pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+    let name = claude::name(w, record_kind);
     let mut e = Event::bare(Host::Gemini, kind(&name), name);
     let response = w.prompt_response.take();
-    claude::common(&mut e, &mut w);
+    claude::common(&mut e, w);
     if e.kind == EventKind::Stop {
         e.message = e.message.or(response);
     }
     if let Some(t) = e.tool.as_mut() {
         t.failed = t.response.is_some_and(|r| {
-            serde_json::from_str::<ResponseError>(r.get()).is_ok_and(|x| x.error.is_some())
+            super::is_object(r.get())
+                && serde_json::from_str::<ResponseError>(r.get()).is_ok_and(|x| x.error.is_some())
         });
     }
     e

@@ -236,10 +236,14 @@ mod tests {
 
     #[test]
     fn wrong_types_read_as_absent() {
-        let t: T = serde_json::from_str(r#"{"s":{"x":[1,2]},"n":"x","b":3,"w":"no","z":1}"#).unwrap();
-        assert_eq!((t.s.0, t.n.0, t.b.0, t.p.0, t.w.0), (None, None, None, false, None));
         let t: T =
-            serde_json::from_str(r#"{"s":"a\"b","n":"25","b":true,"p":null,"w":["/x",2]}"#).unwrap();
+            serde_json::from_str(r#"{"s":{"x":[1,2]},"n":"x","b":3,"w":"no","z":1}"#).unwrap();
+        assert_eq!(
+            (t.s.0, t.n.0, t.b.0, t.p.0, t.w.0),
+            (None, None, None, false, None)
+        );
+        let t: T = serde_json::from_str(r#"{"s":"a\"b","n":"25","b":true,"p":null,"w":["/x",2]}"#)
+            .unwrap();
         assert_eq!(t.s.0.as_deref(), Some("a\"b"));
         assert_eq!((t.n.0, t.b.0, t.p.0), (Some(25.0), Some(true), true));
         assert_eq!(t.w.0.as_deref(), Some("/x"));

@@ -28,6 +28,11 @@ pub use kind::EventKind;
 pub use tools::{FileOp, ToolInput};
 use wire::{Clues, Wire};
 
+/// True if the JSON text is an object (by its first character; the parser checks the rest).
+pub(crate) fn is_object(raw: &str) -> bool {
+    raw.trim_start().starts_with('{')
+}
+
 /// The agent host that sent an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Host {
@@ -194,7 +199,13 @@ impl<'a> Event<'a> {
 
     /// Like [`Event::parse`], with the host given (`--host`) instead of detected.
     pub fn parse_as(host: Option<Host>, record_kind: &'a str, raw: &'a str) -> Event<'a> {
-        let wire: Wire<'a> = match serde_json::from_str(raw) {
+        // serde would also read a struct from an array, positionally: only objects count.
+        let parsed = if is_object(raw) {
+            serde_json::from_str(raw)
+        } else {
+            Err(serde::de::Error::custom("not an object"))
+        };
+        let mut wire: Wire<'a> = match parsed {
             Ok(w) => w,
             Err(_) => {
                 let mut e = Event::bare(
@@ -207,13 +218,14 @@ impl<'a> Event<'a> {
             }
         };
         let host = host.unwrap_or_else(|| wire.clues().host());
+        let w = &mut wire;
         match host {
-            Host::Claude | Host::Unknown => claude::normalize(host, wire, record_kind),
-            Host::Codex => codex::normalize(wire, record_kind),
-            Host::Gemini => gemini::normalize(wire, record_kind),
-            Host::Cursor => cursor::normalize(wire, record_kind),
-            Host::Cline => cline::normalize(wire, record_kind),
-            Host::OpenClaw => openclaw::normalize(wire, record_kind),
+            Host::Claude | Host::Unknown => claude::normalize(host, w, record_kind),
+            Host::Codex => codex::normalize(w, record_kind),
+            Host::Gemini => gemini::normalize(w, record_kind),
+            Host::Cursor => cursor::normalize(w, record_kind),
+            Host::Cline => cline::normalize(w, record_kind),
+            Host::OpenClaw => openclaw::normalize(w, record_kind),
         }
     }
 

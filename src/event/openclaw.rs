@@ -17,7 +17,7 @@ pub(crate) const NAMES: &[&str] = &[
     "onSessionEnd",
 ];
 
-pub(super) fn normalize<'a>(mut w: Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = w
         .hook_event_name
         .take()

@@ -75,6 +75,9 @@ pub struct ToolInput<'a> {
 impl<'a> ToolInput<'a> {
     /// Reads a tool input; anything that is not an object gives an empty view.
     pub fn parse(raw: &'a RawValue) -> ToolInput<'a> {
+        if !super::is_object(raw.get()) {
+            return ToolInput::default();
+        }
         serde_json::from_str(raw.get()).unwrap_or_default()
     }
 
@@ -155,13 +158,21 @@ mod tests {
     #[test]
     fn paths_by_host() {
         let r = input(r#"{"file_path":"/a","content":"x"}"#);
-        assert_eq!(ToolInput::parse(&r).touched("Write"), vec![(FileOp::Write, "/a")]);
+        assert_eq!(
+            ToolInput::parse(&r).touched("Write"),
+            vec![(FileOp::Write, "/a")]
+        );
         let r = input(r#"{"path":"src/b.rs","diff":"..."}"#);
-        assert_eq!(ToolInput::parse(&r).touched("replace_in_file"), vec![(FileOp::Edit, "src/b.rs")]);
+        assert_eq!(
+            ToolInput::parse(&r).touched("replace_in_file"),
+            vec![(FileOp::Edit, "src/b.rs")]
+        );
         let r = input(r#"{"command":"ls"}"#);
         assert!(ToolInput::parse(&r).touched("Bash").is_empty());
         assert_eq!(ToolInput::parse(&r).detail().as_deref(), Some("ls"));
         let r = input("\"not an object\"");
+        assert!(ToolInput::parse(&r).path().is_none());
+        let r = input(r#"["/positional"]"#);
         assert!(ToolInput::parse(&r).path().is_none());
     }
 

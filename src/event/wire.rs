@@ -212,7 +212,8 @@ impl<'a> Clues<'a> {
         {
             return Host::Cursor;
         }
-        if name.is_some_and(|n| gemini::ONLY_NAMES.contains(&n)) || (self.timestamp && name.is_some())
+        if name.is_some_and(|n| gemini::ONLY_NAMES.contains(&n))
+            || (self.timestamp && name.is_some())
         {
             return Host::Gemini;
         }

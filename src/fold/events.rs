@@ -7,8 +7,8 @@ use super::{Compaction, Ending, Link, OpenCall, Prompt, RecordView, State, Subag
 use crate::event::lenient::{Obj, Str};
 use crate::event::{Event, EventKind, FileOp, Host};
 use crate::limits::{
-    DETAIL_MAX_BYTES, FILES_TRACKED_MAX, LINKS_MAX, OPEN_CALLS_MAX, OTHER_NAMES_MAX,
-    PROMPTS_KEPT, STATE_TEXT_MAX_BYTES, SUBAGENTS_TRACKED_MAX, TOOLS_TRACKED_MAX,
+    DETAIL_MAX_BYTES, FILES_TRACKED_MAX, LINKS_MAX, OPEN_CALLS_MAX, OTHER_NAMES_MAX, PROMPTS_KEPT,
+    STATE_TEXT_MAX_BYTES, SUBAGENTS_TRACKED_MAX, TOOLS_TRACKED_MAX,
 };
 
 /// Statistics of tools beyond `TOOLS_TRACKED_MAX` distinct names are kept under this name.
@@ -207,11 +207,14 @@ impl State {
 
     fn tool_post(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
         let Some(t) = &e.tool else { return };
-        let opened = t.use_id.as_deref().and_then(|id| self.tools.open.remove(id));
+        let opened = t
+            .use_id
+            .as_deref()
+            .and_then(|id| self.tools.open.remove(id));
         let duration = t.duration_ms.or_else(|| {
-            opened.as_ref().map(|o| {
-                (rec.ts_unix_ns.saturating_sub(o.ts_unix_ns).max(0) / 1_000_000) as u64
-            })
+            opened
+                .as_ref()
+                .map(|o| (rec.ts_unix_ns.saturating_sub(o.ts_unix_ns).max(0) / 1_000_000) as u64)
         });
         self.tools.calls += 1;
         if t.failed {

@@ -12,6 +12,7 @@
 //! version).
 
 mod bounded;
+mod bulk;
 mod events;
 mod state;
 mod system;

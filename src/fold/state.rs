@@ -28,6 +28,7 @@ pub struct State {
     pub context: Context,
     pub primitives: Primitives,
     /// The last injection per event kind (`sjournal.injected`).
+    #[serde(deserialize_with = "super::bulk::map")]
     pub injected: BTreeMap<String, Injection>,
     pub journal: JournalFacts,
 }
@@ -66,9 +67,12 @@ pub struct Counts {
     pub events: u64,
     pub system: u64,
     /// Per canonical event kind (unknown events under "other") and per system kind.
+    #[serde(deserialize_with = "super::bulk::map")]
     pub by_kind: BTreeMap<String, u64>,
     /// Unknown events by their own name (`limits::OTHER_NAMES_MAX` names).
+    #[serde(deserialize_with = "super::bulk::map")]
     pub other_names: BTreeMap<String, u64>,
+    #[serde(deserialize_with = "super::bulk::map")]
     pub by_host: BTreeMap<String, u64>,
 }
 
@@ -92,8 +96,10 @@ pub struct Tools {
     pub denied: u64,
     pub permission_requests: u64,
     pub batches: u64,
+    #[serde(deserialize_with = "super::bulk::map")]
     pub by_tool: BTreeMap<String, ToolStats>,
     /// Calls whose Pre came and whose Post has not yet, by tool_use_id (this turn's only).
+    #[serde(deserialize_with = "super::bulk::map")]
     pub open: BTreeMap<String, OpenCall>,
     /// Open calls given up: still open when their turn or the session ended, or dropped
     /// (oldest first) to keep the table bounded.
@@ -122,6 +128,7 @@ pub struct OpenCall {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Files {
+    #[serde(deserialize_with = "super::bulk::map")]
     pub by_path: BTreeMap<String, FileStats>,
     /// Files forgotten to keep the table bounded.
     pub forgotten: u64,
@@ -170,6 +177,7 @@ pub struct Compaction {
 pub struct Subagents {
     pub started: u64,
     pub stopped: u64,
+    #[serde(deserialize_with = "super::bulk::map")]
     pub by_id: BTreeMap<String, Subagent>,
     pub forgotten: u64,
 }
@@ -207,10 +215,13 @@ pub struct Ending {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Context {
     /// Kept until cleared; survives compaction; replaced by `at_stop` entries at turn end.
+    #[serde(deserialize_with = "super::bulk::map")]
     pub persistent: BTreeMap<String, Entry>,
     /// Dropped when the turn ends.
+    #[serde(deserialize_with = "super::bulk::map")]
     pub ephemeral: BTreeMap<String, Entry>,
     /// Held until the turn ends, then moved into `persistent` (same key replaced).
+    #[serde(deserialize_with = "super::bulk::map")]
     pub at_stop: BTreeMap<String, Entry>,
     /// Records refused (unknown channel, bad key, channel full).
     pub rejected: u64,
@@ -225,10 +236,14 @@ pub struct Entry {
 /// Hook-author primitives (`sjournal.fire`, `.once`, `.slot.set`, `.list.*`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Primitives {
+    #[serde(deserialize_with = "super::bulk::map")]
     pub fires: BTreeMap<String, FireCount>,
     /// Keys seen, with the seq that first saw them.
+    #[serde(deserialize_with = "super::bulk::map")]
     pub once: BTreeMap<String, u64>,
+    #[serde(deserialize_with = "super::bulk::map")]
     pub slots: BTreeMap<String, Slot>,
+    #[serde(deserialize_with = "super::bulk::map")]
     pub lists: BTreeMap<String, List>,
     /// Records refused (over a bound, a max_fires reached, a slot's expected seq not met).
     pub rejected: u64,

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use serde::de::DeserializeOwned;
 
 use super::bounded::{bump, cut, key};
-use super::{Entry, FireCount, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State};
+use super::{Entry, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State};
 use crate::context::Channel;
 use crate::format::payload::{self as p, decode_system};
 use crate::limits::{
@@ -109,8 +109,7 @@ impl State {
                 return;
             }
         };
-        if !valid_name(&c.key) || (map.len() >= CONTEXT_ENTRIES_MAX && !map.contains_key(&c.key))
-        {
+        if !valid_name(&c.key) || (map.len() >= CONTEXT_ENTRIES_MAX && !map.contains_key(&c.key)) {
             ctx.rejected += 1;
             return;
         }
@@ -151,7 +150,7 @@ impl State {
             pr.rejected += 1;
             return;
         }
-        let c = pr.fires.entry(f.name).or_insert_with(FireCount::default);
+        let c = pr.fires.entry(f.name).or_default();
         c.count += 1;
         c.max = f.max;
         c.last_seq = rec.seq;

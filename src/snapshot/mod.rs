@@ -46,7 +46,10 @@ pub struct Written {
 
 /// Encodes a snapshot file of `state`, which must be the fold of the journal up to `head`.
 pub fn encode(state: &State, head: &Head) -> Vec<u8> {
-    assert_eq!(state.seq, head.seq, "a snapshot's state must end at its head");
+    assert_eq!(
+        state.seq, head.seq,
+        "a snapshot's state must end at its head"
+    );
     let body = state.encode();
     let h = SnapshotHeader {
         format_version: FORMAT_VERSION,

@@ -61,7 +61,8 @@ pub enum Action {
 }
 
 fn parse_channel(s: &str) -> std::result::Result<Channel, String> {
-    Channel::from_name(s).ok_or_else(|| format!("unknown channel {s:?}: use persistent, ephemeral or at-stop"))
+    Channel::from_name(s)
+        .ok_or_else(|| format!("unknown channel {s:?}: use persistent, ephemeral or at-stop"))
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
@@ -74,7 +75,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             json,
         } => {
             let (state, _) = load(root, &session, None, true)?;
-            let r = render(&state, &RenderOptions { budget_chars: budget });
+            let r = render(
+                &state,
+                &RenderOptions {
+                    budget_chars: budget,
+                },
+            );
             if json {
                 let v = json!({
                     "text": r.text, "truncated": r.truncated, "dropped": r.dropped,
@@ -82,7 +88,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 });
                 output::line(&mut out, &v.to_string())?;
             } else {
-                out.write_all(r.text.as_bytes()).map_err(output::write_err)?;
+                out.write_all(r.text.as_bytes())
+                    .map_err(output::write_err)?;
             }
         }
         Action::Set {
@@ -92,11 +99,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             text,
         } => {
             let text = match text.as_deref() {
-                None | Some("-") => String::from_utf8(read_stdin()?).map_err(|_| {
-                    Error::InvalidInput {
+                None | Some("-") => {
+                    String::from_utf8(read_stdin()?).map_err(|_| Error::InvalidInput {
                         reason: "the text on stdin is not UTF-8".into(),
-                    }
-                })?,
+                    })?
+                }
                 Some(t) => t.to_owned(),
             };
             let a = primitives::context_set(root, &session, channel, &key, &text, &opts)?;

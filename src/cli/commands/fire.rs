@@ -21,8 +21,18 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let f = primitives::fire(root, &args.session, &args.name, args.max, &WriterOptions::default())?;
+    let f = primitives::fire(
+        root,
+        &args.session,
+        &args.name,
+        args.max,
+        &WriterOptions::default(),
+    )?;
     let mut out = output::stdout();
     output::line(&mut out, &serde_json::to_string(&f).expect("serializable"))?;
-    Ok(if f.fired { Outcome::Ok } else { Outcome::Findings })
+    Ok(if f.fired {
+        Outcome::Ok
+    } else {
+        Outcome::Findings
+    })
 }

@@ -80,7 +80,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     .iter()
                     .map(|i| json!({"seq": i.seq, "value": value(&i.value)}))
                     .collect();
-                let v = json!({"name": name, "max": list.max, "pushed": list.pushed, "items": items});
+                let v =
+                    json!({"name": name, "max": list.max, "pushed": list.pushed, "items": items});
                 output::line(&mut out, &v.to_string())?;
             } else {
                 for i in &list.items {

@@ -43,7 +43,12 @@ pub fn snapshot_json(info: &LoadInfo) -> serde_json::Value {
 }
 
 /// Loads a session's state as the CLI does: warnings go to stderr.
-pub fn load(root: &Root, session: &str, at: Option<u64>, snapshot: bool) -> Result<(State, LoadInfo)> {
+pub fn load(
+    root: &Root,
+    session: &str,
+    at: Option<u64>,
+    snapshot: bool,
+) -> Result<(State, LoadInfo)> {
     let opts = LoadOptions {
         at,
         use_snapshot: snapshot,
