@@ -1,5 +1,7 @@
 //! Fold throughput over a journal of 1M events (the hook's path: load = snapshot + tail).
 //!
+//! (Under `cargo test` the same code runs once over 20k events.)
+//!
 //! - `cold_from_journal`: open + mmap the journal, validate every record (CRC, seq, chain
 //!   hash) and fold all 1M: `load_state` without a snapshot.
 //! - `fold_only`: `State::apply` over the 1M records already validated and in memory: the
@@ -19,7 +21,18 @@ use sjournal::format::payload::{self as p, encode_event, encode_system};
 use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
 use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
 
-const EVENTS: u64 = 1_000_000;
+/// 1M under `cargo bench`; under `cargo test` (which runs each benchmark once to check it
+/// works, without `--bench`) a small journal keeps the test suite fast.
+fn events() -> u64 {
+    static N: OnceLock<u64> = OnceLock::new();
+    *N.get_or_init(|| {
+        if std::env::args().any(|a| a == "--bench") {
+            1_000_000
+        } else {
+            20_000
+        }
+    })
+}
 const SESSION: &str = "bench-3f1c9e2a-5b7d-4c1e-9a2b-8d6f0e4c2a1b";
 
 struct Fixture {
@@ -121,8 +134,9 @@ fn fixture() -> &'static Fixture {
         let mut w = Writer::open(&root, SESSION, &WriterOptions::default()).unwrap();
         let base = 1_767_225_600_000_000_000i64;
         let mut i = 0;
-        while i < EVENTS {
-            let batch: Vec<(String, Vec<u8>)> = (i..(i + 20_000).min(EVENTS)).map(record).collect();
+        while i < events() {
+            let batch: Vec<(String, Vec<u8>)> =
+                (i..(i + 20_000).min(events())).map(record).collect();
             let items: Vec<(&str, &[u8])> = batch
                 .iter()
                 .map(|(k, p)| (k.as_str(), p.as_slice()))
@@ -134,7 +148,8 @@ fn fixture() -> &'static Fixture {
         let bytes = w.len();
         drop(w);
         eprintln!(
-            "built a journal of {EVENTS} records, {bytes} bytes, in {:?}",
+            "built a journal of {} records, {bytes} bytes, in {:?}",
+            events(),
             t.elapsed()
         );
         Fixture {
@@ -148,7 +163,7 @@ fn fixture() -> &'static Fixture {
 /// Writes a snapshot `tail` records before the end.
 fn snapshot_before_end(f: &Fixture, tail: u64) {
     let at = LoadOptions {
-        at: Some(EVENTS - tail),
+        at: Some(events() - tail),
         use_snapshot: false,
         deadline: None,
     };
@@ -160,7 +175,7 @@ fn bench(c: &mut Criterion) {
     let f = fixture();
     let mut g = c.benchmark_group("fold_1m");
     g.sample_size(10);
-    g.throughput(Throughput::Elements(EVENTS));
+    g.throughput(Throughput::Elements(events()));
     let full = LoadOptions {
         use_snapshot: false,
         ..LoadOptions::latest()
@@ -168,7 +183,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("cold_from_journal", |b| {
         b.iter(|| {
             let (s, _) = load_state(&f.root, SESSION, &full).unwrap();
-            assert_eq!(s.seq, EVENTS);
+            assert_eq!(s.seq, events());
         })
     });
     let reader = JournalReader::open(&f.root.session(SESSION).unwrap().journal, None).unwrap();
@@ -195,7 +210,12 @@ fn bench(c: &mut Criterion) {
     for tail in [1000u64, 1] {
         snapshot_before_end(f, tail);
         let (s, info) = load_state(&f.root, SESSION, &LoadOptions::latest()).unwrap();
-        assert_eq!(info.snapshot, SnapshotUse::Used { seq: EVENTS - tail });
+        assert_eq!(
+            info.snapshot,
+            SnapshotUse::Used {
+                seq: events() - tail
+            }
+        );
         eprintln!(
             "state at the end: {} encoded bytes; journal {} bytes",
             s.encode().len(),

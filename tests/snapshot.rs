@@ -176,6 +176,7 @@ fn snapshot_of_another_journal_is_rejected() {
     // holds the creation time) differs.
     let (_d, root) = setup(120, 60);
     let (_d2, other) = temp_root();
+    // Headers record their creation time in nanoseconds; a pause makes sure the two differ.
     std::thread::sleep(std::time::Duration::from_millis(2));
     write_journal(&other, S, &records(120, 0), 1_700_000_000_000_000_000);
     std::fs::copy(

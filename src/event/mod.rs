@@ -238,3 +238,61 @@ impl<'a> Event<'a> {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect(json: &str) -> Host {
+        Host::detect(&serde_json::from_str(json).unwrap())
+    }
+
+    #[test]
+    fn hosts_by_their_keys() {
+        assert_eq!(
+            detect(r#"{"hook_event_name":"Stop","session_id":"s"}"#),
+            Host::Claude
+        );
+        assert_eq!(
+            detect(r#"{"hook_event_name":"MessageDisplay","turn_id":"t"}"#),
+            Host::Claude,
+            "Claude's MessageDisplay carries a turn_id too"
+        );
+        assert_eq!(
+            detect(r#"{"hook_event_name":"Stop","turn_id":"t"}"#),
+            Host::Codex
+        );
+        assert_eq!(detect(r#"{"hook_event_name":"BeforeTool"}"#), Host::Gemini);
+        assert_eq!(
+            detect(r#"{"hook_event_name":"SessionStart","timestamp":"2026-01-01T00:00:00Z"}"#),
+            Host::Gemini
+        );
+        assert_eq!(
+            detect(r#"{"hook_event_name":"stop","conversation_id":"c"}"#),
+            Host::Cursor
+        );
+        assert_eq!(
+            detect(r#"{"hookName":"TaskStart","taskId":"1"}"#),
+            Host::Cline
+        );
+        assert_eq!(
+            detect(r#"{"event":"onSessionEnd","reason":"x"}"#),
+            Host::OpenClaw
+        );
+        assert_eq!(detect(r#"{"anything":1}"#), Host::Unknown);
+        assert_eq!(detect("[1]"), Host::Unknown);
+        for h in Host::ALL {
+            assert_eq!(Host::from_name(h.as_str()), Some(h));
+        }
+    }
+
+    #[test]
+    fn forced_host_wins() {
+        let raw = r#"{"hook_event_name":"Stop","turn_id":"t","session_id":"s"}"#;
+        assert_eq!(Event::parse("Stop", raw).host, Host::Codex);
+        assert_eq!(
+            Event::parse_as(Some(Host::Claude), "Stop", raw).host,
+            Host::Claude
+        );
+    }
+}
