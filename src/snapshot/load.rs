@@ -270,8 +270,10 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
 }
 
 /// Writes a snapshot of `state` if at least `every` records were folded since the snapshot it
-/// was loaded from (`info`). The hook calls this after answering; any valid snapshot will do,
-/// so concurrent writers need no lock (the rename is atomic).
+/// was loaded from (`info`), or if the snapshot there was rejected (so that a bad file is
+/// replaced at once instead of warned about on every load). The hook calls this after
+/// answering; any valid snapshot will do, so concurrent writers need no lock (the rename is
+/// atomic).
 pub fn maybe_snapshot(
     paths: &SessionPaths,
     state: &State,
@@ -281,7 +283,9 @@ pub fn maybe_snapshot(
     let Some(head) = info.head else {
         return Ok(None);
     };
-    if head.seq != state.seq || state.seq - info.snapshot_seq() < every.max(1) {
+    let rejected = matches!(info.snapshot, SnapshotUse::Rejected(_));
+    let due = state.seq.saturating_sub(info.snapshot_seq()) >= every.max(1);
+    if head.seq != state.seq || !(due || rejected) {
         return Ok(None);
     }
     super::write(paths, state, &head).map(Some)

@@ -45,6 +45,10 @@ pub struct Written {
 }
 
 /// Encodes a snapshot file of `state`, which must be the fold of the journal up to `head`.
+///
+/// # Panics
+///
+/// If `state.seq != head.seq`: the state does not end where the header would say.
 pub fn encode(state: &State, head: &Head) -> Vec<u8> {
     assert_eq!(
         state.seq, head.seq,
@@ -69,7 +73,7 @@ pub fn encode(state: &State, head: &Head) -> Vec<u8> {
 }
 
 /// Writes `state` (the fold of the journal up to `head`) as the session's snapshot,
-/// atomically, replacing any earlier one.
+/// atomically, replacing any earlier one. Panics as [`encode`] does.
 pub fn write(paths: &SessionPaths, state: &State, head: &Head) -> Result<Written> {
     let bytes = encode(state, head);
     write_file(&paths.dir, &paths.snapshot, &bytes)?;
