@@ -109,6 +109,20 @@ pub enum Error {
 
     #[error("{path} changed in a way a journal never does: {reason}")]
     Changed { path: PathBuf, reason: String },
+    #[error(
+        "slot {slot:?} of session {session:?} was last set by record seq {found}, not seq {expected}: \
+         another writer changed it first; read it again (`sjournal slot get`) and retry with \
+         --expect-seq {found}"
+    )]
+    Conflict {
+        session: String,
+        slot: String,
+        expected: u64,
+        found: u64,
+    },
+
+    #[error("{reason}; nothing was appended")]
+    InvalidInput { reason: String },
 }
 
 impl Error {

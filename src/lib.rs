@@ -21,13 +21,18 @@
 
 pub mod audit;
 pub mod cli;
+pub mod context;
 pub mod error;
+pub mod event;
+pub mod fold;
 pub mod format;
 pub mod hook;
 pub mod install;
 pub mod journal;
 pub mod limits;
+pub mod primitives;
 pub mod replay;
+pub mod snapshot;
 pub mod storage;
 
 pub use error::{Error, Result};

@@ -55,3 +55,64 @@ pub const EXEC_TIMEOUT_MS_DEFAULT: u64 = 100;
 
 /// Stdout kept of an exec handler (and the tail of its stderr).
 pub const EXEC_OUTPUT_MAX_BYTES: usize = 64 * 1024;
+// Bounds of the folded state: the hook loads it on every event, so it stays small whatever
+// the session does. Changing one changes the fold: bump `fold::FOLD_VERSION`.
+
+/// Recent prompts kept in the state.
+pub const PROMPTS_KEPT: usize = 16;
+
+/// Longest prompt, summary or instruction text kept in the state (longer ones are cut at a
+/// character boundary).
+pub const STATE_TEXT_MAX_BYTES: usize = 4096;
+
+/// Longest one-line description of an open tool call.
+pub const DETAIL_MAX_BYTES: usize = 200;
+
+/// Longest name (tool, event, key, subagent id, file path) kept as a map key.
+pub const NAME_MAX_BYTES: usize = 1024;
+
+/// Files tracked; past this the least recently touched eighth is forgotten.
+pub const FILES_TRACKED_MAX: usize = 1024;
+
+/// Open tool calls tracked (a Pre whose Post never came); past this the oldest eighth is dropped.
+pub const OPEN_CALLS_MAX: usize = 256;
+
+/// Subagents tracked; past this the oldest eighth is forgotten.
+pub const SUBAGENTS_TRACKED_MAX: usize = 256;
+
+/// Distinct tool names with their own statistics; the rest are counted under one entry.
+pub const TOOLS_TRACKED_MAX: usize = 512;
+
+/// Distinct unknown event names counted by name; the rest only as "other".
+pub const OTHER_NAMES_MAX: usize = 128;
+
+/// Linked sessions remembered.
+pub const LINKS_MAX: usize = 64;
+
+/// Entries per context channel.
+pub const CONTEXT_ENTRIES_MAX: usize = 256;
+
+/// Longest context entry text.
+pub const CONTEXT_TEXT_MAX_BYTES: usize = 16 * 1024;
+
+/// Keys (fire names, once keys, slots, lists) per primitive.
+pub const PRIMITIVE_KEYS_MAX: usize = 4096;
+
+/// Longest slot value (JSON text).
+pub const SLOT_VALUE_MAX_BYTES: usize = 64 * 1024;
+
+/// Items a list keeps when the push names no bound, and the most any list keeps.
+pub const LIST_ITEMS_DEFAULT: u32 = 100;
+pub const LIST_ITEMS_MAX: u32 = 1000;
+
+/// Longest list item (JSON text).
+pub const LIST_ITEM_MAX_BYTES: usize = 16 * 1024;
+
+/// Context injected by default, in characters.
+pub const CONTEXT_BUDGET_DEFAULT_CHARS: usize = 4000;
+
+/// A snapshot is written when this many records were folded since the last one.
+pub const SNAPSHOT_EVERY_RECORDS: u64 = 1000;
+
+/// Largest snapshot file read.
+pub const SNAPSHOT_MAX_BYTES: u64 = 256 * 1024 * 1024;

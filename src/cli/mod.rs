@@ -17,8 +17,11 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success: nothing wrong was found
   1  findings: a journal has a problem, a checkpoint is not extended or its signature is bad,
-     an event had to go to the rescue journal (details on stderr, or in the --json output)
-  2  error: bad input, unreadable journal, no such session; nothing was changed";
+     an event had to go to the rescue journal (details on stderr, or in the --json output);
+     fire: the maximum was reached; once/unseen: no new key; slot set: compare-and-set
+     conflict; slot get/list show: empty
+  2  error: bad input, unreadable journal, no such session; nothing was changed
+  hook always exits 0 (fail-open); what went wrong is on stderr";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -54,6 +57,14 @@ pub enum Command {
     Sessions(commands::sessions::Args),
     Replay(commands::replay::Args),
     Report(commands::report::Args),
+    State(commands::state::Args),
+    Snapshot(commands::snapshot::Args),
+    Context(commands::context::Args),
+    Slot(commands::slot::Args),
+    Once(commands::once::Args),
+    Unseen(commands::once::UnseenArgs),
+    Fire(commands::fire::Args),
+    List(commands::list::Args),
 }
 
 /// What a command ended with.
@@ -81,6 +92,14 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Sessions(a) => commands::sessions::run(&root()?, a),
             Command::Replay(a) => commands::replay::run(&root()?, a),
             Command::Report(a) => commands::report::run(&root()?, a),
+            Command::State(a) => commands::state::run(&root()?, a),
+            Command::Snapshot(a) => commands::snapshot::run(&root()?, a),
+            Command::Context(a) => commands::context::run(&root()?, a),
+            Command::Slot(a) => commands::slot::run(&root()?, a),
+            Command::Once(a) => commands::once::run(&root()?, a),
+            Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
+            Command::Fire(a) => commands::fire::run(&root()?, a),
+            Command::List(a) => commands::list::run(&root()?, a),
         }
     })();
     match result {

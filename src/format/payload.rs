@@ -6,10 +6,15 @@
 //! - `sjournal.unparsed`: input that was not valid JSON, kept as a MessagePack map
 //!   `{raw: bin, error: str}`.
 //! - `sjournal.recovered`: a MessagePack map, see [`Recovered`].
-//! - `sjournal.injected`: the context the hook printed for an event, see [`Injected`].
 //! - `sjournal.exec`: what an exec handler printed for an event, see [`Exec`].
 //! - `sjournal.spool-merge`: events that were spooled (the journal was locked or refused them)
 //!   and merged later; see [`SpoolMerge`] and `docs/spool.md`.
+//! - `sjournal.context.set`, `sjournal.context.clear`: context channels ([`ContextSet`],
+//!   [`ContextClear`]).
+//! - `sjournal.fire`, `sjournal.once`, `sjournal.slot.set`, `sjournal.list.push`,
+//!   `sjournal.list.clear`: hook-author primitives ([`Fire`], [`Once`], [`SlotSet`],
+//!   [`ListPush`], [`ListClear`]).
+//! - `sjournal.injected`: what the hook printed back for an event ([`Injected`]).
 //!
 //! System records are maps with named fields (`rmp_serde::to_vec_named`), so that new optional
 //! fields can be added without a format version change.
@@ -21,9 +26,32 @@ use crate::error::{Error, Result};
 pub const SYSTEM_PREFIX: &str = "sjournal.";
 pub const KIND_RECOVERED: &str = "sjournal.recovered";
 pub const KIND_UNPARSED: &str = "sjournal.unparsed";
-pub const KIND_INJECTED: &str = "sjournal.injected";
 pub const KIND_EXEC: &str = "sjournal.exec";
 pub const KIND_SPOOL_MERGE: &str = "sjournal.spool-merge";
+pub const KIND_CONTEXT_SET: &str = "sjournal.context.set";
+pub const KIND_CONTEXT_CLEAR: &str = "sjournal.context.clear";
+pub const KIND_FIRE: &str = "sjournal.fire";
+pub const KIND_ONCE: &str = "sjournal.once";
+pub const KIND_SLOT_SET: &str = "sjournal.slot.set";
+pub const KIND_LIST_PUSH: &str = "sjournal.list.push";
+pub const KIND_LIST_CLEAR: &str = "sjournal.list.clear";
+pub const KIND_INJECTED: &str = "sjournal.injected";
+
+/// Every system kind this build writes or folds.
+pub const SYSTEM_KINDS: &[&str] = &[
+    KIND_RECOVERED,
+    KIND_UNPARSED,
+    KIND_CONTEXT_SET,
+    KIND_CONTEXT_CLEAR,
+    KIND_FIRE,
+    KIND_ONCE,
+    KIND_SLOT_SET,
+    KIND_LIST_PUSH,
+    KIND_LIST_CLEAR,
+    KIND_INJECTED,
+    KIND_EXEC,
+    KIND_SPOOL_MERGE,
+];
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +74,62 @@ pub struct Unparsed {
     #[serde(with = "serde_bytes")]
     pub raw: Vec<u8>,
     pub error: String,
+}
+
+/// Sets a context entry. `channel` is `persistent` (kept until cleared, survives compaction),
+/// `ephemeral` (dropped when the turn ends) or `at-stop` (held until the turn ends, then
+/// replaces the persistent entry of the same key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextSet {
+    pub channel: String,
+    pub key: String,
+    pub text: String,
+}
+
+/// Clears context entries: one key of one channel, a whole channel, or (both None) everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContextClear {
+    pub channel: Option<String>,
+    pub key: Option<String>,
+}
+
+/// A hook fired once more. Written only while the count is below `max`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fire {
+    pub name: String,
+    #[serde(default)]
+    pub max: Option<u64>,
+}
+
+/// Keys seen for the first time (`once` / `unseen`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Once {
+    pub keys: Vec<String>,
+}
+
+/// A slot's new value, JSON text. `expect_seq` is the seq of the record that set the value
+/// this write replaces (0: the slot was empty), checked under the writer's lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotSet {
+    pub name: String,
+    pub value: String,
+    #[serde(default)]
+    pub expect_seq: Option<u64>,
+}
+
+/// An item (JSON text) pushed onto a bounded list; the oldest items fall off past `max`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListPush {
+    pub name: String,
+    pub value: String,
+    #[serde(default)]
+    pub max: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListClear {
+    pub name: String,
 }
 
 /// What the hook printed back to the host for the event at `event_seq`.

@@ -11,6 +11,7 @@ use crate::format::hash::content_hash;
 use crate::limits::{FILE_STEM_MAX_BYTES, SESSION_ID_MAX_BYTES};
 
 pub const JOURNAL_EXT: &str = "sjl";
+pub const SNAPSHOT_EXT: &str = "snap";
 const SESSIONS_DIR: &str = "sessions";
 
 /// The directory that holds every session's files.
@@ -31,6 +32,8 @@ pub struct SessionPaths {
     pub lock: PathBuf,
     /// `<stem>.rescue.sjl`: a journal of events that could not go into the main one.
     pub rescue: PathBuf,
+    /// `<stem>.snap`: the latest snapshot of the folded state (see `snapshot`).
+    pub snapshot: PathBuf,
 }
 
 impl Root {
@@ -85,6 +88,7 @@ impl Root {
             journal: dir.join(format!("{stem}.{JOURNAL_EXT}")),
             lock: dir.join(format!("{stem}.lock")),
             rescue: dir.join(format!("{stem}.rescue.{JOURNAL_EXT}")),
+            snapshot: dir.join(format!("{stem}.{SNAPSHOT_EXT}")),
             stem,
             dir,
         })

@@ -480,7 +480,18 @@ impl<S: Storage> Writer<S> {
 
     /// Appends records in one write and one `sync_data`; returns once all are durable.
     pub fn append_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
-        let out = self.write_batch(items)?;
+        self.append_batch_at(now_unix_ns(), items)
+    }
+
+    /// Like [`Writer::append_batch`], with the records' timestamp given instead of read from
+    /// the clock. For fixtures, benches and imports that must produce the same records every
+    /// time (the fold reads time only from records, so golden state hashes need fixed `ts`).
+    pub fn append_batch_at(
+        &mut self,
+        ts_unix_ns: i64,
+        items: &[(&str, &[u8])],
+    ) -> Result<Vec<Appended>> {
+        let out = self.write_batch(ts_unix_ns, items)?;
         if let Err(e) = self.storage.sync_data() {
             return Err(self.poison("fsync", e));
         }
@@ -490,7 +501,7 @@ impl<S: Storage> Writer<S> {
 
     /// Encodes and writes records at the tail, without syncing, and advances the tail.
     /// Poisons the writer if the write fails.
-    fn write_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+    fn write_batch(&mut self, ts_unix_ns: i64, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
         if let Some(op) = self.poisoned {
             return Err(Error::Poisoned {
                 path: self.journal_path.clone(),
@@ -519,7 +530,7 @@ impl<S: Storage> Writer<S> {
                 max: BATCH_MAX_BYTES,
             });
         }
-        let ts = now_unix_ns();
+        let ts = ts_unix_ns;
         let mut chain = self.chain;
         let mut out = Vec::with_capacity(items.len());
         self.buf.clear();
@@ -562,7 +573,7 @@ impl<S: Storage> Writer<S> {
     /// If the sync fails, the records' bytes are in the file but not known to be durable;
     /// the error is returned and nothing is acknowledged.
     pub fn append_batch_and_release(mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
-        let out = self.write_batch(items)?;
+        let out = self.write_batch(now_unix_ns(), items)?;
         self.write_hint();
         // Dropping the lock here lets the next writer in while our sync is in flight.
         let _ = self.lock_file.unlock();

@@ -1,0 +1,233 @@
+//! Fold throughput over a journal of 1M events (the hook's path: load = snapshot + tail).
+//!
+//! (Under `cargo test` the same code runs once over 20k events.)
+//!
+//! - `cold_from_journal`: open + mmap the journal, validate every record (CRC, seq, chain
+//!   hash) and fold all 1M: `load_state` without a snapshot.
+//! - `fold_only`: `State::apply` over the 1M records already validated and in memory: the
+//!   fold's own cost.
+//! - `from_snapshot_tail_1000` / `from_snapshot_tail_1`: `load_state` with a snapshot 1000
+//!   records (or 1) before the end, what the hook pays on every event.
+//!
+//! The journal (about 600 MB) is built once per run in a temporary directory. Run with
+//! `cargo bench --bench fold`.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use sjournal::fold::{RecordView, State};
+use sjournal::format::payload::{self as p, encode_event, encode_system};
+use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
+use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
+
+/// 1M under `cargo bench`; under `cargo test` (which runs each benchmark once to check it
+/// works, without `--bench`) a small journal keeps the test suite fast.
+fn events() -> u64 {
+    static N: OnceLock<u64> = OnceLock::new();
+    *N.get_or_init(|| {
+        if std::env::args().any(|a| a == "--bench") {
+            1_000_000
+        } else {
+            20_000
+        }
+    })
+}
+const SESSION: &str = "bench-3f1c9e2a-5b7d-4c1e-9a2b-8d6f0e4c2a1b";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: Root,
+    bytes: u64,
+}
+
+fn common(kind: &str) -> String {
+    format!(
+        r#""session_id":"{SESSION}","transcript_path":"/home/dev/.claude/projects/-work-app/{SESSION}.jsonl","cwd":"/work/app","prompt_id":"6bdad6f3-6090-42bd-8d78-2f82a0845661","permission_mode":"default","effort":{{"level":"medium"}},"hook_event_name":"{kind}""#
+    )
+}
+
+/// Record `i` of a plausible session: turns of a prompt, 12 tool calls (Pre + Post), a Stop;
+/// now and then a compaction or a context entry.
+fn record(i: u64) -> (String, Vec<u8>) {
+    let turn = i / 26;
+    let step = i % 26;
+    let call = (step.saturating_sub(1)) / 2;
+    let id = format!("toolu_{turn:08x}{call:04x}");
+    let file = format!(
+        "/work/app/src/module_{}/file_{}.rs",
+        turn % 40,
+        (turn * 7 + call) % 50
+    );
+    let tools = ["Read", "Edit", "Bash", "Grep", "Write", "Bash"];
+    let tool = tools[(call % 6) as usize];
+    let input = match tool {
+        "Bash" => format!(
+            r#"{{"command":"cargo test -p module_{} -- --nocapture","description":"Run the tests"}}"#,
+            turn % 40
+        ),
+        "Grep" => {
+            r#"{"pattern":"fn apply","path":"/work/app/src","output_mode":"content"}"#.to_owned()
+        }
+        "Edit" => format!(
+            r#"{{"file_path":"{file}","old_string":"let x = 1;","new_string":"let x = 2;","replace_all":false}}"#
+        ),
+        _ => format!(r#"{{"file_path":"{file}"}}"#),
+    };
+    let kind;
+    let json = match step {
+        0 if turn % 500 == 499 => {
+            kind = "PreCompact";
+            format!(
+                r#"{{{},"trigger":"auto","custom_instructions":null}}"#,
+                common(kind)
+            )
+        }
+        0 => {
+            kind = "UserPromptSubmit";
+            format!(
+                r#"{{{},"prompt":"Step {turn}: refactor module {} and keep the tests green"}}"#,
+                common(kind),
+                turn % 40
+            )
+        }
+        25 => {
+            if turn.is_multiple_of(100) {
+                let c = p::ContextSet {
+                    channel: "persistent".into(),
+                    key: format!("note-{}", turn % 8),
+                    text: format!("Progress after turn {turn}: modules 0-{} done.", turn % 40),
+                };
+                return (p::KIND_CONTEXT_SET.to_owned(), encode_system(&c));
+            }
+            kind = "Stop";
+            format!(
+                r#"{{{},"stop_hook_active":false,"last_assistant_message":"Done with step {turn}.","background_tasks":[],"session_crons":[]}}"#,
+                common(kind)
+            )
+        }
+        s if s % 2 == 1 => {
+            kind = "PreToolUse";
+            format!(
+                r#"{{{},"tool_name":"{tool}","tool_input":{input},"tool_use_id":"{id}"}}"#,
+                common(kind)
+            )
+        }
+        _ => {
+            kind = "PostToolUse";
+            format!(
+                r#"{{{},"tool_name":"{tool}","tool_input":{input},"tool_response":{{"stdout":"ok","stderr":"","interrupted":false,"isImage":false}},"tool_use_id":"{id}","duration_ms":{}}}"#,
+                common(kind),
+                10 + call * 3
+            )
+        }
+    };
+    (kind.to_owned(), encode_event(&json))
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let t = Instant::now();
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let mut w = Writer::open(&root, SESSION, &WriterOptions::default()).unwrap();
+        let base = 1_767_225_600_000_000_000i64;
+        let mut i = 0;
+        while i < events() {
+            let batch: Vec<(String, Vec<u8>)> =
+                (i..(i + 20_000).min(events())).map(record).collect();
+            let items: Vec<(&str, &[u8])> = batch
+                .iter()
+                .map(|(k, p)| (k.as_str(), p.as_slice()))
+                .collect();
+            w.append_batch_at(base + i as i64 * 1_000_000, &items)
+                .unwrap();
+            i += batch.len() as u64;
+        }
+        let bytes = w.len();
+        drop(w);
+        eprintln!(
+            "built a journal of {} records, {bytes} bytes, in {:?}",
+            events(),
+            t.elapsed()
+        );
+        Fixture {
+            _dir: dir,
+            root,
+            bytes,
+        }
+    })
+}
+
+/// Writes a snapshot `tail` records before the end.
+fn snapshot_before_end(f: &Fixture, tail: u64) {
+    let at = LoadOptions {
+        at: Some(events() - tail),
+        use_snapshot: false,
+        deadline: None,
+    };
+    let (s, info) = load_state(&f.root, SESSION, &at).unwrap();
+    snapshot::write(&f.root.session(SESSION).unwrap(), &s, &info.head.unwrap()).unwrap();
+}
+
+fn bench(c: &mut Criterion) {
+    let f = fixture();
+    let mut g = c.benchmark_group("fold_1m");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(events()));
+    let full = LoadOptions {
+        use_snapshot: false,
+        ..LoadOptions::latest()
+    };
+    g.bench_function("cold_from_journal", |b| {
+        b.iter(|| {
+            let (s, _) = load_state(&f.root, SESSION, &full).unwrap();
+            assert_eq!(s.seq, events());
+        })
+    });
+    let reader = JournalReader::open(&f.root.session(SESSION).unwrap().journal, None).unwrap();
+    let recs: Vec<RecordView> = reader
+        .records()
+        .unwrap()
+        .map(|r| RecordView::from(&r.unwrap()))
+        .collect();
+    g.bench_function("fold_only", |b| {
+        b.iter_batched(
+            State::new,
+            |mut s| {
+                for r in &recs {
+                    s.apply(r);
+                }
+                s
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("load_with_snapshot");
+    for tail in [1000u64, 1] {
+        snapshot_before_end(f, tail);
+        let (s, info) = load_state(&f.root, SESSION, &LoadOptions::latest()).unwrap();
+        assert_eq!(
+            info.snapshot,
+            SnapshotUse::Used {
+                seq: events() - tail
+            }
+        );
+        eprintln!(
+            "state at the end: {} encoded bytes; journal {} bytes",
+            s.encode().len(),
+            f.bytes
+        );
+        g.throughput(Throughput::Elements(tail));
+        g.bench_function(format!("from_snapshot_tail_{tail}"), |b| {
+            b.iter(|| load_state(&f.root, SESSION, &LoadOptions::latest()).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,38 @@
+//! `sjournal fire --session ID NAME [--max N]`: counts one firing of hook NAME, unless it
+//! already fired N times. Prints `{"fired": bool, "count": n, "max": N|null}`; exit 0 if it
+//! fired (run the hook), 1 if the maximum was reached (skip it). Decided under the session's
+//! lock, so concurrent callers never exceed the maximum.
+
+use crate::cli::{output, Outcome};
+use crate::error::Result;
+use crate::journal::{Root, WriterOptions};
+use crate::primitives;
+
+/// Count a firing of a hook, up to a maximum
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct Args {
+    #[arg(long)]
+    pub session: String,
+    pub name: String,
+    /// Fire at most this many times per session
+    #[arg(long)]
+    pub max: Option<u64>,
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let f = primitives::fire(
+        root,
+        &args.session,
+        &args.name,
+        args.max,
+        &WriterOptions::default(),
+    )?;
+    let mut out = output::stdout();
+    output::line(&mut out, &serde_json::to_string(&f).expect("serializable"))?;
+    Ok(if f.fired {
+        Outcome::Ok
+    } else {
+        Outcome::Findings
+    })
+}

@@ -1,0 +1,88 @@
+//! `sjournal slot get|set --session ID NAME`: typed JSON slots with compare-and-set.
+//!
+//! `get` prints `{"name", "value": <JSON>, "type", "seq"}` (exit 1 if the slot is empty).
+//! `set NAME VALUE [--expect-seq N] [--type T]` writes VALUE (one JSON value); with
+//! `--expect-seq` only if the slot was last set by record N (0: the slot must be empty),
+//! checked under the session's lock. A conflict exits 1 and says what the slot's seq is.
+//! Prints `{"seq": N}`: the seq to expect next time.
+
+use serde_json::json;
+
+use crate::cli::commands::state::load;
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::journal::{Root, WriterOptions};
+use crate::primitives;
+
+/// Read or write a typed JSON slot (compare-and-set on the seq that last set it)
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    Get {
+        #[arg(long)]
+        session: String,
+        name: String,
+    },
+    Set {
+        #[arg(long)]
+        session: String,
+        name: String,
+        /// One JSON value, e.g. '{"step":2}', '"text"', 3
+        value: String,
+        /// Write only if the slot was last set by this seq (0: only if empty)
+        #[arg(long, value_name = "SEQ")]
+        expect_seq: Option<u64>,
+        /// Require a JSON type: object, array, string, number, boolean, null
+        #[arg(long = "type", value_name = "TYPE")]
+        json_type: Option<String>,
+    },
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let mut out = output::stdout();
+    match args.action {
+        Action::Get { session, name } => {
+            let (state, _) = load(root, &session, None, true)?;
+            let Some(slot) = state.primitives.slots.get(&name) else {
+                eprintln!("sjournal: slot {name:?} of session {session:?} is empty");
+                return Ok(Outcome::Findings);
+            };
+            let value: serde_json::Value =
+                serde_json::from_str(&slot.value).unwrap_or(serde_json::Value::Null);
+            let v = json!({"name": name, "value": value, "type": slot.json_type, "seq": slot.seq});
+            output::line(&mut out, &v.to_string())?;
+        }
+        Action::Set {
+            session,
+            name,
+            value,
+            expect_seq,
+            json_type,
+        } => {
+            let a = primitives::slot_set(
+                root,
+                &session,
+                &name,
+                &value,
+                expect_seq,
+                json_type.as_deref(),
+                &WriterOptions::default(),
+            );
+            match a {
+                Ok(a) => output::line(&mut out, &json!({"seq": a.seq}).to_string())?,
+                Err(e @ Error::Conflict { .. }) => {
+                    crate::cli::report_error(&e);
+                    return Ok(Outcome::Findings);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(Outcome::Ok)
+}

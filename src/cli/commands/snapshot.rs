@@ -1,0 +1,103 @@
+//! `sjournal snapshot --session ID`: writes a snapshot of the session's state now.
+//! `sjournal snapshot rebuild (--session ID | --all)`: replays each journal in full, ignoring
+//! any snapshot, and writes a fresh one.
+//!
+//! Prints one line per snapshot written: `{"session", "seq", "state_hash", "bytes"}`.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::cli::{output, Outcome};
+use crate::error::Result;
+use crate::journal::{JournalReader, Root};
+use crate::snapshot::{self, load_state, LoadOptions};
+
+/// Write a snapshot of a session's folded state
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES, args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[arg(long)]
+    pub session: Option<String>,
+    #[command(subcommand)]
+    pub action: Option<Action>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Replay journals in full and write fresh snapshots
+    Rebuild(RebuildArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[group(required = true, multiple = false, args = ["session", "all"])]
+pub struct RebuildArgs {
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Every session under the root
+    #[arg(long)]
+    pub all: bool,
+}
+
+fn take(root: &Root, session: &str, full: bool) -> Result<Option<snapshot::Written>> {
+    let opts = LoadOptions {
+        use_snapshot: !full,
+        ..LoadOptions::latest()
+    };
+    let (state, info) = load_state(root, session, &opts)?;
+    for w in &info.warnings {
+        eprintln!("sjournal: warning: {w}");
+    }
+    let Some(head) = info.head else {
+        eprintln!("sjournal: session {session:?} has no records yet; no snapshot written");
+        return Ok(None);
+    };
+    snapshot::write(&root.session(session)?, &state, &head).map(Some)
+}
+
+/// Session ids of every main journal under the root (rescue journals have no snapshot).
+fn all_sessions(root: &Root) -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    for path in root.journals()? {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if name.is_some_and(|n| n.ends_with(".rescue.sjl")) {
+            continue;
+        }
+        let reader = JournalReader::open(&path, None)?;
+        match reader.header() {
+            Ok((h, _, _)) => ids.push(h.session_id),
+            Err(e) => eprintln!("sjournal: warning: skipping {}: {e}", path.display()),
+        }
+    }
+    Ok(ids)
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let (sessions, full) = match args.action {
+        Some(Action::Rebuild(r)) => match r.session {
+            Some(s) => (vec![s], true),
+            None => (all_sessions(root)?, true),
+        },
+        None => match args.session {
+            Some(s) => (vec![s], false),
+            None => {
+                return Err(crate::error::Error::InvalidInput {
+                    reason: "name a session: `sjournal snapshot --session ID`, or \
+                             `sjournal snapshot rebuild --all`"
+                        .into(),
+                })
+            }
+        },
+    };
+    let mut out = output::stdout();
+    for s in &sessions {
+        if let Some(w) = take(root, s, full)? {
+            let line = json!({
+                "session": s, "seq": w.seq, "state_hash": w.state_hash.to_hex(), "bytes": w.bytes,
+            });
+            output::line(&mut out, &line.to_string())?;
+        }
+    }
+    out.flush().map_err(output::write_err)?;
+    Ok(Outcome::Ok)
+}

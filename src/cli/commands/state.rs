@@ -1,0 +1,148 @@
+//! `sjournal state --session ID [--at SEQ] [--json] [--no-snapshot]`: the session's folded
+//! state.
+//!
+//! `--json` prints one object: `{"session", "seq", "state_hash", "fold_version", "snapshot":
+//! {"use": "none"|"used"|"past-target"|"rejected", "seq"?, "reason"?}, "tail_records",
+//! "warnings": [..], "state": <fold::State>}`. `seq` is the last record folded and
+//! `state_hash` the blake3 (keyed, see `fold::STATE_HASH_CONTEXT`) of the state's canonical
+//! encoding: two folds of the same records print the same hash.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use crate::cli::{output, Outcome};
+use crate::error::Result;
+use crate::fold::{State, FOLD_VERSION};
+use crate::journal::Root;
+use crate::snapshot::{load_state, LoadInfo, LoadOptions, SnapshotUse};
+
+/// Print a session's folded state
+#[derive(Debug, clap::Args)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct Args {
+    #[arg(long)]
+    pub session: String,
+    /// Fold only the records up to this seq
+    #[arg(long, value_name = "SEQ")]
+    pub at: Option<u64>,
+    #[arg(long)]
+    pub json: bool,
+    /// Replay the whole journal instead of starting from the snapshot
+    #[arg(long)]
+    pub no_snapshot: bool,
+}
+
+pub fn snapshot_json(info: &LoadInfo) -> serde_json::Value {
+    match &info.snapshot {
+        SnapshotUse::None => json!({"use": "none"}),
+        SnapshotUse::Used { seq } => json!({"use": "used", "seq": seq}),
+        SnapshotUse::PastTarget { seq } => json!({"use": "past-target", "seq": seq}),
+        SnapshotUse::Rejected(r) => json!({"use": "rejected", "reason": r}),
+    }
+}
+
+/// Loads a session's state as the CLI does: warnings go to stderr.
+pub fn load(
+    root: &Root,
+    session: &str,
+    at: Option<u64>,
+    snapshot: bool,
+) -> Result<(State, LoadInfo)> {
+    let opts = LoadOptions {
+        at,
+        use_snapshot: snapshot,
+        deadline: None,
+    };
+    let (state, info) = load_state(root, session, &opts)?;
+    for w in &info.warnings {
+        eprintln!("sjournal: warning: {w}");
+    }
+    Ok((state, info))
+}
+
+fn human(state: &State, info: &LoadInfo) -> Vec<String> {
+    let id = &state.identity;
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+    let mut l = vec![
+        format!("session      {}", opt(&id.session_id)),
+        format!("seq          {} ({} records)", state.seq, state.records),
+        format!("state hash   {}", state.state_hash()),
+        format!(
+            "host         {}   model {}   cwd {}",
+            opt(&id.host),
+            opt(&id.model),
+            opt(&id.cwd)
+        ),
+        format!(
+            "turns        {}{}   compactions {}   tool calls {} ({} failed, {} open)",
+            state.turns.count,
+            if state.turns.open { " (one open)" } else { "" },
+            state.compactions.count,
+            state.tools.calls,
+            state.tools.failures,
+            state.tools.open.len()
+        ),
+        format!(
+            "files        {} ({} changed)   subagents {}",
+            state.files.by_path.len(),
+            state.files.by_path.values().filter(|f| f.changed()).count(),
+            state.subagents.started
+        ),
+        format!(
+            "context      {} persistent, {} ephemeral, {} at-stop",
+            state.context.persistent.len(),
+            state.context.ephemeral.len(),
+            state.context.at_stop.len()
+        ),
+    ];
+    if let Some(e) = &state.ended {
+        l.push(format!(
+            "ended        {} ({}) at seq {}",
+            e.event,
+            e.reason.as_deref().unwrap_or("-"),
+            e.seq
+        ));
+    }
+    let kinds: Vec<String> = state
+        .counts
+        .by_kind
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    l.push(format!("events       {}", kinds.join(", ")));
+    l.push(format!(
+        "loaded       snapshot {}, {} records folded",
+        snapshot_json(info)["use"].as_str().unwrap_or("?"),
+        info.tail_records
+    ));
+    l
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let (state, info) = load(root, &args.session, args.at, !args.no_snapshot)?;
+    let mut out = output::stdout();
+    if args.json {
+        let v = json!({
+            "session": args.session,
+            "seq": state.seq,
+            "state_hash": state.state_hash().to_hex(),
+            "fold_version": FOLD_VERSION,
+            "snapshot": snapshot_json(&info),
+            "tail_records": info.tail_records,
+            "warnings": info.warnings,
+            "state": state,
+        });
+        output::line(&mut out, &v.to_string())?;
+    } else {
+        for line in human(&state, &info) {
+            output::line(&mut out, &line)?;
+        }
+    }
+    out.flush().map_err(output::write_err)?;
+    Ok(if info.stopped.is_some() {
+        Outcome::Findings
+    } else {
+        Outcome::Ok
+    })
+}

@@ -1,0 +1,298 @@
+//! Canonical events. Every host's hook payload is normalized into one [`Event`], whatever the
+//! host calls it: Claude Code's names are the canonical ones ([`EventKind`]), and one adapter
+//! per host (`claude`, `codex`, `gemini`, `cursor`, `cline`, `openclaw`) maps the host's
+//! names and fields onto them.
+//!
+//! The journal keeps the host's JSON byte for byte; an `Event` is a view borrowed from those
+//! bytes, rebuilt whenever the journal is folded. Parsing never fails: unknown fields are
+//! ignored, fields of an unexpected type read as absent, unknown events become
+//! [`EventKind::Other`] with their name kept, and a payload that is not a JSON object is an
+//! `Other` event with `parsed == false`.
+
+mod claude;
+mod cline;
+mod codex;
+mod cursor;
+mod gemini;
+mod kind;
+pub mod lenient;
+mod openclaw;
+pub mod tools;
+mod wire;
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+pub use kind::EventKind;
+pub use tools::{FileOp, ToolInput};
+use wire::{Clues, Wire};
+
+/// True if the JSON text is an object (by its first character; the parser checks the rest).
+pub(crate) fn is_object(raw: &str) -> bool {
+    raw.trim_start().starts_with('{')
+}
+
+/// The agent host that sent an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Host {
+    Claude,
+    Codex,
+    Gemini,
+    Cursor,
+    Cline,
+    OpenClaw,
+    Unknown,
+}
+
+impl Host {
+    pub const ALL: [Host; 7] = [
+        Host::Claude,
+        Host::Codex,
+        Host::Gemini,
+        Host::Cursor,
+        Host::Cline,
+        Host::OpenClaw,
+        Host::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Host::Claude => "claude",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+            Host::Cursor => "cursor",
+            Host::Cline => "cline",
+            Host::OpenClaw => "openclaw",
+            Host::Unknown => "unknown",
+        }
+    }
+
+    /// The host named `s` (`claude`, `codex`, ...), as given to `--host`.
+    pub fn from_name(s: &str) -> Option<Host> {
+        Host::ALL.into_iter().find(|h| h.as_str() == s)
+    }
+
+    /// Which host sent this payload, judged by the keys only that host sends (Cline's
+    /// `hookName`, Cursor's `conversation_id`, OpenClaw's `sessionKey`, Gemini's event names
+    /// and `timestamp`, Codex's `turn_id`). Claude Code is the default for any payload with a
+    /// `hook_event_name`; `Unknown` when nothing matches.
+    pub fn detect(value: &serde_json::Value) -> Host {
+        Clues::from_value(value).host()
+    }
+}
+
+impl std::fmt::Display for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool call, as far as the event tells it.
+#[derive(Debug, Clone, Default)]
+pub struct Tool<'a> {
+    pub name: Cow<'a, str>,
+    /// Pairs a Pre with its Post (`tool_use_id`); absent on hosts that have none.
+    pub use_id: Option<Cow<'a, str>>,
+    pub input: Option<&'a RawValue>,
+    pub response: Option<&'a RawValue>,
+    /// The call failed (PostToolUseFailure, Cline `success: false`, an error in the response).
+    pub failed: bool,
+    pub duration_ms: Option<u64>,
+    /// A one-line description the host gave directly (Cursor's shell `command`).
+    pub detail: Option<Cow<'a, str>>,
+}
+
+/// One hook event in canonical form, borrowed from the journal's bytes.
+#[derive(Debug, Clone)]
+pub struct Event<'a> {
+    pub host: Host,
+    pub kind: EventKind,
+    /// The host's own name for the event (`BeforeTool`, `afterFileEdit`, `onPostTurn`), or
+    /// the record kind when the payload names none.
+    pub name: Cow<'a, str>,
+    /// False when the payload was not a JSON object.
+    pub parsed: bool,
+    pub session_id: Option<Cow<'a, str>>,
+    pub cwd: Option<Cow<'a, str>>,
+    pub model: Option<Cow<'a, str>>,
+    pub permission_mode: Option<Cow<'a, str>>,
+    pub prompt_id: Option<Cow<'a, str>>,
+    pub turn_id: Option<Cow<'a, str>>,
+    pub agent_id: Option<Cow<'a, str>>,
+    pub agent_type: Option<Cow<'a, str>>,
+    pub tool: Option<Tool<'a>>,
+    /// The user's prompt (UserPromptSubmit, Gemini BeforeAgent, OpenClaw's `userMessage`).
+    pub prompt: Option<Cow<'a, str>>,
+    /// SessionStart / ConfigChange / DirectoryAdded `source`.
+    pub source: Option<Cow<'a, str>>,
+    /// Compaction / Setup `trigger`.
+    pub trigger: Option<Cow<'a, str>>,
+    /// SessionEnd / PermissionDenied `reason`, Cursor stop `status`.
+    pub reason: Option<Cow<'a, str>>,
+    /// StopFailure `error`, or a failed tool's error text.
+    pub error: Option<Cow<'a, str>>,
+    /// The assistant's last message, or a notification's message.
+    pub message: Option<Cow<'a, str>>,
+    pub file_path: Option<Cow<'a, str>>,
+    /// A file the host says was read or changed outside a tool call (Cursor afterFileEdit).
+    pub file_touch: Option<(FileOp, Cow<'a, str>)>,
+    /// CwdChanged `new_cwd`.
+    pub new_cwd: Option<Cow<'a, str>>,
+    /// PostCompact `compact_summary`.
+    pub summary: Option<Cow<'a, str>>,
+    pub custom_instructions: Option<Cow<'a, str>>,
+    /// OpenClaw `sessionKind` (main, cron, spawn).
+    pub session_kind: Option<Cow<'a, str>>,
+    /// A session this one descends from (OpenClaw `parentSession`, `parent_session_id`).
+    pub parent_session: Option<Cow<'a, str>>,
+    /// How long the session lasted (OpenClaw `durationMs`).
+    pub session_duration_ms: Option<u64>,
+    pub context_usage_percent: Option<f64>,
+    pub message_count: Option<u64>,
+    /// Tool calls reported only in bulk at the end of a turn (OpenClaw `toolCalls`).
+    pub turn_tool_calls: Option<&'a RawValue>,
+}
+
+impl<'a> Event<'a> {
+    /// An event with nothing known but its name.
+    pub fn bare(host: Host, kind: EventKind, name: Cow<'a, str>) -> Event<'a> {
+        Event {
+            host,
+            kind,
+            name,
+            parsed: true,
+            session_id: None,
+            cwd: None,
+            model: None,
+            permission_mode: None,
+            prompt_id: None,
+            turn_id: None,
+            agent_id: None,
+            agent_type: None,
+            tool: None,
+            prompt: None,
+            source: None,
+            trigger: None,
+            reason: None,
+            error: None,
+            message: None,
+            file_path: None,
+            file_touch: None,
+            new_cwd: None,
+            summary: None,
+            custom_instructions: None,
+            session_kind: None,
+            parent_session: None,
+            session_duration_ms: None,
+            context_usage_percent: None,
+            message_count: None,
+            turn_tool_calls: None,
+        }
+    }
+
+    /// Parses a journaled event: `record_kind` is the record's kind, `raw` its JSON text.
+    /// The host is detected from the payload.
+    pub fn parse(record_kind: &'a str, raw: &'a str) -> Event<'a> {
+        Self::parse_as(None, record_kind, raw)
+    }
+
+    /// Like [`Event::parse`], with the host given (`--host`) instead of detected.
+    pub fn parse_as(host: Option<Host>, record_kind: &'a str, raw: &'a str) -> Event<'a> {
+        // serde would also read a struct from an array, positionally: only objects count.
+        let parsed = if is_object(raw) {
+            serde_json::from_str(raw)
+        } else {
+            Err(serde::de::Error::custom("not an object"))
+        };
+        let mut wire: Wire<'a> = match parsed {
+            Ok(w) => w,
+            Err(_) => {
+                let mut e = Event::bare(
+                    host.unwrap_or(Host::Unknown),
+                    EventKind::Other,
+                    Cow::Borrowed(record_kind),
+                );
+                e.parsed = false;
+                return e;
+            }
+        };
+        let host = host.unwrap_or_else(|| wire.clues().host());
+        let w = &mut wire;
+        match host {
+            Host::Claude | Host::Unknown => claude::normalize(host, w, record_kind),
+            Host::Codex => codex::normalize(w, record_kind),
+            Host::Gemini => gemini::normalize(w, record_kind),
+            Host::Cursor => cursor::normalize(w, record_kind),
+            Host::Cline => cline::normalize(w, record_kind),
+            Host::OpenClaw => openclaw::normalize(w, record_kind),
+        }
+    }
+
+    /// The tool input's fields that the fold uses; parsed on demand (most events do not need it).
+    pub fn tool_input(&self) -> ToolInput<'a> {
+        self.tool
+            .as_ref()
+            .and_then(|t| t.input)
+            .map(ToolInput::parse)
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detect(json: &str) -> Host {
+        Host::detect(&serde_json::from_str(json).unwrap())
+    }
+
+    #[test]
+    fn hosts_by_their_keys() {
+        assert_eq!(
+            detect(r#"{"hook_event_name":"Stop","session_id":"s"}"#),
+            Host::Claude
+        );
+        assert_eq!(
+            detect(r#"{"hook_event_name":"MessageDisplay","turn_id":"t"}"#),
+            Host::Claude,
+            "Claude's MessageDisplay carries a turn_id too"
+        );
+        assert_eq!(
+            detect(r#"{"hook_event_name":"Stop","turn_id":"t"}"#),
+            Host::Codex
+        );
+        assert_eq!(detect(r#"{"hook_event_name":"BeforeTool"}"#), Host::Gemini);
+        assert_eq!(
+            detect(r#"{"hook_event_name":"SessionStart","timestamp":"2026-01-01T00:00:00Z"}"#),
+            Host::Gemini
+        );
+        assert_eq!(
+            detect(r#"{"hook_event_name":"stop","conversation_id":"c"}"#),
+            Host::Cursor
+        );
+        assert_eq!(
+            detect(r#"{"hookName":"TaskStart","taskId":"1"}"#),
+            Host::Cline
+        );
+        assert_eq!(
+            detect(r#"{"event":"onSessionEnd","reason":"x"}"#),
+            Host::OpenClaw
+        );
+        assert_eq!(detect(r#"{"anything":1}"#), Host::Unknown);
+        assert_eq!(detect("[1]"), Host::Unknown);
+        for h in Host::ALL {
+            assert_eq!(Host::from_name(h.as_str()), Some(h));
+        }
+    }
+
+    #[test]
+    fn forced_host_wins() {
+        let raw = r#"{"hook_event_name":"Stop","turn_id":"t","session_id":"s"}"#;
+        assert_eq!(Event::parse("Stop", raw).host, Host::Codex);
+        assert_eq!(
+            Event::parse_as(Some(Host::Claude), "Stop", raw).host,
+            Host::Claude
+        );
+    }
+}

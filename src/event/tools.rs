@@ -1,0 +1,189 @@
+//! What a tool call did to files, and a one-line description of it, read from the tool's
+//! input. Tool names differ per host (Claude Code `Edit`, Gemini `replace`, Cline
+//! `replace_in_file`, Codex `apply_patch`); the table below maps them.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::lenient::Str;
+
+/// What a tool did to a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FileOp {
+    Read,
+    Write,
+    Edit,
+}
+
+impl FileOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileOp::Read => "read",
+            FileOp::Write => "write",
+            FileOp::Edit => "edit",
+        }
+    }
+}
+
+/// The file operation a tool performs, by its name on any host; None for tools that touch no
+/// file by path (shells, searches, web).
+pub fn file_op(tool: &str) -> Option<FileOp> {
+    Some(match tool {
+        "Read" | "NotebookRead" | "read_file" | "view" | "view_file" => FileOp::Read,
+        "Write" | "write_file" | "write_to_file" | "create_file" => FileOp::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" | "replace" | "replace_in_file" | "edit_file"
+        | "str_replace_editor" | "apply_patch" => FileOp::Edit,
+        _ => return None,
+    })
+}
+
+/// The fields of a tool input the fold reads. Hosts name the path differently.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ToolInput<'a> {
+    #[serde(borrow)]
+    file_path: Str<'a>,
+    #[serde(borrow, rename = "filePath")]
+    file_path_cc: Str<'a>,
+    #[serde(borrow)]
+    notebook_path: Str<'a>,
+    #[serde(borrow)]
+    absolute_path: Str<'a>,
+    #[serde(borrow)]
+    target_file: Str<'a>,
+    #[serde(borrow)]
+    path: Str<'a>,
+    #[serde(borrow)]
+    command: Str<'a>,
+    #[serde(borrow)]
+    pattern: Str<'a>,
+    #[serde(borrow)]
+    url: Str<'a>,
+    #[serde(borrow)]
+    query: Str<'a>,
+    #[serde(borrow)]
+    description: Str<'a>,
+    /// Codex `apply_patch` carries the patch as free text.
+    #[serde(borrow)]
+    input: Str<'a>,
+    #[serde(borrow)]
+    patch: Str<'a>,
+}
+
+impl<'a> ToolInput<'a> {
+    /// Reads a tool input; anything that is not an object gives an empty view.
+    pub fn parse(raw: &'a RawValue) -> ToolInput<'a> {
+        if !super::is_object(raw.get()) {
+            return ToolInput::default();
+        }
+        serde_json::from_str(raw.get()).unwrap_or_default()
+    }
+
+    /// The file the tool works on.
+    pub fn path(&self) -> Option<&str> {
+        [
+            &self.file_path,
+            &self.file_path_cc,
+            &self.notebook_path,
+            &self.absolute_path,
+            &self.target_file,
+            &self.path,
+        ]
+        .into_iter()
+        .find_map(|s| s.as_deref())
+    }
+
+    /// Files a patch adds, updates or deletes (`*** Update File: p`), in order.
+    pub fn patched_files(&self) -> Vec<(FileOp, &str)> {
+        let text = [&self.input, &self.patch, &self.command]
+            .into_iter()
+            .find_map(|s| s.as_deref().filter(|t| t.contains("*** Begin Patch")));
+        let Some(text) = text else { return Vec::new() };
+        text.lines()
+            .filter_map(|l| {
+                let l = l.trim_end();
+                if let Some(p) = l.strip_prefix("*** Add File: ") {
+                    Some((FileOp::Write, p))
+                } else {
+                    l.strip_prefix("*** Update File: ")
+                        .or_else(|| l.strip_prefix("*** Delete File: "))
+                        .map(|p| (FileOp::Edit, p))
+                }
+            })
+            .collect()
+    }
+
+    /// Files the tool `tool` touched, by its name and input.
+    pub fn touched(&self, tool: &str) -> Vec<(FileOp, &str)> {
+        let Some(op) = file_op(tool) else {
+            return Vec::new();
+        };
+        let patched = self.patched_files();
+        if !patched.is_empty() {
+            return patched;
+        }
+        self.path().map(|p| vec![(op, p)]).unwrap_or_default()
+    }
+
+    /// A one-line description: the command, the path, the pattern, the URL or the query.
+    pub fn detail(&self) -> Option<Cow<'a, str>> {
+        [
+            &self.command,
+            &self.file_path,
+            &self.file_path_cc,
+            &self.notebook_path,
+            &self.absolute_path,
+            &self.target_file,
+            &self.path,
+            &self.pattern,
+            &self.url,
+            &self.query,
+            &self.description,
+        ]
+        .into_iter()
+        .find_map(|s| s.0.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn paths_by_host() {
+        let r = input(r#"{"file_path":"/a","content":"x"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("Write"),
+            vec![(FileOp::Write, "/a")]
+        );
+        let r = input(r#"{"path":"src/b.rs","diff":"..."}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("replace_in_file"),
+            vec![(FileOp::Edit, "src/b.rs")]
+        );
+        let r = input(r#"{"command":"ls"}"#);
+        assert!(ToolInput::parse(&r).touched("Bash").is_empty());
+        assert_eq!(ToolInput::parse(&r).detail().as_deref(), Some("ls"));
+        let r = input("\"not an object\"");
+        assert!(ToolInput::parse(&r).path().is_none());
+        let r = input(r#"["/positional"]"#);
+        assert!(ToolInput::parse(&r).path().is_none());
+    }
+
+    #[test]
+    fn codex_patch() {
+        let r = input(
+            r#"{"input":"*** Begin Patch\n*** Add File: n.txt\n+hi\n*** Update File: src/m.rs\n@@\n*** End Patch"}"#,
+        );
+        assert_eq!(
+            ToolInput::parse(&r).touched("apply_patch"),
+            vec![(FileOp::Write, "n.txt"), (FileOp::Edit, "src/m.rs")]
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! The wire view: one struct holding every field any host sends that the fold uses, read in a
+//! single pass with borrowed strings. Unknown keys are skipped, and every field is permissive
+//! (see `lenient`), so any JSON object deserializes. The adapters turn it into an `Event`.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::lenient::{Bool, FirstStr, Num, Obj, Present, Str};
+use super::{cursor, gemini, openclaw, Host};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Wire<'a> {
+    // Claude Code, Codex, Gemini, Cursor (snake_case).
+    #[serde(borrow)]
+    pub hook_event_name: Str<'a>,
+    #[serde(borrow)]
+    pub event: Str<'a>,
+    #[serde(borrow)]
+    pub session_id: Str<'a>,
+    #[serde(borrow)]
+    pub cwd: Str<'a>,
+    #[serde(borrow)]
+    pub model: Str<'a>,
+    #[serde(borrow)]
+    pub permission_mode: Str<'a>,
+    #[serde(borrow)]
+    pub prompt_id: Str<'a>,
+    #[serde(borrow)]
+    pub turn_id: Str<'a>,
+    #[serde(borrow)]
+    pub agent_id: Str<'a>,
+    #[serde(borrow)]
+    pub agent_type: Str<'a>,
+    #[serde(borrow)]
+    pub tool_name: Str<'a>,
+    #[serde(borrow)]
+    pub tool_input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub tool_response: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub tool_use_id: Str<'a>,
+    pub duration_ms: Num,
+    #[serde(borrow)]
+    pub error: Str<'a>,
+    pub is_interrupt: Bool,
+    #[serde(borrow)]
+    pub prompt: Str<'a>,
+    #[serde(borrow)]
+    pub prompt_response: Str<'a>,
+    #[serde(borrow)]
+    pub source: Str<'a>,
+    #[serde(borrow)]
+    pub trigger: Str<'a>,
+    #[serde(borrow)]
+    pub reason: Str<'a>,
+    #[serde(borrow)]
+    pub custom_instructions: Str<'a>,
+    #[serde(borrow)]
+    pub compact_summary: Str<'a>,
+    #[serde(borrow)]
+    pub last_assistant_message: Str<'a>,
+    #[serde(borrow)]
+    pub message: Str<'a>,
+    #[serde(borrow)]
+    pub file_path: Str<'a>,
+    #[serde(borrow)]
+    pub new_cwd: Str<'a>,
+    #[serde(borrow)]
+    pub to_model: Str<'a>,
+    #[serde(borrow)]
+    pub parent_session_id: Str<'a>,
+    pub timestamp: Present,
+    // Cursor.
+    #[serde(borrow)]
+    pub conversation_id: Str<'a>,
+    pub generation_id: Present,
+    pub cursor_version: Present,
+    #[serde(borrow)]
+    pub workspace_roots: FirstStr<'a>,
+    #[serde(borrow)]
+    pub command: Str<'a>,
+    #[serde(borrow)]
+    pub status: Str<'a>,
+    // Cline (camelCase, the event's data nested under its own key).
+    #[serde(borrow, rename = "hookName")]
+    pub hook_name: Str<'a>,
+    #[serde(rename = "clineVersion")]
+    pub cline_version: Present,
+    #[serde(borrow, rename = "taskId")]
+    pub task_id: Str<'a>,
+    #[serde(borrow, rename = "workspaceRoots")]
+    pub workspace_roots_cc: FirstStr<'a>,
+    #[serde(borrow, rename = "preToolUse")]
+    pub cline_pre_tool: Obj<ClineTool<'a>>,
+    #[serde(borrow, rename = "postToolUse")]
+    pub cline_post_tool: Obj<ClineTool<'a>>,
+    #[serde(borrow, rename = "userPromptSubmit")]
+    pub cline_prompt: Obj<ClinePrompt<'a>>,
+    // OpenClaw RFC 001 (camelCase).
+    #[serde(borrow, rename = "sessionKey")]
+    pub session_key: Str<'a>,
+    #[serde(borrow, rename = "sessionKind")]
+    pub session_kind: Str<'a>,
+    #[serde(borrow, rename = "parentSession")]
+    pub parent_session: Str<'a>,
+    #[serde(rename = "contextUsagePercent")]
+    pub context_usage_percent: Num,
+    #[serde(rename = "messageCount")]
+    pub message_count: Num,
+    #[serde(borrow, rename = "userMessage")]
+    pub user_message: Str<'a>,
+    #[serde(borrow, rename = "assistantMessage")]
+    pub assistant_message: Str<'a>,
+    #[serde(borrow, rename = "toolCalls")]
+    pub tool_calls: Option<&'a RawValue>,
+    #[serde(rename = "durationMs")]
+    pub duration_ms_cc: Num,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ClineTool<'a> {
+    #[serde(borrow, rename = "toolName")]
+    pub tool_name: Str<'a>,
+    #[serde(borrow)]
+    pub parameters: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub result: Option<&'a RawValue>,
+    pub success: Bool,
+    #[serde(rename = "executionTimeMs")]
+    pub execution_time_ms: Num,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ClinePrompt<'a> {
+    #[serde(borrow)]
+    pub prompt: Str<'a>,
+}
+
+/// The keys that tell hosts apart.
+#[derive(Debug, Default)]
+pub(crate) struct Clues<'a> {
+    pub hook_event_name: Option<&'a str>,
+    pub event: Option<&'a str>,
+    pub hook_name: bool,
+    pub cline_version: bool,
+    pub task_id: bool,
+    pub session_key: bool,
+    pub conversation_id: bool,
+    pub cursor_version: bool,
+    pub generation_id: bool,
+    pub workspace_roots: bool,
+    pub timestamp: bool,
+    pub turn_id: bool,
+}
+
+impl<'a> Wire<'a> {
+    pub fn clues(&self) -> Clues<'_> {
+        Clues {
+            hook_event_name: self.hook_event_name.as_deref(),
+            event: self.event.as_deref(),
+            hook_name: self.hook_name.0.is_some(),
+            cline_version: self.cline_version.0,
+            task_id: self.task_id.0.is_some(),
+            session_key: self.session_key.0.is_some(),
+            conversation_id: self.conversation_id.0.is_some(),
+            cursor_version: self.cursor_version.0,
+            generation_id: self.generation_id.0,
+            workspace_roots: self.workspace_roots.0.is_some(),
+            timestamp: self.timestamp.0,
+            turn_id: self.turn_id.0.is_some(),
+        }
+    }
+}
+
+impl<'a> Clues<'a> {
+    pub fn from_value(v: &'a serde_json::Value) -> Clues<'a> {
+        let has = |k: &str| v.get(k).is_some();
+        Clues {
+            hook_event_name: v.get("hook_event_name").and_then(|x| x.as_str()),
+            event: v.get("event").and_then(|x| x.as_str()),
+            hook_name: has("hookName"),
+            cline_version: has("clineVersion"),
+            task_id: has("taskId"),
+            session_key: has("sessionKey"),
+            conversation_id: has("conversation_id"),
+            cursor_version: has("cursor_version"),
+            generation_id: has("generation_id"),
+            workspace_roots: has("workspace_roots"),
+            timestamp: has("timestamp"),
+            turn_id: has("turn_id"),
+        }
+    }
+
+    pub fn host(&self) -> Host {
+        let name = self.hook_event_name;
+        if self.hook_name || self.cline_version || (self.task_id && name.is_none()) {
+            return Host::Cline;
+        }
+        let openclaw_name = |n: Option<&str>| n.is_some_and(|n| openclaw::NAMES.contains(&n));
+        if self.session_key || openclaw_name(name) || (name.is_none() && openclaw_name(self.event))
+        {
+            return Host::OpenClaw;
+        }
+        if self.conversation_id
+            || self.cursor_version
+            || self.generation_id
+            || self.workspace_roots
+            || name.is_some_and(|n| cursor::NAMES.contains(&n))
+        {
+            return Host::Cursor;
+        }
+        if name.is_some_and(|n| gemini::ONLY_NAMES.contains(&n))
+            || (self.timestamp && name.is_some())
+        {
+            return Host::Gemini;
+        }
+        if self.turn_id && name != Some("MessageDisplay") {
+            return Host::Codex;
+        }
+        if name.is_some() {
+            return Host::Claude;
+        }
+        Host::Unknown
+    }
+}

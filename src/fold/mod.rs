@@ -1,0 +1,123 @@
+//! The fold: session state as a pure function of the journal's records.
+//!
+//! `State::apply` takes one record and changes the state; it reads nothing but the record (no
+//! clock: times come from the record's `ts`; no environment, no I/O) and keeps everything in
+//! ordered maps and bounded sequences, so the state's encoding (`State::encode`, rmp-serde) is
+//! a function of the records alone, and a snapshot plus the records after it gives the same
+//! bytes as a replay from the first record.
+//!
+//! Any change to what `apply` does, to the `State` types or to the bounds in `limits` changes
+//! the state some journal folds to: bump [`FOLD_VERSION`] (old snapshots are then discarded
+//! and rebuilt, and the golden hashes in `tests/golden.rs` are recorded anew for the new
+//! version).
+
+mod bounded;
+mod bulk;
+mod events;
+mod state;
+mod system;
+
+use std::sync::LazyLock;
+
+pub use state::*;
+
+use crate::format::payload::{decode_event, is_system_kind};
+use crate::format::{FrameRef, Hash};
+use crate::journal::Record;
+
+/// Version of the fold's semantics and of `State`'s encoding.
+pub const FOLD_VERSION: u32 = 1;
+
+/// Domain-separation context of the state hash.
+pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";
+
+static STATE_KEY: LazyLock<[u8; 32]> =
+    LazyLock::new(|| blake3::derive_key(STATE_HASH_CONTEXT, b""));
+
+/// What the fold sees of a record.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordView<'a> {
+    pub seq: u64,
+    pub ts_unix_ns: i64,
+    pub kind: &'a str,
+    pub payload: &'a [u8],
+}
+
+impl<'a> From<&FrameRef<'a>> for RecordView<'a> {
+    fn from(f: &FrameRef<'a>) -> Self {
+        RecordView {
+            seq: f.seq,
+            ts_unix_ns: f.ts_unix_ns,
+            kind: f.kind,
+            payload: f.payload,
+        }
+    }
+}
+
+impl<'a> From<&Record<'a>> for RecordView<'a> {
+    fn from(r: &Record<'a>) -> Self {
+        RecordView::from(&r.frame)
+    }
+}
+
+/// The state hash of an encoded state (see [`State::state_hash`]).
+pub fn hash_encoded(encoded: &[u8]) -> Hash {
+    Hash(*blake3::keyed_hash(&STATE_KEY, encoded).as_bytes())
+}
+
+impl State {
+    pub fn new() -> State {
+        State::default()
+    }
+
+    /// Folds one record in. Records at or below the state's seq were folded already and
+    /// are skipped, so folding a snapshot's tail twice changes nothing.
+    pub fn apply(&mut self, rec: &RecordView<'_>) {
+        if rec.seq <= self.seq {
+            return;
+        }
+        self.seq = rec.seq;
+        self.records += 1;
+        if self.records == 1 {
+            self.first_ts_unix_ns = rec.ts_unix_ns;
+        }
+        self.last_ts_unix_ns = rec.ts_unix_ns;
+        if is_system_kind(rec.kind) {
+            self.apply_system(rec);
+            return;
+        }
+        match decode_event(rec.seq, rec.payload) {
+            Ok(raw) => {
+                let event = crate::event::Event::parse(rec.kind, raw);
+                self.apply_event(&event, rec);
+            }
+            Err(_) => self.journal.undecodable += 1,
+        }
+    }
+
+    /// The canonical encoding: rmp-serde, structs as arrays, maps in key order.
+    pub fn encode(&self) -> Vec<u8> {
+        rmp_serde::to_vec(self).expect("a State always encodes")
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<State, rmp_serde::decode::Error> {
+        rmp_serde::from_slice(bytes)
+    }
+
+    /// blake3 (keyed with [`STATE_HASH_CONTEXT`]) of [`State::encode`].
+    pub fn state_hash(&self) -> Hash {
+        hash_encoded(&self.encode())
+    }
+}
+
+/// Folds records into a fresh state.
+pub fn fold<'a>(records: impl IntoIterator<Item = RecordView<'a>>) -> State {
+    let mut s = State::new();
+    for r in records {
+        s.apply(&r);
+    }
+    s
+}
+
+pub use events::OTHER_TOOLS;
+pub use system::{json_type, valid_name};

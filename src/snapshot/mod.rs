@@ -1,0 +1,109 @@
+//! Snapshots of the folded state, and loading a session's state from a snapshot plus the
+//! journal's tail.
+//!
+//! A snapshot is written atomically: a temporary file in the same directory (created 0600,
+//! exclusively, so never through a link), synced, renamed over `<stem>.snap`, and the directory
+//! synced. Its header (see `header`) ties it to the journal: the seq it covers, the offset
+//! and chain hash of that record, the state hash and a hash of the body.
+//!
+//! Loading trusts a snapshot only if all of it checks out: magic, header CRC, format and fold
+//! versions, body length and hash, state hash, and the journal still holding, at the recorded
+//! offset, a valid record with that seq and that chain hash. Anything else discards it with a
+//! warning (in [`LoadInfo`]; the library prints nothing) and the journal is replayed from the
+//! start. A snapshot only saves time: deleting one never changes a state.
+
+mod header;
+mod load;
+
+use std::io::Write;
+use std::path::Path;
+
+pub use header::{SnapshotHeader, FORMAT_VERSION, HEADER_LEN};
+pub use load::{load_paths, load_state, maybe_snapshot, LoadInfo, LoadOptions, SnapshotUse};
+
+use crate::error::{Error, Result};
+use crate::fold::{hash_encoded, State, FOLD_VERSION};
+use crate::format::hash::content_hash;
+use crate::format::Hash;
+use crate::journal::paths::{self, SessionPaths};
+
+/// The journal position a state corresponds to: its last record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub seq: u64,
+    pub frame_offset: u64,
+    pub end_offset: u64,
+    pub hash: Hash,
+}
+
+/// A snapshot that was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub seq: u64,
+    pub state_hash: Hash,
+    pub bytes: u64,
+}
+
+/// Encodes a snapshot file of `state`, which must be the fold of the journal up to `head`.
+///
+/// # Panics
+///
+/// If `state.seq != head.seq`: the state does not end where the header would say.
+pub fn encode(state: &State, head: &Head) -> Vec<u8> {
+    assert_eq!(
+        state.seq, head.seq,
+        "a snapshot's state must end at its head"
+    );
+    let body = state.encode();
+    let h = SnapshotHeader {
+        format_version: FORMAT_VERSION,
+        fold_version: FOLD_VERSION,
+        seq: head.seq,
+        frame_offset: head.frame_offset,
+        end_offset: head.end_offset,
+        chain_hash: head.hash,
+        state_hash: hash_encoded(&body),
+        body_blake3: content_hash(&body),
+        body_len: body.len() as u64,
+    };
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&h.encode());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Writes `state` (the fold of the journal up to `head`) as the session's snapshot,
+/// atomically, replacing any earlier one. Panics as [`encode`] does.
+pub fn write(paths: &SessionPaths, state: &State, head: &Head) -> Result<Written> {
+    let bytes = encode(state, head);
+    write_file(&paths.dir, &paths.snapshot, &bytes)?;
+    let h = SnapshotHeader::decode(&bytes).expect("just encoded");
+    Ok(Written {
+        seq: h.seq,
+        state_hash: h.state_hash,
+        bytes: bytes.len() as u64,
+    })
+}
+
+/// Atomic replace: temp file in `dir` (0600, O_EXCL), write, fsync, rename, fsync `dir`.
+pub(crate) fn write_file(dir: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("create temporary file in", dir, e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io("write", tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io("fsync", tmp.path(), e))?;
+    // rename(2) replaces the entry at `dest` itself; a symlink there is replaced, not followed.
+    tmp.persist(dest)
+        .map_err(|e| Error::io("rename snapshot to", dest, e.error))?;
+    paths::sync_dir(dir)
+}

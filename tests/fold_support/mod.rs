@@ -1,0 +1,123 @@
+//! Helpers shared by the integration tests: fixture corpora, journals written with fixed
+//! timestamps, folds.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use sjournal::fold::{RecordView, State};
+use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// One fixture payload, with its JSON text exactly as in the file.
+#[derive(Debug)]
+pub struct Fixture {
+    pub file: String,
+    pub event: String,
+    pub variant: Option<String>,
+    pub expect: Option<Expect>,
+    pub raw: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Expect {
+    pub host: String,
+    pub kind: String,
+    pub session: String,
+    pub tool: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    event: String,
+    variant: Option<String>,
+    expect: Option<Expect>,
+    #[serde(borrow)]
+    payload: &'a RawValue,
+}
+
+/// Every fixture line of `dir/*.jsonl`, in file then line order.
+pub fn load_dir(dir: &str) -> Vec<Fixture> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let l: Line = serde_json::from_str(line).unwrap();
+            out.push(Fixture {
+                file: f.file_name().unwrap().to_string_lossy().into_owned(),
+                event: l.event,
+                variant: l.variant,
+                expect: l.expect,
+                raw: l.payload.get().to_owned(),
+            });
+        }
+    }
+    out
+}
+
+pub fn real_claude() -> Vec<Fixture> {
+    load_dir("claude-code")
+}
+
+pub fn constructed() -> Vec<Fixture> {
+    load_dir("constructed")
+}
+
+/// A fresh root in a temporary directory (removed when dropped).
+pub fn temp_root() -> (tempfile::TempDir, Root) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path().join("root"));
+    (dir, root)
+}
+
+/// Appends `records` (kind, payload) to a session's journal in batches of 16 (one write and
+/// one fsync each); the records of batch `i` get the timestamp `base_ns + i` seconds.
+pub fn write_journal(root: &Root, session: &str, records: &[(String, Vec<u8>)], base_ns: i64) {
+    let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
+    for (i, chunk) in records.chunks(16).enumerate() {
+        let items: Vec<(&str, &[u8])> = chunk
+            .iter()
+            .map(|(k, p)| (k.as_str(), p.as_slice()))
+            .collect();
+        w.append_batch_at(base_ns + i as i64 * 1_000_000_000, &items)
+            .unwrap();
+    }
+}
+
+/// An event record for a JSON payload: kind from `hook_event_name` (else "event").
+pub fn event(raw: &str) -> (String, Vec<u8>) {
+    let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
+    let kind = v
+        .get("hook_event_name")
+        .or_else(|| v.get("hookName"))
+        .and_then(|k| k.as_str())
+        .filter(|k| sjournal::format::record::valid_kind(k))
+        .unwrap_or("event")
+        .to_owned();
+    (kind, sjournal::format::payload::encode_event(raw))
+}
+
+/// A system record.
+pub fn system<T: serde::Serialize>(kind: &str, v: &T) -> (String, Vec<u8>) {
+    (kind.to_owned(), sjournal::format::payload::encode_system(v))
+}
+
+/// A full replay of a session's journal, without any snapshot.
+pub fn replay(root: &Root, session: &str) -> State {
+    let r = JournalReader::open(&root.session(session).unwrap().journal, None).unwrap();
+    let mut s = State::new();
+    for rec in r.records().unwrap() {
+        s.apply(&RecordView::from(&rec.unwrap()));
+    }
+    s
+}
