@@ -31,6 +31,25 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "bd902715781bec00f83499ba3a837e8ad1712326a5629e6f7f86a3e0d8cef594",
     ),
+    // Version 2 folds `sjournal.exec` records into context; these journals have none.
+    (
+        2,
+        "claude-real.sjl",
+        37,
+        "aaaea6c8d9d3eb174abeb789cec92e205ed1977b8a67d10fbe89c4ee6b05c845",
+    ),
+    (
+        2,
+        "hosts.sjl",
+        71,
+        "8ed12f78ad5255b98d5c279048a9cf24e2f0c88e666eaa5471d7621b7c84316a",
+    ),
+    (
+        2,
+        "session.sjl",
+        121,
+        "bd902715781bec00f83499ba3a837e8ad1712326a5629e6f7f86a3e0d8cef594",
+    ),
 ];
 
 #[test]

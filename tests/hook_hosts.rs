@@ -63,8 +63,24 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
     }
     for (session, events) in &sent {
         let mut got = Vec::new();
+        let mut injected = 0;
         for (seq, kind, _) in common::records(root, session) {
+            // The hook journals what it injected right after the event (same batch).
+            if kind == payload::KIND_INJECTED {
+                injected += 1;
+                continue;
+            }
             got.push((seq, kind));
+        }
+        let replies_with_context = events
+            .iter()
+            .filter(|(e, _)| matches!(e.as_str(), "SessionStart" | "UserPromptSubmit"))
+            .count();
+        if host == "claude" {
+            assert_eq!(
+                injected, replies_with_context,
+                "{host} session {session}: one injected record per context reply"
+            );
         }
         assert_eq!(got.len(), events.len(), "{host} session {session}: {got:?}");
         for ((seq, kind), (event, raw)) in got.iter().zip(events) {

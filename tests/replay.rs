@@ -7,10 +7,6 @@
 //! change). The final state hash must equal folding the journal in one go, for the whole
 //! journal and for every `--to`; a replay from the middle must show the same changes as the
 //! full replay for the same records. The CLI's output over the same journal is pinned too.
-//
-// INTEGRATION: when `sjournal state` exists, add the CLI check that `replay --json`'s final
-// `state_hash` equals `state --json`'s `state_hash` (and `state --at N` for `--to N`); and
-// regenerate `replay-cli.expected.jsonl` with the real fold.
 
 mod audit_support;
 
@@ -286,4 +282,36 @@ fn cli_replay_output_is_pinned() {
         ])
         .assert()
         .code(2);
+}
+
+/// The CLI's final state hash is `sjournal state`'s, for the whole journal and for `--to`.
+#[test]
+fn final_hash_equals_sjournal_state() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("sessions")).unwrap();
+    std::fs::copy(clean_fixture(), r.join("sessions/fixture-session.sjl")).unwrap();
+    let last = |args: &[&str]| -> serde_json::Value {
+        let out = sjournal(r).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str(text.lines().last().unwrap()).unwrap()
+    };
+    let s = ["--session", "fixture-session"];
+    for to in [None, Some("3"), Some("8")] {
+        let mut replay_args = vec!["replay", "--json", s[0], s[1]];
+        let mut state_args = vec!["state", "--json", "--no-snapshot", s[0], s[1]];
+        if let Some(n) = to {
+            replay_args.extend(["--to", n]);
+            state_args.extend(["--at", n]);
+        }
+        let replayed = last(&replay_args);
+        let state = last(&state_args);
+        assert_eq!(replayed["state_hash"], state["state_hash"], "--to {to:?}");
+        assert_eq!(replayed["last_seq"], state["seq"]);
+    }
 }

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::format::payload;
 use crate::journal::paths::JOURNAL_EXT;
 use crate::journal::{verify_file, JournalReader, Root};
 
@@ -44,9 +43,6 @@ pub struct Identity {
     pub model: Option<String>,
 }
 
-/// How many events are looked at for the identity at most.
-const IDENTITY_EVENTS: usize = 64;
-
 /// Summaries of every session under the root, in order of their first record.
 pub fn list(root: &Root) -> Result<Vec<SessionSummary>> {
     let rescue_suffix = format!(".rescue.{JOURNAL_EXT}");
@@ -81,21 +77,17 @@ pub fn summarize(path: &Path) -> Result<SessionSummary> {
             .problem
             .map(|f| format!("offset {}: {}", f.offset, f.what)),
     };
-    let mut events = Vec::new();
+    let mut state = crate::fold::State::new();
     if let Ok(records) = reader.records() {
         for rec in records.map_while(|r| r.ok()) {
             s.records += 1;
             s.first_ts_unix_ns.get_or_insert(rec.ts_unix_ns);
             s.last_ts_unix_ns = Some(rec.ts_unix_ns);
             *s.kinds.entry(rec.kind.to_owned()).or_default() += 1;
-            if events.len() < IDENTITY_EVENTS && !payload::is_system_kind(rec.kind) {
-                if let Ok(text) = payload::decode_event(rec.seq, rec.payload) {
-                    events.push(text);
-                }
-            }
+            state.apply(&crate::fold::RecordView::from(&rec));
         }
     }
-    s.identity = identity(&events);
+    s.identity = Identity::of(&state);
     let rescue = rescue_path(path);
     if rescue.exists() {
         let r = verify_file(&rescue, None)?;
@@ -120,74 +112,13 @@ fn rescue_path(journal: &Path) -> PathBuf {
     journal.with_file_name(format!("{stem}.rescue.{JOURNAL_EXT}"))
 }
 
-// INTEGRATION: once the fold is merged, take host, project and model from its `State`
-// (identity fields) instead of reading the raw events here; this is the only place that
-// guesses them.
-/// Host, project and model from the first events' raw JSON: the first event that names
-/// each one wins (the model may only come with a later event).
-pub fn identity(events: &[&str]) -> Identity {
-    let mut id = Identity::default();
-    for text in events {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
-            continue;
-        };
-        let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
-        let first = |k: &str| {
-            v.get(k)
-                .and_then(|x| x.as_array())
-                .and_then(|a| a.first())
-                .and_then(|x| x.as_str())
-                .map(str::to_owned)
-        };
-        if id.host.is_none() {
-            id.host = host_of(&v).map(str::to_owned);
-        }
-        if id.project.is_none() {
-            id.project = s("cwd")
-                .or_else(|| first("workspace_roots"))
-                .or_else(|| first("workspaceRoots"));
-        }
-        if id.model.is_none() {
-            id.model = s("model").or_else(|| s("to_model"));
-        }
-        if id.host.is_some() && id.project.is_some() && id.model.is_some() {
-            break;
+impl Identity {
+    /// Host, project (cwd) and model as the fold recognised them.
+    pub fn of(state: &crate::fold::State) -> Identity {
+        Identity {
+            host: state.identity.host.clone(),
+            project: state.identity.cwd.clone(),
+            model: state.identity.model.clone(),
         }
     }
-    id
-}
-
-/// Which host sent an event, by the fields only that host sends
-/// (see the hook protocols reference: Codex adds `turn_id`; Gemini sends `timestamp` and its
-/// own event names; Cursor sends `conversation_id`; Cline sends camelCase `hookName`).
-fn host_of(v: &serde_json::Value) -> Option<&'static str> {
-    let has = |k: &str| v.get(k).is_some();
-    let event = v.get("hook_event_name").and_then(|e| e.as_str());
-    if has("clineVersion") || has("hookName") {
-        return Some("cline");
-    }
-    if has("conversation_id") && (has("workspace_roots") || has("cursor_version")) {
-        return Some("cursor");
-    }
-    let gemini_events = [
-        "BeforeAgent",
-        "AfterAgent",
-        "BeforeModel",
-        "AfterModel",
-        "BeforeToolSelection",
-        "BeforeTool",
-        "AfterTool",
-        "PreCompress",
-    ];
-    if event.is_some_and(|e| gemini_events.contains(&e)) || (event.is_some() && has("timestamp")) {
-        return Some("gemini");
-    }
-    // Claude sends `turn_id` too, but only with MessageDisplay.
-    if event.is_some_and(|e| e != "MessageDisplay") && has("turn_id") {
-        return Some("codex");
-    }
-    if event.is_some() && has("session_id") {
-        return Some("claude");
-    }
-    None
 }

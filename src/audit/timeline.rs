@@ -13,13 +13,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::audit::sessions::{identity, Identity};
+use crate::audit::sessions::Identity;
 use crate::format::payload;
 use crate::journal::scan::Stop;
 use crate::journal::{JournalReader, Record};
 
-// INTEGRATION: use `crate::format::payload::KIND_INJECTED` once the hook branch is merged
-// (it defines this kind, with fields event_seq, text_blake3, len, truncated, text).
 const KIND_INJECTED: &str = "sjournal.injected";
 
 /// How many characters of prompts, errors and injected text are kept.
@@ -110,14 +108,12 @@ pub fn build(reader: &JournalReader) -> crate::error::Result<Timeline> {
         })?;
     let mut b = Builder::default();
     b.t.session_id = header.session_id;
-    let mut events = Vec::new();
+    let mut state = crate::fold::State::new();
     for r in reader.records()? {
         match r {
             Ok(rec) => {
                 b.apply(&rec);
-                if events.len() < 64 && !payload::is_system_kind(rec.kind) {
-                    events.push(payload::decode_event(rec.seq, rec.payload).unwrap_or(""));
-                }
+                state.apply(&crate::fold::RecordView::from(&rec));
             }
             Err(Stop { offset, problem }) => {
                 b.t.problem = Some(format!(
@@ -126,8 +122,7 @@ pub fn build(reader: &JournalReader) -> crate::error::Result<Timeline> {
             }
         }
     }
-    // INTEGRATION: take the identity from the fold's `State` once it is merged.
-    b.t.identity = identity(&events);
+    b.t.identity = Identity::of(&state);
     Ok(b.finish())
 }
 

@@ -77,6 +77,26 @@ impl State {
                     },
                 );
             }),
+            // An exec handler's output becomes a context entry of its own channel, keyed by
+            // the handler, when it succeeded and printed something.
+            p::KIND_EXEC => self.decoded(rec, |s, e: p::Exec| {
+                let channel = match e.context {
+                    p::ExecContext::Persistent => "persistent",
+                    p::ExecContext::Ephemeral => "ephemeral",
+                    p::ExecContext::None => return,
+                };
+                let text = e.stdout.trim();
+                if e.succeeded() && !text.is_empty() {
+                    let set = p::ContextSet {
+                        channel: channel.to_owned(),
+                        key: format!("exec:{}", e.name),
+                        text: text.to_owned(),
+                    };
+                    s.context_set(set, rec);
+                }
+            }),
+            // The merged events follow as ordinary records; the merge itself is counted.
+            p::KIND_SPOOL_MERGE => true,
             _ => true,
         };
         if !ok {

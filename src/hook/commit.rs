@@ -17,6 +17,7 @@ use crate::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
 use crate::journal::spool::{self, Attempted};
+use crate::journal::writer::now_unix_ns;
 use crate::journal::{Root, Target, Writer, WriterOptions};
 
 /// Where the event ended up.
@@ -146,6 +147,7 @@ fn append_with_context(
 ) -> Result<Committed> {
     let cap = req.captured;
     let seq = w.next_seq();
+    let ts = now_unix_ns();
     let mut execs = req.execs.clone();
     for e in &mut execs {
         e.event_seq = seq;
@@ -156,6 +158,7 @@ fn append_with_context(
                 root: req.root,
                 session_id: &cap.session_id,
                 seq,
+                ts_unix_ns: ts,
                 kind: &cap.kind,
                 raw_json: raw,
                 execs: &execs,
@@ -188,7 +191,7 @@ fn append_with_context(
     }
     // Group commit: the lock is given up before the fsync, so parallel hooks of the same
     // session (parallel tool calls) share device flushes; acknowledged after the sync.
-    let appended = w.append_batch_and_release(&items)?;
+    let appended = w.append_batch_and_release_at(ts, &items)?;
     debug_assert_eq!(appended[0].seq, seq);
     Ok(Committed {
         landed: Landed::Journal { seq },

@@ -5,10 +5,15 @@
 //! hook then appends the event, those records and a `sjournal.injected` record holding the
 //! rendered text in one batch (one fsync) and prints the text.
 
-use crate::error::Result;
+use crate::context::{self, RenderOptions};
+use crate::error::{Error, Result};
+use crate::fold::RecordView;
+use crate::format::payload;
 use crate::format::payload::Exec;
 use crate::hook::protocol::Protocol;
 use crate::journal::Root;
+use crate::limits::SNAPSHOT_EVERY_RECORDS;
+use crate::snapshot::{self, LoadOptions};
 
 /// The event the context is rendered for. It is not in the journal yet: the source folds it
 /// (and `execs`) on top of the journal's state.
@@ -18,6 +23,9 @@ pub struct PendingEvent<'a> {
     pub session_id: &'a str,
     /// The seq the event will have (the writer's next seq; the lock is held).
     pub seq: u64,
+    /// The timestamp the event's record will carry (taken before rendering, so that the
+    /// rendered text is exactly what a replay of the journal re-derives).
+    pub ts_unix_ns: i64,
     /// The record kind (the host's event name).
     pub kind: &'a str,
     /// The event's JSON text, byte for byte as received.
@@ -53,16 +61,59 @@ impl ContextSource for FoldContext {
     }
 }
 
-/// The session's context for a pending event.
-///
-/// INTEGRATION: replaced by fold::load_state + context::render when the fold branch merges:
-/// `let mut state = fold::load_state(event.root, event.session_id)?;` then fold the pending
-/// event (`event.seq`, `event.kind`, `event.raw_json`) and each of `event.execs` (seqs
-/// `event.seq + 1 ..`) into `state` in memory, then
-/// `context::render(&state, &RenderOptions { budget_chars: event.budget_chars })` and map
-/// `Rendered { text, truncated, .. }` to [`Context`] (`None` for empty text).
-/// Until then there is no fold to render from, so the hook injects nothing.
+/// The session's context for a pending event: the folded state (snapshot + tail, read with
+/// the session's lock held, so nothing can be appended meanwhile), plus the pending event
+/// and its exec records folded in memory with the seqs and timestamp they will get, rendered.
+/// The state is what `sjournal state --at <event seq + execs>` shows once the batch is
+/// appended, so a replay re-derives the same text (its blake3 is in the injected record).
 pub fn context_for(event: &PendingEvent<'_>) -> Result<Option<Context>> {
-    let _ = event;
-    Ok(None)
+    let opts = LoadOptions::latest();
+    let (mut state, info) = snapshot::load_state(event.root, event.session_id, &opts)?;
+    if state.seq + 1 != event.seq {
+        // The journal has records the reader could not fold (damage after the hint), so the
+        // state would not be the one a replay sees: inject nothing rather than something wrong.
+        return Err(Error::Fold {
+            seq: event.seq,
+            reason: format!(
+                "the folded state ends at seq {} but the event gets seq {}{}",
+                state.seq,
+                event.seq,
+                info.stopped.map(|s| format!(" ({s})")).unwrap_or_default()
+            ),
+        });
+    }
+    // Snapshot the state as loaded (it matches the journal's head) when one is due. Only a
+    // cache: failing to write it changes nothing.
+    if let Ok(paths) = event.root.session(event.session_id) {
+        let _ = snapshot::maybe_snapshot(&paths, &state, &info, SNAPSHOT_EVERY_RECORDS);
+    }
+    let payload = payload::encode_event(event.raw_json);
+    state.apply(&RecordView {
+        seq: event.seq,
+        ts_unix_ns: event.ts_unix_ns,
+        kind: event.kind,
+        payload: &payload,
+    });
+    for (i, exec) in event.execs.iter().enumerate() {
+        let p = payload::encode_system(exec);
+        state.apply(&RecordView {
+            seq: event.seq + 1 + i as u64,
+            ts_unix_ns: event.ts_unix_ns,
+            kind: payload::KIND_EXEC,
+            payload: &p,
+        });
+    }
+    let r = context::render(
+        &state,
+        &RenderOptions {
+            budget_chars: event.budget_chars,
+        },
+    );
+    if r.text.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Context {
+        text: r.text,
+        truncated: r.truncated,
+    }))
 }

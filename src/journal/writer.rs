@@ -572,8 +572,17 @@ impl<S: Storage> Writer<S> {
     ///
     /// If the sync fails, the records' bytes are in the file but not known to be durable;
     /// the error is returned and nothing is acknowledged.
-    pub fn append_batch_and_release(mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
-        let out = self.write_batch(now_unix_ns(), items)?;
+    pub fn append_batch_and_release(self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+        self.append_batch_and_release_at(now_unix_ns(), items)
+    }
+
+    /// [`Writer::append_batch_and_release`] with the records' timestamp given.
+    pub fn append_batch_and_release_at(
+        mut self,
+        ts_unix_ns: i64,
+        items: &[(&str, &[u8])],
+    ) -> Result<Vec<Appended>> {
+        let out = self.write_batch(ts_unix_ns, items)?;
         self.write_hint();
         // Dropping the lock here lets the next writer in while our sync is in flight.
         let _ = self.lock_file.unlock();

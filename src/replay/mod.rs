@@ -7,7 +7,7 @@
 //! The driver is generic over [`Fold`], so it does not depend on how the state is built.
 
 pub mod diff;
-pub mod interim;
+pub mod session;
 
 use serde::Serialize;
 

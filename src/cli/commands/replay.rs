@@ -42,11 +42,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     let paths = crate::cli::existing_session(root, &args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
-    // INTEGRATION: replace the stand-in with the session fold, e.g.
-    // `let mut fold = crate::fold::State::new(&args.session);` once it implements
-    // `replay::Fold` (apply, state, state_hash, and context = `context::render` for the events
-    // at which the hook injects).
-    let mut fold = crate::replay::interim::KindCounts::default();
+    let mut fold = crate::replay::session::SessionFold::default();
     let mut out = output::stdout();
     let mut last_context: Option<String> = None;
     let range = Range {
