@@ -30,20 +30,24 @@ pub const LOCK_POLL_MICROS: u64 = 500;
 /// batches of the same open).
 pub const SPOOL_MERGE_MAX_FILES: usize = 1024;
 
-/// Default deadline of `sjournal hook`: it answers within this long (plus
-/// `HOOK_COMMIT_GRACE_MS` if a write is under way at the deadline).
+/// Default deadline of `sjournal hook`: it answers within this long, unless the event's own
+/// write is under way then (it is waited for, never cut: see `hook`).
 pub const HOOK_DEADLINE_MS_DEFAULT: u64 = 250;
 
 /// The hook stops waiting for the session's lock this long before its deadline (at most half
 /// the deadline), keeping the time to spool the event instead.
 pub const HOOK_SPOOL_RESERVE_MS: u64 = 50;
 
-/// How long past its deadline the hook waits for a journal write that is already under way
-/// (cutting it would not save time: the kernel finishes it anyway).
+/// How long past its deadline the hook waits for the event's write (journal or spool) that is
+/// already under way before it reports the write as slow. It keeps waiting after that:
+/// cutting the write could lose the event, and would not save time (a process is not reaped
+/// while a thread is in `fsync`).
 pub const HOOK_COMMIT_GRACE_MS: u64 = 250;
 
-/// How long past its deadline the hook waits for stdin that is still being read, before it
-/// gives up on the event (hosts write the event and close stdin at once).
+/// How long past its deadline the hook waits for stdin that is still being read. After that
+/// it keeps waiting only while stdin is ready to be read (the event is there; the reading
+/// thread was starved), and otherwise gives up (hosts write the event and close stdin at once,
+/// so a stdin with nothing waiting is a host that has not written).
 pub const HOOK_STDIN_GRACE_MS: u64 = 1000;
 
 /// Context injected by the hook is rendered at most this many characters long (Claude Code

@@ -54,10 +54,13 @@ fn parallel(flags: &[&str]) {
             c
         })
         .collect();
+    // What each hook said on stderr, shown if an event is missing.
+    let mut said = String::new();
     for c in children {
         let out = c.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         assert!(out.stdout.is_empty(), "{out:?}");
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
     }
     let spooled = spool::pending(&Root::new(root), "par").unwrap().len();
     let out = common::run(
@@ -89,7 +92,7 @@ fn parallel(flags: &[&str]) {
     assert_eq!(
         ids.len(),
         16,
-        "no loss, no duplicate ({spooled} were spooled)"
+        "no loss, no duplicate ({spooled} were spooled); the hooks said:\n{said}"
     );
     let distinct: BTreeSet<&String> = ids.iter().collect();
     assert_eq!(distinct.len(), 16);

@@ -18,7 +18,7 @@ use sjournal::hook::commit::Landed;
 use sjournal::hook::config::Config;
 use sjournal::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use sjournal::hook::protocol::HostFlag;
-use sjournal::hook::{self, HookOptions};
+use sjournal::hook::{self, HookOptions, InputReady};
 use sjournal::journal::{spool, Root, Writer, WriterOptions};
 use sjournal::Error;
 
@@ -46,6 +46,9 @@ fn opts(root: &Root, config: Config) -> HookOptions {
         deadline: Duration::from_secs(10),
         config,
         env_session_id: None,
+        // In-memory input: always ready to be read, however late the worker gets to it.
+        input_ready: Some(InputReady(Arc::new(|| true))),
+        checkpoints: None,
     }
 }
 

@@ -116,7 +116,7 @@ fn broken_configuration_fails_open() {
     std::fs::write(dir.path().join("config.toml"), "[hook]\ndeadline = 'x'\n").unwrap();
     let out = common::run(
         dir.path(),
-        &["hook"],
+        &["hook", "--deadline-ms", common::PATIENT_MS],
         br#"{"session_id":"x","hook_event_name":"Stop"}"#,
     );
     assert_eq!(out.status.code(), Some(0));

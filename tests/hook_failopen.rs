@@ -19,7 +19,7 @@ use sjournal::hook::config::Config;
 use sjournal::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use sjournal::hook::input::UNATTRIBUTED_SESSION;
 use sjournal::hook::protocol::HostFlag;
-use sjournal::hook::{self, HookOptions};
+use sjournal::hook::{self, HookOptions, InputReady};
 use sjournal::journal::{spool, Root, Writer, WriterOptions};
 
 fn unparsed(root: &std::path::Path, session: &str) -> Vec<Unparsed> {
@@ -34,7 +34,8 @@ fn malformed_stdin_is_kept_raw() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let bad = b"{\"session_id\": \"abc-1\", \"hook_event_name\": \"Stop\", oops \xff";
-    let out = common::run(root, &["hook"], bad);
+    let hook = ["hook", "--deadline-ms", common::PATIENT_MS];
+    let out = common::run(root, &hook, bad);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
@@ -45,14 +46,14 @@ fn malformed_stdin_is_kept_raw() {
     // No session in the bytes: the host's environment names it, else the catch-all session.
     let out = common::run_env(
         root,
-        &["hook"],
+        &hook,
         b"not json",
         &[("CLAUDE_CODE_SESSION_ID", "env-sess")],
     );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(unparsed(root, "env-sess")[0].raw, b"not json");
     for input in [&b""[..], b"[1, 2"] {
-        let out = common::run(root, &["hook"], input);
+        let out = common::run(root, &hook, input);
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty());
     }
@@ -135,6 +136,9 @@ fn watchdog_takes_over_a_slow_worker_without_duplicating() {
         deadline: Duration::from_millis(100),
         config: Config::default(),
         env_session_id: None,
+        // In-memory input: always ready to be read, however late the worker gets to it.
+        input_ready: Some(InputReady(Arc::new(|| true))),
+        checkpoints: None,
     };
     let input = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#;
     let out = hook::run(

@@ -53,7 +53,17 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
     let root = dir.path();
     let mut sent: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for (event, raw) in common::fixture(fixture) {
-        let out = common::run(root, &["hook", "--host", host_flag], raw.as_bytes());
+        let out = common::run(
+            root,
+            &[
+                "hook",
+                "--host",
+                host_flag,
+                "--deadline-ms",
+                common::PATIENT_MS,
+            ],
+            raw.as_bytes(),
+        );
         assert_eq!(out.status.code(), Some(0), "{host} {event}: {out:?}");
         check_reply(host, &event, &out.stdout);
         let v: Value = serde_json::from_str(&raw).unwrap();
@@ -129,6 +139,9 @@ fn cline_payloads() {
 #[test]
 fn lenient_command_line() {
     let dir = tempfile::tempdir().unwrap();
+    // The deadline every variant falls back to (`abc` is not a number).
+    let config = format!("[hook]\ndeadline_ms = {}\n", common::PATIENT_MS);
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
     let raw = br#"{"session_id":"s-1","hook_event_name":"Stop"}"#;
     for args in [
         &["hook", "claude"][..],

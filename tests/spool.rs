@@ -307,3 +307,88 @@ fn failed_append_spooled_with_its_attempt() {
     assert_eq!(ns(&root), [0, 1, 2]);
     assert!(spool::pending(&root, S).unwrap().is_empty());
 }
+
+/// A merge wrote its batch but died before its sync (here: the sync failed). The next open
+/// finds the batch in the journal and deletes the spool files; it must make the batch durable
+/// first, or a crash right after would leave neither the journal records nor the spool files.
+#[test]
+fn settling_syncs_the_interrupted_batch_before_deleting_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let disk = SimDisk::new();
+    spool_events(&root, &[1, 2]);
+    // Sync 1 is the new journal's header; sync 2 the merge batch, which fails.
+    let r = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| {
+        Faulty::new(
+            disk.clone(),
+            FaultPlan {
+                fail_sync: Some(2),
+                ..Default::default()
+            },
+        )
+        .0
+    });
+    assert!(r.is_err());
+    assert!(
+        disk.pending_writes() > 0,
+        "the batch is written, not synced"
+    );
+    let w = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| {
+        disk.clone()
+    })
+    .unwrap();
+    assert_eq!(w.spool_report().settled.len(), 2, "{:?}", w.spool_report());
+    drop(w);
+    assert!(spool::pending(&root, S).unwrap().is_empty());
+    // Power loss now: only what was synced survives.
+    disk.crash(|_, _| PendingFate::Lost);
+    let paths = root.session(S).unwrap();
+    std::fs::write(&paths.journal, disk.durable()).unwrap();
+    assert_eq!(ns(&root), [1, 2]);
+}
+
+/// The same for a failed append spooled with its attempt: the record found at the attempt is
+/// made durable before its spool file is deleted unmerged.
+#[test]
+fn a_found_attempt_is_synced_before_its_spool_file_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path());
+    let disk = SimDisk::new();
+    // Sync 1: header; sync 2: event 0; sync 3: event 1, which fails.
+    let mut w = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| {
+        Faulty::new(
+            disk.clone(),
+            FaultPlan {
+                fail_sync: Some(3),
+                ..Default::default()
+            },
+        )
+        .0
+    })
+    .unwrap();
+    w.append("PostToolUse", &event(0)).unwrap();
+    let at = spool::Attempted {
+        offset: w.len(),
+        seq: w.next_seq(),
+    };
+    assert!(w.append("PostToolUse", &event(1)).is_err());
+    drop(w);
+    spool::spool_attempted(
+        &root,
+        S,
+        &[("PostToolUse", &event(1))],
+        "fsync failed",
+        Some(at),
+    )
+    .unwrap();
+    let w = Writer::open_with(&root, S, Target::Main, &WriterOptions::default(), |_f| {
+        disk.clone()
+    })
+    .unwrap();
+    assert_eq!(w.spool_report().settled.len(), 1, "{:?}", w.spool_report());
+    drop(w);
+    disk.crash(|_, _| PendingFate::Lost);
+    let paths = root.session(S).unwrap();
+    std::fs::write(&paths.journal, disk.durable()).unwrap();
+    assert_eq!(ns(&root), [0, 1]);
+}

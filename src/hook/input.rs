@@ -5,6 +5,7 @@
 //! else the catch-all session [`UNATTRIBUTED_SESSION`].
 
 use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd};
 
 use serde_json::Value;
 
@@ -42,6 +43,28 @@ pub fn read_bounded(mut r: impl Read) -> std::io::Result<(Vec<u8>, bool)> {
     let over = buf.len() > INPUT_MAX_BYTES;
     buf.truncate(INPUT_MAX_BYTES);
     Ok((buf, over))
+}
+
+/// True if `fd` can be read without blocking: bytes are waiting, or the writer has closed it
+/// (end of file, or an error the read will return at once). Never waits.
+pub fn fd_ready(fd: BorrowedFd<'_>) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&now)) {
+        Ok(n) if n > 0 => fds[0]
+            .revents()
+            .intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR),
+        _ => false,
+    }
+}
+
+/// [`fd_ready`] for this process's stdin.
+pub fn stdin_ready() -> bool {
+    fd_ready(std::io::stdin().as_fd())
 }
 
 /// Makes the record for an input. `env` looks up environment variables (a parameter so tests

@@ -2,17 +2,27 @@
 //! makes it durable (journal, else rescue journal, else spool), and returns the exact stdout
 //! the host expects (the session's context for the events that take it), all within a
 //! deadline, failing open: whatever happens, the caller exits 0 and prints either a complete
-//! reply or nothing.
+//! reply or nothing. Failing open never means dropping the event.
 //!
 //! The work runs on a worker thread; the calling thread is the watchdog. At the deadline, if
 //! the worker has the event but has not started writing it (it is still waiting for the lock,
-//! or folding), the watchdog takes the event over and spools it itself; the worker, which
-//! must claim the event right before its one write, then writes nothing. If the worker is
-//! already writing, the watchdog waits a short grace for that write. A panic in the worker is
-//! caught and treated like any other failure. If stdin is still being read at the deadline
-//! the watchdog waits a further grace for it (hosts close stdin at once; a late read is a
-//! starved thread) and then takes the event over. The library never prints: [`run`] returns
-//! stdout and the diagnostics (for stderr).
+//! running exec handlers, or folding), the watchdog takes the event over and spools it itself;
+//! the worker, which must claim the event right before its one write, then writes nothing.
+//!
+//! If the worker has already claimed the event, the watchdog waits for it to finish, however
+//! long that takes: after the claim the worker only does the I/O that makes the event durable
+//! (a journal write and its sync, or a spool file), which the watchdog could only replace
+//! with the same I/O, and a process cannot be reaped while a thread sits in `fsync` anyway.
+//! Exiting instead would kill the worker between its sync and the step that makes the event
+//! findable (the spool file's link) or before its write, and lose the event. Past
+//! `HOOK_COMMIT_GRACE_MS` it notes that the write is slow, and keeps waiting.
+//!
+//! If stdin is still being read at the deadline the watchdog waits `HOOK_STDIN_GRACE_MS`
+//! more; after that it keeps waiting only while stdin is ready (data or end of file waiting:
+//! the event is there and the worker has only not been scheduled to read it), and otherwise
+//! gives up (the host has not finished writing; there is no event yet to keep). A panic in
+//! the worker is caught and treated like any other failure. The library never prints: [`run`]
+//! returns stdout and the diagnostics (for stderr).
 //!
 //! The context comes from a [`ContextSource`](context_bridge::ContextSource); production uses
 //! [`context_bridge::FoldContext`].
@@ -24,6 +34,7 @@ pub mod exec;
 pub mod input;
 pub mod protocol;
 
+use std::fmt;
 use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -47,6 +58,45 @@ pub struct HookOptions {
     pub config: Config,
     /// `CLAUDE_CODE_SESSION_ID` from the environment: the session of input that names none.
     pub env_session_id: Option<String>,
+    /// Whether the input can be read without blocking; None if that cannot be told (in-memory
+    /// input). The CLI polls its stdin ([`input::stdin_ready`]).
+    pub input_ready: Option<InputReady>,
+    /// Test seam (see [`Checkpoints`]); None in production.
+    pub checkpoints: Option<Arc<dyn Checkpoints>>,
+}
+
+/// Tells whether the hook's input can be read without blocking: bytes are waiting, or the
+/// writer has closed it. Past the stdin grace the watchdog keeps waiting for a worker that has
+/// not read its input only while this says so.
+#[derive(Clone)]
+pub struct InputReady(pub Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl fmt::Debug for InputReady {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("InputReady(..)")
+    }
+}
+
+/// Test seam: the moments where scheduling decides whether an event could be lost. A test
+/// implements it to stall the worker where a starved thread or a slow disk would (right after
+/// it claimed the event, or before it reads stdin) and to learn what the watchdog did
+/// meanwhile, so those paths run the same way on every machine. Production passes None.
+pub trait Checkpoints: Send + Sync + fmt::Debug {
+    /// The deadline passed with the worker unfinished; the watchdog is about to look at what
+    /// the worker is doing (and take the event over if the worker has not claimed it). Called
+    /// on the watchdog thread, without the hook's state locked, so a test can hold it here
+    /// until the worker reached the point it studies.
+    fn deadline_passed(&self) {}
+    /// The worker has claimed the event; its one write (journal, rescue journal or spool)
+    /// comes next. Called on the worker thread.
+    fn claimed(&self) {}
+    /// The worker's claimed write was still unfinished `HOOK_COMMIT_GRACE_MS` after the
+    /// deadline; the watchdog keeps waiting for it. Called on the watchdog thread.
+    fn write_overdue(&self) {}
+    /// Stdin was still unread `HOOK_STDIN_GRACE_MS` after the deadline while ready to be
+    /// read; the watchdog keeps waiting for the worker to read it. Called on the watchdog
+    /// thread, once.
+    fn input_overdue(&self) {}
 }
 
 /// What one invocation did.
@@ -56,7 +106,7 @@ pub struct HookOutcome {
     pub stdout: Option<String>,
     /// Lines for stderr.
     pub diagnostics: Vec<String>,
-    /// Where the event went; None if no event was read (or the write outlived the grace).
+    /// Where the event went; None if no event was read, or it could be kept nowhere.
     pub landed: Option<Landed>,
     /// The deadline passed before the worker finished.
     pub timed_out: bool,
@@ -86,12 +136,14 @@ impl Shared {
         self.0 .0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn claim(&self, who: Claim) -> bool {
+    /// Claims the event for `who`. Returns (whether `who` holds it, whether it just took it).
+    fn claim(&self, who: Claim) -> (bool, bool) {
         let mut st = self.lock();
-        if st.claim == Claim::Free {
+        let taken = st.claim == Claim::Free;
+        if taken {
             st.claim = who;
         }
-        st.claim == who
+        (st.claim == who, taken)
     }
 
     fn note(&self, diag: &mut Vec<String>) {
@@ -104,11 +156,15 @@ impl Shared {
     }
 }
 
+/// What the worker needs and takes: the input and the context source.
+type Job<R> = Arc<Mutex<Option<(R, Arc<dyn ContextSource>)>>>;
+
 /// Runs one hook invocation: reads the event from `input`, commits it, and says what to print.
-/// Returns within `opts.deadline` plus a short grace (for a write already under way).
-pub fn run(
+/// Returns within `opts.deadline`, unless the event's own write is under way then (it is waited
+/// for: see the module docs) or stdin is ready but still unread.
+pub fn run<R: Read + Send + 'static>(
     opts: HookOptions,
-    input: impl Read + Send + 'static,
+    input: R,
     source: Arc<dyn ContextSource>,
 ) -> HookOutcome {
     let start = Instant::now();
@@ -123,11 +179,37 @@ pub fn run(
         }),
         Condvar::new(),
     )));
-    let worker_shared = shared.clone();
-    let worker_opts = opts.clone();
-    let body = move || {
+    let job: Job<R> = Arc::new(Mutex::new(Some((input, source))));
+    let (worker_shared, worker_opts, worker_job) = (shared.clone(), opts.clone(), job.clone());
+    let body = move || run_worker(&worker_shared, &worker_opts, &worker_job, start);
+    if let Err(e) = std::thread::Builder::new()
+        .name("sjournal-hook".into())
+        .spawn(body)
+    {
+        // Out of threads. The input is still here: do the work on this thread, without a
+        // watchdog (past the deadline if it comes to that) rather than drop the event.
+        run_worker(&shared, &opts, &job, start);
+        let mut st = shared.lock();
+        let mut diagnostics = vec![format!(
+            "could not start the hook's worker thread ({e}); did the work without a watchdog"
+        )];
+        diagnostics.append(&mut st.diag);
+        return HookOutcome {
+            stdout: st.reply.take(),
+            diagnostics,
+            landed: st.landed.take(),
+            timed_out: false,
+        };
+    }
+    watch(&shared, &opts, start)
+}
+
+/// The worker's body: [`work`], with a panic caught and reported.
+fn run_worker<R: Read>(shared: &Shared, opts: &HookOptions, job: &Job<R>, start: Instant) {
+    let taken = job.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some((input, source)) = taken {
         let r = catch_unwind(AssertUnwindSafe(|| {
-            work(&worker_shared, &worker_opts, input, &*source, start)
+            work(shared, opts, input, &*source, start)
         }));
         if let Err(p) = r {
             let msg = p
@@ -135,41 +217,33 @@ pub fn run(
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown".into());
-            worker_shared
-                .lock()
-                .diag
-                .push(format!("internal error (panic: {msg}); failing open"));
+            let mut st = shared.lock();
+            let what = if st.claim == Claim::Worker && st.landed.is_none() {
+                // A panic inside the write itself: a bug in the write path, not a state the
+                // hook can settle. Say so plainly.
+                "; it had claimed the event, which may or may not have been written"
+            } else {
+                ""
+            };
+            st.diag
+                .push(format!("internal error (panic: {msg}){what}; failing open"));
         }
-        worker_shared.finish();
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("sjournal-hook".into())
-        .spawn(body)
-    {
-        // Out of threads: stdin was not read, so there is no event to keep.
-        return HookOutcome {
-            stdout: fail_open_stdout(opts.host, None),
-            diagnostics: vec![format!(
-                "could not start the hook's worker thread ({e}); the event was not recorded"
-            )],
-            landed: None,
-            timed_out: false,
-        };
     }
-    watch(&shared, &opts, start)
+    shared.finish();
 }
 
 /// The watchdog: waits for the worker until the deadline, then takes over.
 fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
     let deadline = start + opts.deadline;
-    let mut st = wait_until(shared, deadline, |st| st.finished);
-    if !st.finished && st.captured.is_none() {
-        // Still reading stdin. Hosts write the event and close stdin at once, so this is a
-        // starved thread, not a stuck host: wait a little longer for the event rather than
-        // lose it, then take it over as below.
+    let mut st = wait_until(shared, Some(deadline), |st| st.finished);
+    if let (false, Some(c)) = (st.finished, &opts.checkpoints) {
         drop(st);
-        let until = deadline + Duration::from_millis(HOOK_STDIN_GRACE_MS);
-        st = wait_until(shared, until, |st| st.finished || st.captured.is_some());
+        c.deadline_passed();
+        st = shared.lock();
+    }
+    if !st.finished && st.captured.is_none() {
+        drop(st);
+        st = wait_for_input(shared, opts, deadline);
     }
     // A worker that finished without claiming the event it read (it panicked) left it to us.
     let abandoned = st.finished && st.claim == Claim::Free && st.captured.is_some();
@@ -217,37 +291,42 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
                 timed_out: !abandoned,
             }
         }
-        (cap, Claim::Worker) => {
-            // The worker is writing: give the write a short grace rather than cut it.
+        (_, Claim::Worker) => {
+            // The worker claimed the event and is writing it: wait for the write, however
+            // long the disk takes (see the module docs for why it is never cut).
             drop(st);
-            let until = Instant::now() + Duration::from_millis(HOOK_COMMIT_GRACE_MS);
-            let mut st = wait_until(shared, until, |st| st.finished);
-            let mut diag = std::mem::take(&mut st.diag);
-            if st.finished {
-                diag.push("the hook finished after its deadline (a write was under way)".into());
-                return HookOutcome {
-                    stdout: st.reply.take(),
-                    diagnostics: diag,
-                    landed: st.landed.take(),
-                    timed_out: true,
-                };
+            let grace = Instant::now() + Duration::from_millis(HOOK_COMMIT_GRACE_MS);
+            let mut st = wait_until(shared, Some(grace), |st| st.finished);
+            let overdue = !st.finished;
+            if overdue {
+                drop(st);
+                if let Some(c) = &opts.checkpoints {
+                    c.write_overdue();
+                }
+                st = wait_until(shared, None, |st| st.finished);
             }
-            diag.push(
-                "the journal write did not finish within the grace period; exiting, the write \
-                 continues in the kernel and recovery checks it on the next open"
-                    .into(),
-            );
+            let mut diag = std::mem::take(&mut st.diag);
+            diag.push(if overdue {
+                format!(
+                    "the event's write was still under way {HOOK_COMMIT_GRACE_MS} ms after the \
+                     deadline (a slow disk or a starved thread); waited for it rather than lose \
+                     the event"
+                )
+            } else {
+                "the hook finished after its deadline (a write was under way)".into()
+            });
             HookOutcome {
-                stdout: fail_open_stdout(opts.host, cap.and_then(|c| c.protocol)),
+                stdout: st.reply.take(),
                 diagnostics: diag,
-                landed: None,
+                landed: st.landed.take(),
                 timed_out: true,
             }
         }
         (_, _) => {
             let mut diag = std::mem::take(&mut st.diag);
             diag.push(format!(
-                "no complete event on stdin within the deadline ({} ms) and {HOOK_STDIN_GRACE_MS} ms more; nothing was recorded",
+                "no complete event on stdin within the deadline ({} ms) and {HOOK_STDIN_GRACE_MS} ms more, \
+                 and stdin has nothing waiting to be read; nothing was recorded",
                 opts.deadline.as_millis()
             ));
             HookOutcome {
@@ -260,23 +339,64 @@ fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
     }
 }
 
+/// Past the deadline with stdin not read yet. Hosts write the event and close stdin at once,
+/// so this is normally a starved thread, not a stuck host: wait the stdin grace, then keep
+/// waiting as long as stdin is ready to be read (the event is there; only the worker has not
+/// run). Returns the state once the event is captured, the worker finished, or stdin is not
+/// ready (the host has not finished writing: there is no event to keep).
+fn wait_for_input<'a>(
+    shared: &'a Shared,
+    opts: &HookOptions,
+    deadline: Instant,
+) -> MutexGuard<'a, State> {
+    let input_done = |st: &State| st.finished || st.captured.is_some();
+    let mut until = deadline + Duration::from_millis(HOOK_STDIN_GRACE_MS);
+    let mut noted = false;
+    loop {
+        let st = wait_until(shared, Some(until), input_done);
+        if input_done(&st) {
+            return st;
+        }
+        drop(st);
+        let ready = opts.input_ready.as_ref().is_some_and(|r| (r.0)());
+        if !ready {
+            return shared.lock();
+        }
+        if !noted {
+            noted = true;
+            shared.lock().diag.push(format!(
+                "stdin was still unread {HOOK_STDIN_GRACE_MS} ms after the deadline but is ready \
+                 (a starved thread); waiting for it rather than lose the event"
+            ));
+            if let Some(c) = &opts.checkpoints {
+                c.input_overdue();
+            }
+        }
+        until = Instant::now() + Duration::from_millis(HOOK_STDIN_GRACE_MS);
+    }
+}
+
+/// Waits until `done` holds or `until` passes (None: no limit); returns the state, locked.
 fn wait_until(
     shared: &Shared,
-    until: Instant,
+    until: Option<Instant>,
     done: impl Fn(&State) -> bool,
 ) -> MutexGuard<'_, State> {
+    let cv = &shared.0 .1;
     let mut st = shared.lock();
     while !done(&st) {
-        let now = Instant::now();
-        if now >= until {
-            break;
-        }
-        st = shared
-            .0
-             .1
-            .wait_timeout(st, until - now)
-            .map(|(g, _)| g)
-            .unwrap_or_else(|p| p.into_inner().0);
+        st = match until {
+            None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(until) => {
+                let now = Instant::now();
+                if now >= until {
+                    break;
+                }
+                cv.wait_timeout(st, until - now)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0)
+            }
+        };
     }
     st
 }
@@ -362,7 +482,13 @@ fn work(
         lock_deadline: start + opts.deadline - reserve,
         source,
     };
-    let claim = || sh.claim(Claim::Worker);
+    let claim = || {
+        let (held, taken) = sh.claim(Claim::Worker);
+        if let (true, Some(c)) = (taken, &opts.checkpoints) {
+            c.claimed();
+        }
+        held
+    };
     let result = commit::commit(req, &claim, &mut diag);
     let (reply, landed) = match result {
         Ok(c) => {

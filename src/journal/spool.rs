@@ -340,7 +340,9 @@ pub(crate) fn merge_pending<S: Storage>(w: &mut Writer<S>, mode: MergeMode) -> R
                 }
             };
             if already_written(w, &file) {
-                // Its failed append reached the journal after all: not merged again.
+                // Its failed append reached the journal after all: not merged again. Synced
+                // first: the bytes read back may still be only in the page cache.
+                w.sync_written()?;
                 if remove_and_sync(&dir, std::slice::from_ref(&name), &mut report) {
                     report.settled.push(name);
                     continue;
@@ -547,6 +549,11 @@ fn settle_intent<S: Storage>(
     };
     let merged = merged_by(w, &intent);
     let names: Vec<String> = merged.iter().map(|(n, _)| n.clone()).collect();
+    if !names.is_empty() {
+        // The interrupted merge may have died between its write and its sync: make what it
+        // wrote durable before its spool files go.
+        w.sync_written()?;
+    }
     for (name, whole) in &merged {
         if !whole {
             report.warnings.push(format!(

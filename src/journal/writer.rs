@@ -215,6 +215,17 @@ impl<S: Storage> Writer<S> {
         Some(b)
     }
 
+    /// Syncs what the journal holds now. The spool calls it before deleting a spool file
+    /// because its records are in the journal: another process may have written them and
+    /// not synced them yet (it gives up the lock before its sync, or was killed before it),
+    /// and a deleted spool file must never be the only copy that was durable.
+    pub(crate) fn sync_written(&mut self) -> Result<()> {
+        if let Err(e) = self.storage.sync_data() {
+            return Err(self.poison("fsync", e));
+        }
+        Ok(())
+    }
+
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.is_some()
     }

@@ -8,6 +8,11 @@ use std::process::{Command, Output, Stdio};
 use sjournal::format::payload;
 use sjournal::journal::{JournalReader, Root};
 
+/// `--deadline-ms` for tests that check what the hook journals rather than its deadline: long
+/// enough that a loaded machine never makes the hook spool the event instead (the hook exits
+/// as soon as it is done, so this costs nothing when the machine is idle).
+pub const PATIENT_MS: &str = "60000";
+
 pub fn bin() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_BIN_EXE_sjournal"))
 }

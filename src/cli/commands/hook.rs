@@ -86,6 +86,8 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         deadline: Duration::from_millis(deadline_ms),
         config,
         env_session_id: std::env::var("CLAUDE_CODE_SESSION_ID").ok(),
+        input_ready: Some(hook::InputReady(Arc::new(hook::input::stdin_ready))),
+        checkpoints: None,
     };
     let out = hook::run(opts, std::io::stdin(), Arc::new(FoldContext));
     diag.extend(out.diagnostics);
