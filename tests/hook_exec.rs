@@ -59,7 +59,23 @@ fn handlers_run_and_are_journaled_with_their_event() {
     let raw = r#"{"session_id":"x","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
     let out = common::run(dir.path(), &["hook"], raw.as_bytes());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(out.stdout.is_empty());
+    // The handlers' output is folded into the context injected for this very event.
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the host's JSON");
+    let ctx = reply["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    assert!(
+        ctx.contains("[exec:branch] main"),
+        "persistent handler output: {ctx}"
+    );
+    assert!(
+        ctx.contains("exec:echo-stdin"),
+        "ephemeral handler output: {ctx}"
+    );
+    assert!(
+        !ctx.contains("bad"),
+        "a failed handler's output is not injected: {ctx}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     for name in ["fails", "slow", "missing"] {
         assert!(stderr.contains(&format!("{name:?} failed")), "{stderr}");
@@ -75,7 +91,8 @@ fn handlers_run_and_are_journaled_with_their_event() {
             KIND_EXEC,
             KIND_EXEC,
             KIND_EXEC,
-            KIND_EXEC
+            KIND_EXEC,
+            payload::KIND_INJECTED
         ]
     );
     let execs: Vec<Exec> = common::payloads(dir.path(), "x", KIND_EXEC)

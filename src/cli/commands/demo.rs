@@ -48,7 +48,7 @@ fn payload(event: &str, variant: Option<&str>, edit: impl FnOnce(&mut Value)) ->
 fn tool(event: &str, i: usize) -> String {
     payload(event, None, |p| {
         p["tool_use_id"] = Value::String(format!("toolu_demo_{i:03}"));
-        p["tool_name"] = Value::String(if i % 3 == 0 { "Edit" } else { "Read" }.into());
+        p["tool_name"] = Value::String(if i.is_multiple_of(3) { "Edit" } else { "Read" }.into());
         p["tool_input"] =
             serde_json::json!({ "file_path": format!("/home/dev/project/src/part{}.rs", i % 7) });
     })
