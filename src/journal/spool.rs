@@ -2,7 +2,7 @@
 //! the hook's deadline, the disk refused the write), so that it is still not lost; and the
 //! merge that moves spooled events into the journal, in order, the next time a writer opens it.
 //!
-//! The design, and what each crash between its steps leaves behind, is in `docs/spool.md`.
+//! The design, and what each crash between its steps leaves behind, is in "The spool" in `journal-format.md`.
 //! In short:
 //!
 //! - A spool file is `sessions/<stem>.spool/<ts_ns>-<pid>-<counter>.spool`: one record frame
