@@ -9,13 +9,17 @@ command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
 cargo build --release --quiet
 cargo build --release --quiet --manifest-path tools/bench/Cargo.toml
 payload=$(mktemp)
-# A real Claude Code PostToolUse payload.
+prompt=$(mktemp)
+# Real Claude Code payloads: a PostToolUse (journaled only) and a UserPromptSubmit (the hook
+# folds the session and renders context for it).
 grep '"event": "PostToolUse", "variant": null' tests/fixtures/claude-code/payloads-2.1.332.jsonl \
   | jq -c .payload > "$payload"
+grep '"event": "UserPromptSubmit"' tests/fixtures/claude-code/payloads-2.1.332.jsonl \
+  | jq -c .payload > "$prompt"
 work=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-bench.XXXXXX")
-trap 'rm -rf "$work" "$payload"' EXIT
+trap 'rm -rf "$work" "$payload" "$prompt"' EXIT
 bin=$(pwd)/target/release/sjournal
-(cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" report --sjournal "$bin" --payload "$payload" "$@")
+(cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" report --sjournal "$bin" --payload "$payload" --prompt-payload "$prompt" "$@")
 echo
 echo "machine: $(nproc) cores, $(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "filesystem of the work dir: $(df -T "$work" | awk 'NR==2{print $2}')"

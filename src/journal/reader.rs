@@ -143,6 +143,7 @@ impl JournalReader {
         })?;
         let mut r = Records::new(self.bytes(), hlen, Chain::genesis(genesis));
         r.tail_in_flight = self.writer_active;
+        r.map = self.map.as_ref();
         Ok(r)
     }
 }
@@ -167,6 +168,10 @@ pub struct Records<'a> {
     done: bool,
     /// End quietly at a damaged tail with nothing valid after it: it is an append in flight.
     tail_in_flight: bool,
+    /// The mapping `bytes` come from, whose pages are released behind the iterator.
+    map: Option<&'a Mmap>,
+    /// Offset up to which pages were released.
+    released: usize,
 }
 
 impl<'a> Records<'a> {
@@ -177,6 +182,8 @@ impl<'a> Records<'a> {
             chain,
             done: false,
             tail_in_flight: false,
+            map: None,
+            released: 0,
         }
     }
 
@@ -191,6 +198,37 @@ impl<'a> Records<'a> {
     }
 }
 
+impl Records<'_> {
+    /// Keeps the resident set bounded on large journals: every `RELEASE_STEP_BYTES` the pages
+    /// already iterated over are dropped from this process (`MADV_DONTNEED`). Memory then
+    /// grows with what the caller keeps (the folded state), not with the journal.
+    fn release_behind(&mut self) {
+        const RELEASE_STEP_BYTES: usize = 32 << 20;
+        let Some(map) = self.map else { return };
+        if self.at - self.released < RELEASE_STEP_BYTES {
+            return;
+        }
+        let page = page_size();
+        let end = self.at / page * page;
+        // SAFETY: `map` is a read-only, shared, file-backed mapping (`Mmap::map`). Dropping
+        // its pages does not change what they read as: a later access (records already
+        // yielded still borrow these bytes) faults them back in from the file, whose bytes in
+        // this range cannot change while the reader's lock is held (see the module docs).
+        let _ = unsafe {
+            map.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                self.released,
+                end - self.released,
+            )
+        };
+        self.released = end;
+    }
+}
+
+fn page_size() -> usize {
+    rustix::param::page_size()
+}
+
 impl<'a> Iterator for Records<'a> {
     type Item = std::result::Result<Record<'a>, Stop>;
 
@@ -203,6 +241,7 @@ impl<'a> Iterator for Records<'a> {
             Ok(frame) => match self.chain.accept(&frame) {
                 Ok(hash) => {
                     self.at += frame.len();
+                    self.release_behind();
                     return Some(Ok(Record {
                         offset,
                         frame,

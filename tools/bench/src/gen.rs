@@ -39,3 +39,25 @@ pub fn session_bytes(root: &Path, name: &str, bytes: u64, template: &str) -> u64
         .unwrap()
         .len()
 }
+
+const FIXTURE: &str = include_str!("../../../tests/fixtures/claude-code/payloads-2.1.332.jsonl");
+
+/// `n` events cycling through the real Claude Code fixture payloads (all event kinds).
+pub fn fixture_events(n: usize) -> Vec<String> {
+    let all: Vec<String> = FIXTURE
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let mut p = v["payload"].clone();
+            p["session_id"] = serde_json::Value::String("fold".into());
+            serde_json::to_string(&p).unwrap()
+        })
+        .collect();
+    (0..n).map(|i| all[i % all.len()].clone()).collect()
+}
+
+/// The event's name, as the record kind.
+pub fn kind_of(raw: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(raw).unwrap();
+    v["hook_event_name"].as_str().unwrap_or("event").to_owned()
+}

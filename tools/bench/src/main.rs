@@ -80,6 +80,7 @@ fn rss(cmd: &[String]) {
 struct Opts {
     sjournal: PathBuf,
     payload: String,
+    prompt: String,
     quick: bool,
     hook: bool,
 }
@@ -88,6 +89,7 @@ fn parse_opts(args: &[String]) -> Opts {
     let mut o = Opts {
         sjournal: PathBuf::from("target/release/sjournal"),
         payload: String::new(),
+        prompt: String::new(),
         quick: false,
         hook: true,
     };
@@ -100,6 +102,10 @@ fn parse_opts(args: &[String]) -> Opts {
             }
             "--payload" => {
                 o.payload = std::fs::read_to_string(&args[i + 1]).unwrap();
+                i += 1
+            }
+            "--prompt-payload" => {
+                o.prompt = std::fs::read_to_string(&args[i + 1]).unwrap();
                 i += 1
             }
             "--quick" => o.quick = true,
@@ -170,7 +176,20 @@ fn report(args: &[String]) {
         Samples::default(),
         Samples::default(),
     );
+    let (q_small, q_big) = (
+        gen::payload_for(&o.prompt, "bench-small"),
+        gen::payload_for(&o.prompt, "bench-big"),
+    );
+    let (mut qs_t, mut qb_t) = (Samples::default(), Samples::default());
     for _ in 0..runs {
+        if o.hook && !o.prompt.is_empty() {
+            let mut c = Command::new(&o.sjournal);
+            c.arg("--root").arg(&root).arg(sub);
+            qs_t.push(time_spawn(&mut c, q_small.as_bytes()));
+            let mut c = Command::new(&o.sjournal);
+            c.arg("--root").arg(&root).arg(sub);
+            qb_t.push(time_spawn(&mut c, q_big.as_bytes()));
+        }
         floor_t.push(time_spawn(
             Command::new(&me).arg("floor").arg(&floor_file),
             p_small.as_bytes(),
@@ -219,6 +238,26 @@ fn report(args: &[String]) {
         stats::ms(floor_t.p(99.0)),
         big_t.p(99.0) / floor_t.p(99.0)
     ));
+    if !qs_t.is_empty() {
+        row(format!(
+            "| hook latency p50, UserPromptSubmit (folds + renders context), 10 prior | {} | floor {} | {:.2}x | <= 1.5x |",
+            stats::ms(qs_t.p(50.0)),
+            stats::ms(floor_t.p(50.0)),
+            qs_t.p(50.0) / floor_t.p(50.0)
+        ));
+        row(format!(
+            "| hook latency p50, UserPromptSubmit, {big} prior | {} | 10 prior {} | {:.2}x | <= 1.2x |",
+            stats::ms(qb_t.p(50.0)),
+            stats::ms(qs_t.p(50.0)),
+            qb_t.p(50.0) / qs_t.p(50.0)
+        ));
+        row(format!(
+            "| hook latency p99, UserPromptSubmit, {big} prior | {} | floor {} | {:.2}x | |",
+            stats::ms(qb_t.p(99.0)),
+            stats::ms(floor_t.p(99.0)),
+            qb_t.p(99.0) / floor_t.p(99.0)
+        ));
+    }
     row(format!(
         "| hook latency p50 vs `jq -c . >> file` (no fsync) | {} | jq {} | {:.2}x | |",
         stats::ms(small_t.p(50.0)),
@@ -294,6 +333,9 @@ fn report(args: &[String]) {
         sixteen / one
     ));
 
+    // Fold throughput against serde_json over the same events as JSONL, and SQLite.
+    fold_rows(&o, tmp.path(), &mut row);
+
     // 3. Verify throughput and peak memory.
     let mb100 = if o.quick { 20 } else { 100 };
     let vroot = tmp.path().join("verify");
@@ -330,6 +372,14 @@ fn report(args: &[String]) {
     if !o.quick {
         gen::session_bytes(&vroot, "v1g", 1 << 30, &o.payload);
         let p1g = peak("v1g");
+        let r100 = peak_replay(&me, &o.sjournal, &vroot, "v100");
+        let r1g = peak_replay(&me, &o.sjournal, &vroot, "v1g");
+        row(format!(
+            "| peak RSS of `sjournal state` (full replay), 1 GB vs 100 MB journal | {} MiB | {} MiB | {:.2}x | <= 1.2x |",
+            r1g / 1024,
+            r100 / 1024,
+            r1g as f64 / r100 as f64
+        ));
         row(format!(
             "| peak RSS of `sjournal verify`, 1 GB vs 100 MB journal | {} MiB | {} MiB | {:.2}x | <= 1.2x |",
             p1g / 1024,
@@ -367,4 +417,117 @@ pub fn hash_speed(frame: usize) {
             buf.len() as f64 / 1e6 / t.elapsed().as_secs_f64()
         );
     }
+}
+
+fn peak_replay(me: &Path, sjournal: &Path, root: &Path, session: &str) -> u64 {
+    let out = Command::new(me)
+        .arg("rss")
+        .arg(sjournal)
+        .arg("--root")
+        .arg(root)
+        .args(["state", "--no-snapshot", "--session", session])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Fold (cold, from the journal) against parsing the same events as JSONL with serde_json,
+/// and against SQLite storing them (synchronous=FULL, one transaction) and reading them back.
+fn fold_rows(o: &Opts, dir: &Path, row: &mut impl FnMut(String)) {
+    use sjournal::fold::{RecordView, State};
+    use sjournal::journal::JournalReader;
+    let n = if o.quick { 20_000 } else { 200_000 };
+    let lines: Vec<String> = gen::fixture_events(n);
+    let root = Root::new(dir.join("fold"));
+    let mut w = Writer::open(&root, "fold", &WriterOptions::default()).unwrap();
+    let t = Instant::now();
+    for chunk in lines.chunks(10_000) {
+        let payloads: Vec<(String, Vec<u8>)> = chunk
+            .iter()
+            .map(|l| (gen::kind_of(l), encode_event(l)))
+            .collect();
+        let items: Vec<(&str, &[u8])> =
+            payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
+        w.append_batch(&items).unwrap();
+    }
+    let sj_store = t.elapsed().as_secs_f64();
+    drop(w);
+    let path = root.session("fold").unwrap().journal;
+    let jsonl = lines.join("\n");
+    let (mut fold_t, mut json_t) = (Samples::default(), Samples::default());
+    for _ in 0..5 {
+        let t = Instant::now();
+        let reader = JournalReader::open(&path, None).unwrap();
+        let mut state = State::default();
+        for r in reader.records().unwrap() {
+            state.apply(&RecordView::from(&r.unwrap()));
+        }
+        assert_eq!(state.records as usize, n);
+        fold_t.push(t.elapsed());
+        let t = Instant::now();
+        let mut k = 0;
+        for l in jsonl.lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            k += v.is_object() as usize;
+        }
+        assert_eq!(k, n);
+        json_t.push(t.elapsed());
+    }
+    let rate = |s: f64| n as f64 / s;
+    row(format!(
+        "| fold throughput, cold from the journal ({n} fixture events, CRC + chain checked) | {:.0} ev/s | serde_json::Value over JSONL {:.0} ev/s | {:.2}x | >= 5x |",
+        rate(fold_t.p(50.0)),
+        rate(json_t.p(50.0)),
+        json_t.p(50.0) / fold_t.p(50.0)
+    ));
+
+    // SQLite, bundled, synchronous=FULL, WAL off (rollback journal), one transaction.
+    let db_path = dir.join("events.db");
+    let mut db = rusqlite::Connection::open(&db_path).unwrap();
+    db.execute_batch("PRAGMA synchronous=FULL; CREATE TABLE events(seq INTEGER PRIMARY KEY, kind TEXT, payload TEXT);")
+        .unwrap();
+    let t = Instant::now();
+    let tx = db.transaction().unwrap();
+    {
+        let mut st = tx
+            .prepare("INSERT INTO events(kind, payload) VALUES (?1, ?2)")
+            .unwrap();
+        for l in &lines {
+            st.execute(rusqlite::params![gen::kind_of(l), l]).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    let sq_store = t.elapsed().as_secs_f64();
+    let mut sq_read = Samples::default();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let mut st = db
+            .prepare("SELECT kind, payload FROM events ORDER BY seq")
+            .unwrap();
+        let mut rows = st.query([]).unwrap();
+        let mut k = 0;
+        while let Some(r) = rows.next().unwrap() {
+            let p: String = r.get(1).unwrap();
+            k += !p.is_empty() as usize;
+        }
+        assert_eq!(k, n);
+        sq_read.push(t.elapsed());
+    }
+    row(format!(
+        "| store {n} events durably (one sync) | sjournal append_batch {:.0} ev/s | SQLite synchronous=FULL, one transaction {:.0} ev/s | {:.2}x | |",
+        rate(sj_store),
+        rate(sq_store),
+        sq_store / sj_store
+    ));
+    row(format!(
+        "| read them back | sjournal fold (parse + fold) {:.0} ev/s | SQLite SELECT (rows only, no parse) {:.0} ev/s | {:.2}x | |",
+        rate(fold_t.p(50.0)),
+        rate(sq_read.p(50.0)),
+        sq_read.p(50.0) / fold_t.p(50.0)
+    ));
 }

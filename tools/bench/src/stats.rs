@@ -9,6 +9,10 @@ impl Samples {
         self.0.push(d.as_secs_f64());
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The p-th percentile (nearest rank).
     pub fn p(&self, p: f64) -> f64 {
         let mut v = self.0.clone();
