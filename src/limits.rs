@@ -116,7 +116,7 @@ pub const LIST_ITEM_MAX_BYTES: usize = 16 * 1024;
 pub const CONTEXT_BUDGET_DEFAULT_CHARS: usize = 4000;
 
 /// A snapshot is written when this many records were folded since the last one.
-pub const SNAPSHOT_EVERY_RECORDS: u64 = 1000;
+pub const SNAPSHOT_EVERY_RECORDS: u64 = 128;
 
 /// Largest snapshot file read.
 pub const SNAPSHOT_MAX_BYTES: u64 = 256 * 1024 * 1024;

@@ -141,10 +141,16 @@ impl JournalReader {
             path: self.path.clone(),
             reason: e.to_string(),
         })?;
-        let mut r = Records::new(self.bytes(), hlen, Chain::genesis(genesis));
+        Ok(self.records_from(hlen, Chain::genesis(genesis)))
+    }
+
+    /// Validated records from `start`, which must be where a record with the chain's
+    /// `next_seq` begins (the end of a snapshot's last record, say).
+    pub fn records_from(&self, start: usize, chain: Chain) -> Records<'_> {
+        let mut r = Records::new(self.bytes(), start, chain);
         r.tail_in_flight = self.writer_active;
         r.map = self.map.as_ref();
-        Ok(r)
+        r
     }
 }
 
@@ -203,7 +209,7 @@ impl Records<'_> {
     /// already iterated over are dropped from this process (`MADV_DONTNEED`). Memory then
     /// grows with what the caller keeps (the folded state), not with the journal.
     fn release_behind(&mut self) {
-        const RELEASE_STEP_BYTES: usize = 32 << 20;
+        const RELEASE_STEP_BYTES: usize = 8 << 20;
         let Some(map) = self.map else { return };
         if self.at - self.released < RELEASE_STEP_BYTES {
             return;

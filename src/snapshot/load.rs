@@ -12,7 +12,6 @@ use crate::fold::{hash_encoded, RecordView, State, FOLD_VERSION};
 use crate::format::hash::content_hash;
 use crate::format::record;
 use crate::journal::paths::{self, Root, SessionPaths};
-use crate::journal::reader::Records;
 use crate::journal::scan::{Chain, Problem};
 use crate::journal::JournalReader;
 use crate::limits::SNAPSHOT_MAX_BYTES;
@@ -231,7 +230,7 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
             }
         }
     }
-    for r in Records::new(journal, start, chain) {
+    for r in reader.records_from(start, chain) {
         match r {
             Ok(rec) => {
                 if opts.at.is_some_and(|at| rec.seq > at) {
