@@ -227,6 +227,24 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+
+    // Rendering the context the hook injects, from the state at the end of the journal: at
+    // the default budget, and at a small one that forces the truncation path.
+    let (state, _) = load_state(&f.root, SESSION, &LoadOptions::latest()).unwrap();
+    let mut g = c.benchmark_group("context_render");
+    for budget in [sjournal::limits::CONTEXT_BUDGET_DEFAULT_CHARS, 400] {
+        g.bench_function(format!("budget_{budget}"), |b| {
+            b.iter(|| {
+                sjournal::context::render(
+                    &state,
+                    &sjournal::context::RenderOptions {
+                        budget_chars: budget,
+                    },
+                )
+            })
+        });
+    }
+    g.finish();
 }
 
 criterion_group!(benches, bench);
