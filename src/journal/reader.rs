@@ -211,11 +211,14 @@ impl Records<'_> {
     fn release_behind(&mut self) {
         const RELEASE_STEP_BYTES: usize = 8 << 20;
         let Some(map) = self.map else { return };
-        if self.at - self.released < RELEASE_STEP_BYTES {
+        // Release only what lies a full step behind the cursor: the record just yielded (and
+        // whatever the caller still reads of its neighbours) stays mapped, so the caller's
+        // reads do not fault released pages back in where nothing would release them again.
+        if self.at - self.released < 2 * RELEASE_STEP_BYTES {
             return;
         }
         let page = page_size();
-        let end = self.at / page * page;
+        let end = (self.at - RELEASE_STEP_BYTES) / page * page;
         // SAFETY: `map` is a read-only, shared, file-backed mapping (`Mmap::map`). Dropping
         // its pages does not change what they read as: a later access (records already
         // yielded still borrow these bytes) faults them back in from the file, whose bytes in

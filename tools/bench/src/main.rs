@@ -25,6 +25,7 @@ fn main() {
         Some("rss") => rss(&args[2..]),
         Some("report") => report(&args[2..]),
         Some("hashspeed") => hash_speed(args[2].parse().unwrap()),
+        Some("rssprobe") => rss_probe(Path::new(&args[2]), &args[3]),
         _ => {
             eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | floor FILE | appender ROOT SESSION N | rss CMD...");
             std::process::exit(2);
@@ -530,4 +531,30 @@ fn fold_rows(o: &Opts, dir: &Path, row: &mut impl FnMut(String)) {
         rate(sq_read.p(50.0)),
         sq_read.p(50.0) / fold_t.p(50.0)
     ));
+}
+
+/// Resident memory after iterating a journal in different ways (for finding what holds pages).
+#[allow(dead_code)]
+pub fn rss_probe(path: &Path, mode: &str) {
+    use sjournal::fold::{RecordView, State};
+    use sjournal::journal::JournalReader;
+    let reader = JournalReader::open(path, None).unwrap();
+    let mut state = State::default();
+    let mut n = 0u64;
+    for r in reader.records().unwrap() {
+        let r = r.unwrap();
+        match mode {
+            "iter" => n += r.payload.len() as u64,
+            "decode" => {
+                n += sjournal::format::payload::decode_event(r.seq, r.payload)
+                    .unwrap()
+                    .len() as u64
+            }
+            _ => state.apply(&RecordView::from(&r)),
+        }
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let rss = status.lines().find(|l| l.starts_with("VmRSS")).unwrap();
+    let hwm = status.lines().find(|l| l.starts_with("VmHWM")).unwrap();
+    println!("{mode}: {rss} {hwm} ({n} {})", state.seq);
 }
