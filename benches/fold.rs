@@ -43,7 +43,7 @@ struct Fixture {
 
 fn common(kind: &str) -> String {
     format!(
-        r#""session_id":"{SESSION}","transcript_path":"/home/dev/.claude/projects/-work-app/{SESSION}.jsonl","cwd":"/work/app","prompt_id":"6bdad6f3-6090-42bd-8d78-2f82a0845661","permission_mode":"default","effort":{{"level":"medium"}},"hook_event_name":"{kind}""#
+        r#""session_id":"{SESSION}","transcript_path":"/home/dev/.claude/projects/-home-dev-app/{SESSION}.jsonl","cwd":"/home/dev/app","prompt_id":"6bdad6f3-6090-42bd-8d78-2f82a0845661","permission_mode":"default","effort":{{"level":"medium"}},"hook_event_name":"{kind}""#
     )
 }
 
@@ -55,7 +55,7 @@ fn record(i: u64) -> (String, Vec<u8>) {
     let call = (step.saturating_sub(1)) / 2;
     let id = format!("toolu_{turn:08x}{call:04x}");
     let file = format!(
-        "/work/app/src/module_{}/file_{}.rs",
+        "/home/dev/app/src/module_{}/file_{}.rs",
         turn % 40,
         (turn * 7 + call) % 50
     );
@@ -66,9 +66,8 @@ fn record(i: u64) -> (String, Vec<u8>) {
             r#"{{"command":"cargo test -p module_{} -- --nocapture","description":"Run the tests"}}"#,
             turn % 40
         ),
-        "Grep" => {
-            r#"{"pattern":"fn apply","path":"/work/app/src","output_mode":"content"}"#.to_owned()
-        }
+        "Grep" => r#"{"pattern":"fn apply","path":"/home/dev/app/src","output_mode":"content"}"#
+            .to_owned(),
         "Edit" => format!(
             r#"{{"file_path":"{file}","old_string":"let x = 1;","new_string":"let x = 2;","replace_all":false}}"#
         ),

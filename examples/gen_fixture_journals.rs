@@ -62,7 +62,8 @@ fn sys<T: serde::Serialize>(kind: &str, v: &T) -> (String, Vec<u8>) {
 /// primitives, an unknown event, a session end.
 fn session() -> Vec<(String, Vec<u8>)> {
     let s = "golden-session";
-    let base = |name: &str| json!({"session_id": s, "cwd": "/work/app", "hook_event_name": name});
+    let base =
+        |name: &str| json!({"session_id": s, "cwd": "/home/dev/app", "hook_event_name": name});
     let mut r = vec![ev({
         let mut v = base("SessionStart");
         v["source"] = "startup".into();
@@ -86,11 +87,11 @@ fn session() -> Vec<(String, Vec<u8>)> {
             let (tool, input) = match call % 4 {
                 0 => (
                     "Read",
-                    json!({"file_path": format!("/work/app/src/m{call}.rs")}),
+                    json!({"file_path": format!("/home/dev/app/src/m{call}.rs")}),
                 ),
                 1 => (
                     "Edit",
-                    json!({"file_path": format!("/work/app/src/m{turn}.rs"), "old_string": "a", "new_string": "b"}),
+                    json!({"file_path": format!("/home/dev/app/src/m{turn}.rs"), "old_string": "a", "new_string": "b"}),
                 ),
                 2 => (
                     "Bash",
@@ -98,7 +99,7 @@ fn session() -> Vec<(String, Vec<u8>)> {
                 ),
                 _ => (
                     "Write",
-                    json!({"file_path": format!("/work/app/notes/{turn}.md"), "content": "x"}),
+                    json!({"file_path": format!("/home/dev/app/notes/{turn}.md"), "content": "x"}),
                 ),
             };
             let mut pre = base("PreToolUse");

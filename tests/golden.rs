@@ -31,7 +31,8 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "bd902715781bec00f83499ba3a837e8ad1712326a5629e6f7f86a3e0d8cef594",
     ),
-    // Version 2 folds `sjournal.exec` records into context; these journals have none.
+    // Version 2 folds `sjournal.exec` records into context (these journals have none); the
+    // scripted session's paths were rewritten when its journal was regenerated for it.
     (
         2,
         "claude-real.sjl",
@@ -48,7 +49,7 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         2,
         "session.sjl",
         121,
-        "bd902715781bec00f83499ba3a837e8ad1712326a5629e6f7f86a3e0d8cef594",
+        "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
     ),
 ];
 
