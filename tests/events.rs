@@ -140,7 +140,7 @@ fn host_specific_facts_fold() {
 
     let gemini = fold_file("gemini.jsonl");
     assert_eq!(gemini.tools.failures, 1, "AfterTool with an error");
-    assert_eq!(gemini.files.by_path["/work/app/Makefile"].writes, 1);
+    assert_eq!(gemini.files.by_path["/home/dev/app/Makefile"].writes, 1);
     assert_eq!(
         gemini.prompts.back().unwrap().text,
         "why does the build fail?"
@@ -152,11 +152,11 @@ fn host_specific_facts_fold() {
     assert_eq!(gemini.counts.other_names["BeforeModel"], 1);
 
     let cursor = fold_file("cursor.jsonl");
-    assert_eq!(cursor.files.by_path["/work/app/src/bar.ts"].edits, 1);
-    assert_eq!(cursor.files.by_path["/work/app/src/bar.ts"].reads, 1);
+    assert_eq!(cursor.files.by_path["/home/dev/app/src/bar.ts"].edits, 1);
+    assert_eq!(cursor.files.by_path["/home/dev/app/src/bar.ts"].reads, 1);
     assert_eq!(cursor.tools.by_tool["Shell"].calls, 1);
     assert_eq!(cursor.tools.failures, 1);
-    assert_eq!(cursor.identity.cwd.as_deref(), Some("/work/app"));
+    assert_eq!(cursor.identity.cwd.as_deref(), Some("/home/dev/app"));
 
     let cline = fold_file("cline.jsonl");
     assert_eq!(cline.tools.by_tool["execute_command"].failures, 1);
@@ -189,7 +189,7 @@ fn host_specific_facts_fold() {
 
     let cc = fold_file("claude-code.jsonl");
     assert_eq!(cc.tools.denied, 1);
-    assert_eq!(cc.files.by_path["/work/app/src/lib.rs"].edits, 1);
+    assert_eq!(cc.files.by_path["/home/dev/app/src/lib.rs"].edits, 1);
     assert_eq!(cc.counts.by_kind["other"], 1);
     assert_eq!(cc.counts.other_names["FutureHookEvent"], 1);
 }

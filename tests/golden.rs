@@ -32,7 +32,7 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         "bd902715781bec00f83499ba3a837e8ad1712326a5629e6f7f86a3e0d8cef594",
     ),
     // Version 2 folds `sjournal.exec` records into context (these journals have none); the
-    // scripted session's paths were rewritten when its journal was regenerated for it.
+    // constructed payloads' paths were rewritten when these journals were regenerated.
     (
         2,
         "claude-real.sjl",
@@ -43,7 +43,7 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         2,
         "hosts.sjl",
         71,
-        "8ed12f78ad5255b98d5c279048a9cf24e2f0c88e666eaa5471d7621b7c84316a",
+        "d4f56962b015d8cbaf86a9fd4016e15c523f486251e6ce079795f88dba250086",
     ),
     (
         2,
