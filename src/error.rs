@@ -15,16 +15,18 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// The journal refuses appends: damage recovery may not cut, or acknowledged records
+    /// missing. `reason` says which (and why nothing was cut).
     #[error(
         "journal {path} is corrupt at offset {offset} (record seq {seq}): {reason}. \
-         Valid records follow the damage, so nothing was truncated. \
-         Run `sjournal verify` and `sjournal inspect` on it; the journal refuses appends until repaired by hand"
+         New events go to the session's rescue journal; `sjournal verify` and `sjournal inspect` \
+         show the damage, and `sjournal repair --session ID` rebuilds the journal from what can be salvaged"
     )]
     Corrupt {
         path: PathBuf,
         offset: u64,
         seq: u64,
-        reason: String,
+        reason: crate::journal::recovery::Corruption,
     },
 
     #[error("journal header of {path} is invalid: {reason}")]

@@ -134,12 +134,19 @@ fn truncation_at_a_record_boundary_is_caught() {
         .unwrap()
         .set_len(cut)
         .unwrap();
-    // On its own, the shortened journal is intact...
-    sjournal(r)
+    // The chain of the shortened journal is intact, but its high-water mark says seq 6 was
+    // acknowledged...
+    let out = sjournal(r)
         .args(["verify", "--session", "s"])
-        .assert()
-        .success();
-    // ...but it no longer extends the checkpoint.
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("rolled back: seq 6 (hash "),
+        "{out:?}"
+    );
+    // ...and even with the mark gone, it no longer extends the checkpoint.
+    std::fs::remove_file(r.join("sessions/s.hwm")).unwrap();
     let (code, v) = verify(r, "s", &cp, None);
     assert_eq!(code, 1);
     assert_eq!(v["extends"], false);
@@ -161,8 +168,10 @@ fn rewritten_journal_is_caught() {
     let cp = r.join("cp.txt");
     checkpoint(r, "s", None, &cp);
     // Recreate the journal with other (more) records: it verifies on its own.
+    // (Its high-water mark would refuse the new journal: whoever rewrites it removes that too.)
     std::fs::remove_file(r.join("sessions/s.sjl")).unwrap();
     std::fs::remove_file(r.join("sessions/s.lock")).unwrap();
+    std::fs::remove_file(r.join("sessions/s.hwm")).unwrap();
     append_n(r, "s", 100, 106);
     sjournal(r)
         .args(["verify", "--session", "s"])

@@ -197,6 +197,8 @@ fn system_records_are_exported_but_not_imported() {
         r#"{"hook_event_name":"Stop","pad":"xxxxxxxxxxxxxxxxxxxxxxxx"}"#,
     );
     let path = r.join("sessions/s.sjl");
+    // A torn write is one that was never acknowledged: no high-water mark covers it.
+    std::fs::remove_file(r.join("sessions/s.hwm")).unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)

@@ -656,9 +656,11 @@ fn row_recovery_interrupted_after_quarantine() {
     let w = Writer::open(&root, SESSION, &common::opts()).unwrap();
     let q = w.recovery().unwrap().quarantine.clone();
     drop(w);
-    // Put the journal back as it was before the cut; the quarantine file stays.
+    // Put the journal back as it was before the cut; the quarantine file stays. The
+    // interrupted recovery never appended its record, so no mark acknowledges it.
     fs::write(&paths.journal, b).unwrap();
     fs::write(&paths.lock, b"").unwrap();
+    fs::remove_file(sjournal::journal::hwm::path_for(&paths.journal)).unwrap();
     check_case(
         "interrupted recovery",
         &root,

@@ -260,7 +260,9 @@ fn files_are_0600_and_directories_0700() {
     // A journal and its lock.
     assert!(cli_umask0(&root_dir, "perm", r#"{"n":1}"#).status.success());
     let paths = root.session("perm").unwrap();
-    // A quarantine: tear the tail, then append (recovery).
+    // A quarantine: tear the tail, then append (recovery). A torn write is one that was never
+    // acknowledged, so no high-water mark covers it.
+    fs::remove_file(sjournal::journal::hwm::path_for(&paths.journal)).unwrap();
     let len = fs::metadata(&paths.journal).unwrap().len();
     fs::OpenOptions::new()
         .write(true)
@@ -288,6 +290,8 @@ fn files_are_0600_and_directories_0700() {
         quarantined[0].clone(),
         paths.rescue.clone(),
         paths.dir.join("perm.rescue.lock"),
+        paths.dir.join("perm.hwm"),
+        paths.dir.join("perm.rescue.hwm"),
     ];
     for f in &files {
         assert_eq!(mode(f), 0o600, "{}", f.display());
@@ -313,6 +317,8 @@ fn symlinked_quarantine_path_is_refused() {
     fs::write(&path, torn).unwrap();
     let paths = root.session(SESSION).unwrap();
     fs::write(&paths.lock, b"").unwrap();
+    // The torn write was never acknowledged: no high-water mark covers it.
+    fs::remove_file(sjournal::journal::hwm::path_for(&path)).unwrap();
     let at = common::parse(torn).stop.unwrap().offset as usize;
     let digest = sjournal::format::hash::content_hash(&torn[at..]).to_hex();
     let name = format!("{SESSION}.sjl.quarantine-{at}-{}.bin", &digest[..16]);

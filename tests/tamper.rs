@@ -7,10 +7,12 @@
 //! record; a recomputed CRC at the record after it (whose link to the edited one fails);
 //! a deleted, moved or inserted record where the seq or the link first goes wrong.
 //!
-//! The limit, tested so that it stays documented: the chain proves each record from the one
-//! after it, so an edit of the LAST record with a recomputed CRC, or the deletion of the last
-//! records, leaves a journal that verifies. Only a head hash kept elsewhere (a checkpoint,
-//! issue 5) catches it; the tests show that the head verify reports does change.
+//! The limit of the chain alone, tested so that it stays documented: the chain proves each
+//! record from the one after it, so an edit of the LAST record with a recomputed CRC, or the
+//! deletion of the last records, leaves a chain that verifies. The high-water mark kept beside
+//! the journal (`<stem>.hwm`) catches both ("rolled back"); an attacker who also deletes the
+//! mark is caught only by a head hash kept elsewhere (a checkpoint), and the tests show that
+//! the head verify reports does change.
 
 mod common;
 
@@ -21,7 +23,7 @@ use std::process::Command;
 use common::{fix_crc, parse, read, Rec};
 use sjournal::format::header::Header;
 use sjournal::format::record;
-use sjournal::journal::{verify_file, Root};
+use sjournal::journal::{hwm, verify_file, Root};
 
 const SESSION: &str = "tamper";
 
@@ -124,13 +126,22 @@ fn edited_payload_with_crc_is_caught_at_the_next_record() {
     }
 }
 
-/// The documented limit: the last record, edited with its CRC recomputed, verifies; its
-/// hash, which a checkpoint would pin, is different.
+/// The last record, edited with its CRC recomputed: the chain alone cannot see it, the
+/// high-water mark can; without the mark, only its head hash (which a checkpoint would pin)
+/// is different.
 #[test]
-fn edit_of_the_last_record_with_crc_needs_a_checkpoint() {
+fn edit_of_the_last_record_with_crc_needs_the_mark_or_a_checkpoint() {
     let f = fixture();
     let before = verify_file(&f.path, None).unwrap();
     fs::write(&f.path, edit_payload(&f, 6, true)).unwrap();
+    let after = verify_file(&f.path, None).unwrap();
+    assert!(!after.ok && after.rolled_back, "{after:?}");
+    assert!(
+        after.problem.unwrap().what.contains("rolled back: seq 6"),
+        "the mark names the acknowledged record"
+    );
+    // Without the mark (deleted too), the journal verifies; its head exposes the edit.
+    fs::remove_file(hwm::path_for(&f.path)).unwrap();
     let after = verify_file(&f.path, None).unwrap();
     assert!(after.ok, "{after:?}");
     assert_eq!(after.records, 6);
@@ -138,7 +149,8 @@ fn edit_of_the_last_record_with_crc_needs_a_checkpoint() {
         after.head, before.head,
         "the head hash must expose the edit"
     );
-    // Without the CRC it is caught (and looks like a torn write, which recovery quarantines).
+    // Without the CRC it is caught (and looks like a torn write, which recovery quarantines,
+    // when no mark says the record was acknowledged).
     fs::write(&f.path, edit_payload(&f, 6, false)).unwrap();
     let r = verify_file(&f.path, None).unwrap();
     assert_eq!(
@@ -157,8 +169,12 @@ fn deleted_record_is_caught() {
         let what = assert_reported(&f.root, SESSION, &f.path, f.offset(seq), "delete");
         assert!(what.contains(&format!("seq {}", seq + 1)), "{what}");
     }
-    // Deleting the last records is the limit again: a shorter journal with another head.
+    // Deleting the last records: the mark says seq 6 was acknowledged.
     f.write(&[f.header(), f.rec(1), f.rec(2)]);
+    let r = verify_file(&f.path, None).unwrap();
+    assert!(!r.ok && r.rolled_back && r.records == 2, "{r:?}");
+    // Without the mark it is the limit again: a shorter journal with another head.
+    fs::remove_file(hwm::path_for(&f.path)).unwrap();
     let r = verify_file(&f.path, None).unwrap();
     assert!(r.ok && r.records == 2);
 }

@@ -3,6 +3,7 @@
 
 pub mod hash;
 pub mod header;
+pub mod mark;
 pub mod payload;
 pub mod record;
 

@@ -2,9 +2,11 @@
 //! verify.
 
 pub mod hint;
+pub mod hwm;
 pub mod lock;
 pub mod paths;
 pub mod reader;
+pub mod recovery;
 pub mod scan;
 pub mod spool;
 pub mod verify;

@@ -7,11 +7,17 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use std::convert::Infallible;
+
 use crate::error::Result;
+use crate::format::header;
+use crate::format::mark::Mark;
+use crate::format::Hash;
+use crate::journal::hwm;
 use crate::journal::paths::{file_stem, JOURNAL_EXT};
 use crate::journal::reader::JournalReader;
-use crate::journal::scan::{self, Problem};
-use crate::limits::BATCH_MAX_BYTES;
+use crate::journal::recovery::{self, Verdict};
+use crate::journal::scan::Problem;
 
 /// The first problem verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,10 +43,38 @@ pub struct VerifyReport {
     /// Hash of the last valid record (hex), the value a checkpoint pins.
     pub head: Option<String>,
     pub problem: Option<Finding>,
+    /// The journal's high-water mark (its last acknowledged record), if it has one.
+    pub acknowledged: Option<Acknowledged>,
+    /// True if records the mark says were acknowledged are missing or replaced.
+    pub rolled_back: bool,
+}
+
+/// A high-water mark as `verify --json` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Acknowledged {
+    pub seq: u64,
+    #[serde(serialize_with = "hex")]
+    pub hash: Hash,
+}
+
+fn hex<S: serde::Serializer>(h: &Hash, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&h.to_hex())
+}
+
+impl From<Mark> for Acknowledged {
+    fn from(m: Mark) -> Self {
+        Acknowledged {
+            seq: m.seq,
+            hash: m.hash,
+        }
+    }
 }
 
 /// Verifies one journal file. `Err` only when the file cannot be read at all.
 pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyReport> {
+    // The mark first: it names only records synced before it was written, so the journal
+    // mapped after it holds them, whatever writers do meanwhile (no false alarm).
+    let mark = hwm::read(path);
     let reader = JournalReader::open(path, deadline)?;
     let bytes = reader.bytes();
     let mut report = VerifyReport {
@@ -52,6 +86,8 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
         last_seq: 0,
         head: None,
         problem: None,
+        acknowledged: mark.as_ref().ok().copied().flatten().map(Into::into),
+        rolled_back: false,
     };
     let finding = |offset, seq, what: String| Finding {
         offset,
@@ -59,10 +95,27 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
         what,
         torn_tail: false,
     };
+    let mark = match mark {
+        Ok(m) => m,
+        Err(e) => {
+            report.problem = Some(finding(
+                0,
+                0,
+                format!("high-water mark: {e}; rollback cannot be checked"),
+            ));
+            return Ok(report);
+        }
+    };
     let (header, _, genesis) = match reader.header() {
         Ok(h) => h,
         Err(e) => {
-            report.problem = Some(finding(0, 0, format!("bad header: {e}")));
+            let head = &bytes[..bytes.len().min(header::MAX_LEN)];
+            let what = if recovery::is_torn_header(head, bytes.len() as u64) && mark.is_none() {
+                format!("torn header: {e} (an interrupted creation: the next append quarantines it and starts afresh)")
+            } else {
+                format!("bad header: {e}")
+            };
+            report.problem = Some(finding(0, 0, what));
             return Ok(report);
         }
     };
@@ -83,6 +136,7 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
             return Ok(report);
         }
     }
+    let mut at_mark = None;
     let mut records = reader.records()?;
     for r in records.by_ref() {
         match r {
@@ -90,36 +144,40 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
                 report.records += 1;
                 report.last_seq = rec.seq;
                 report.head = Some(rec.hash.to_hex());
+                if mark.is_some_and(|m| m.seq == rec.seq) {
+                    at_mark = Some(rec.hash);
+                }
             }
             Err(stop) => {
                 let last_seq = report.last_seq;
-                let tail = &bytes[stop.offset as usize..];
-                let follows = scan::find_valid_frame_after(tail, last_seq);
-                // The same rule as the writer's recovery: only damage no longer than one
-                // write, with nothing valid after it, is a torn tail the next append cuts.
-                let too_long = tail.len() as u64 > BATCH_MAX_BYTES;
-                let torn = stop.problem.is_damage() && follows.is_none() && !too_long;
-                let mut what = stop.problem.to_string();
-                if let Some(rel) = follows {
-                    what.push_str(&format!(
-                        "; a valid record follows at offset {}",
-                        stop.offset + rel as u64
-                    ));
-                } else if too_long {
-                    what.push_str(&format!(
-                        "; the {} bytes from here to the end are more than one write can leave \
-                         torn, so appends refuse to cut them",
-                        tail.len()
-                    ));
-                } else if torn {
-                    what = format!(
-                        "torn tail of {} bytes: {what} (the next append quarantines and cuts it)",
-                        tail.len()
-                    );
-                }
-                if let Problem::SeqMismatch { .. } | Problem::ChainBroken { .. } = stop.problem {
-                    what.push_str(" (tampering or a copy from another journal)");
-                }
+                let verdict = recovery::classify(
+                    Some(&stop),
+                    bytes.len() as u64,
+                    last_seq,
+                    mark.map(|m| m.seq),
+                    |offset, _| Ok::<_, Infallible>(&bytes[offset as usize..]),
+                )
+                .unwrap_or_else(|never| match never {});
+                let (what, torn) = match verdict {
+                    Verdict::TornTail { tail, .. } => (
+                        format!(
+                            "torn tail of {} bytes: {} (the next append quarantines and cuts it)",
+                            tail.len(),
+                            stop.problem
+                        ),
+                        true,
+                    ),
+                    Verdict::Corrupt { reason, .. } => {
+                        let mut what = reason.to_string();
+                        if let Problem::SeqMismatch { .. } | Problem::ChainBroken { .. } =
+                            stop.problem
+                        {
+                            what.push_str(" (tampering or a copy from another journal)");
+                        }
+                        (what, false)
+                    }
+                    Verdict::Clean => unreachable!("a stop is never clean"),
+                };
                 report.problem = Some(Finding {
                     offset: stop.offset,
                     seq: last_seq + 1,
@@ -128,6 +186,19 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
                 });
                 return Ok(report);
             }
+        }
+    }
+    // Rows 23, 24: the records end before the acknowledged one, or hold another in its place.
+    if let Some(m) = mark.filter(|m| m.seq > 0) {
+        let last = report.last_seq;
+        let checked = match at_mark {
+            Some(found) => recovery::check_mark(m.seq, found, m.seq, m.hash),
+            None => recovery::check_mark(last, Hash::ZERO, m.seq, m.hash),
+        };
+        if let Err(c) = checked {
+            report.rolled_back = true;
+            report.problem = Some(finding(bytes.len() as u64, last + 1, c.to_string()));
+            return Ok(report);
         }
     }
     report.ok = true;

@@ -17,9 +17,11 @@ use crate::format::payload::{self, Recovered, KIND_RECOVERED};
 use crate::format::record::{self, valid_kind};
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
+use crate::journal::hwm::Keeper;
 use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, Root, SessionPaths};
-use crate::journal::scan::{self, Chain, Problem, ScanEnd, Stop};
+use crate::journal::recovery::{self, Corruption, Verdict};
+use crate::journal::scan::{self, Chain, ScanEnd, Stop};
 use crate::journal::spool::{self, MergeMode, MergeReport};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 use crate::storage::Storage;
@@ -77,6 +79,8 @@ pub struct Writer<S: Storage = File> {
     recovery: Option<RecoveryReport>,
     spool: MergeReport,
     deadline: Option<Instant>,
+    /// The journal's high-water mark (rollback detection).
+    hwm: Keeper,
 }
 
 pub fn now_unix_ns() -> i64 {
@@ -135,6 +139,7 @@ impl<S: Storage> Writer<S> {
             paths::sync_dir(&sessions)?;
         }
         let storage = wrap(file);
+        let hwm = Keeper::open(&journal_path);
         let mut w = Writer {
             paths,
             journal_path,
@@ -150,8 +155,13 @@ impl<S: Storage> Writer<S> {
             recovery: None,
             spool: MergeReport::default(),
             deadline: opts.deadline,
+            hwm,
         };
         w.open_tail()?;
+        let (last_seq, head) = (w.chain.last_seq(), w.chain.prev_hash);
+        w.hwm
+            .check(last_seq, head)
+            .map_err(|c| w.corrupt(w.end, c))?;
         if target == Target::Main {
             w.spool = spool::merge_pending(&mut w, spool)?;
         }
@@ -239,7 +249,7 @@ impl<S: Storage> Writer<S> {
         self.io_err(op, e)
     }
 
-    fn corrupt(&self, offset: u64, reason: String) -> Error {
+    fn corrupt(&self, offset: u64, reason: Corruption) -> Error {
         Error::Corrupt {
             path: self.journal_path.clone(),
             offset,
@@ -274,8 +284,7 @@ impl<S: Storage> Writer<S> {
             // longer than a header and holds no valid header is an interrupted creation: no
             // record can exist in it. Keep its bytes in quarantine and start afresh.
             Err(HeaderError::Incomplete { .. } | HeaderError::Invalid(_))
-                if len <= header::MAX_LEN as u64
-                    && scan::find_valid_frame_after(&hb, 0).is_none() =>
+                if recovery::is_torn_header(&hb, len) && self.hwm.acknowledged().is_none() =>
             {
                 let reason = format!("torn header: {}", Header::decode(&hb).unwrap_err());
                 let report = self.quarantine_and_cut(0, hb, reason)?;
@@ -366,43 +375,33 @@ impl<S: Storage> Writer<S> {
         let _ = FileExt::write_all_at(&self.lock_file, &h.encode(), 0);
     }
 
-    /// Bytes after the last valid record. Cut them only if they are provably a torn tail:
-    /// damage (not a CRC-valid record out of place), no longer than one write, and with no
-    /// valid record anywhere after them.
+    /// Bytes after the last valid record: cut them only if `recovery::classify` calls them
+    /// a provably torn tail.
     fn recover(&mut self, stop: Stop, len: u64) -> Result<()> {
-        let Stop { offset, problem } = stop;
-        if !problem.is_damage() {
-            return Err(self.corrupt(offset, problem.to_string()));
-        }
-        let tail_len = len - offset;
-        if tail_len > BATCH_MAX_BYTES {
-            return Err(self.corrupt(
+        let storage = &self.storage;
+        let verdict = recovery::classify(
+            Some(&stop),
+            len,
+            self.chain.last_seq(),
+            self.hwm.acknowledged(),
+            |offset, tail_len| {
+                let mut tail = vec![0u8; tail_len as usize];
+                storage.read_exact_at(&mut tail, offset).map(|()| tail)
+            },
+        )
+        .map_err(|e| self.io_err("read", e))?;
+        match verdict {
+            Verdict::Clean => Ok(()),
+            Verdict::Corrupt { offset, reason } => Err(self.corrupt(offset, reason)),
+            Verdict::TornTail {
                 offset,
-                format!(
-                    "{problem}; the {tail_len} bytes from here to the end are more than one write \
-                     can leave torn ({BATCH_MAX_BYTES})"
-                ),
-            ));
+                tail,
+                reason,
+            } => {
+                let report = self.quarantine_and_cut(offset, tail, reason)?;
+                self.append_recovered(&report)
+            }
         }
-        let mut tail = vec![0u8; tail_len as usize];
-        self.storage
-            .read_exact_at(&mut tail, offset)
-            .map_err(|e| self.io_err("read", e))?;
-        if let Some(rel) = scan::find_valid_frame_after(&tail, self.chain.last_seq()) {
-            return Err(self.corrupt(
-                offset,
-                format!(
-                    "{problem}; a valid record follows at offset {}",
-                    offset + rel as u64
-                ),
-            ));
-        }
-        let reason = match &problem {
-            Problem::Frame(e) => format!("torn tail: {e}"),
-            p => p.to_string(),
-        };
-        let report = self.quarantine_and_cut(offset, tail, reason)?;
-        self.append_recovered(&report)
     }
 
     /// Appends the `sjournal.recovered` record that names a cut.
@@ -506,6 +505,9 @@ impl<S: Storage> Writer<S> {
         if let Err(e) = self.storage.sync_data() {
             return Err(self.poison("fsync", e));
         }
+        if let Some(last) = out.last() {
+            self.hwm.advance(last.seq, last.hash);
+        }
         self.write_hint();
         Ok(out)
     }
@@ -599,6 +601,9 @@ impl<S: Storage> Writer<S> {
         let _ = self.lock_file.unlock();
         if let Err(e) = self.storage.sync_data() {
             return Err(self.poison("fsync", e));
+        }
+        if let Some(last) = out.last() {
+            self.hwm.advance(last.seq, last.hash);
         }
         Ok(out)
     }
