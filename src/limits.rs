@@ -14,6 +14,10 @@ pub const KIND_MAX_BYTES: usize = 64;
 /// cannot be the remains of a single interrupted write, so recovery refuses to cut it.
 pub const BATCH_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
+/// Names recovery tries for one quarantine copy (`…-<blake3/16>.bin`, `-1.bin`, …) when files
+/// holding other bytes sit at the earlier ones, before it gives up (and cuts nothing).
+pub const QUARANTINE_NAMES_MAX: usize = 16;
+
 /// Session ids used verbatim as file names are at most this long; longer ones are hashed.
 pub const FILE_STEM_MAX_BYTES: usize = 128;
 

@@ -12,11 +12,16 @@
 //! byte for byte as it was.
 
 use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
+use crate::error::{Error, Result};
+use crate::format::hash::content_hash;
 use crate::format::header::{self, Header, HeaderError};
 use crate::format::Hash;
+use crate::journal::paths;
 use crate::journal::scan::{self, Problem, Stop};
-use crate::limits::BATCH_MAX_BYTES;
+use crate::limits::{BATCH_MAX_BYTES, QUARANTINE_NAMES_MAX};
 
 /// What the bytes after the last valid record are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +221,62 @@ pub fn check_mark(
         });
     }
     Ok(())
+}
+
+/// Copies bytes recovery is about to cut to a quarantine file beside the journal (0600,
+/// synced, directory synced; never deleted) and returns its path. The name is
+/// `<journal>.quarantine-<offset>-<blake3/16>.bin`, so a recovery interrupted after the copy
+/// finds it again (row 18). An existing file is relied on only if it holds exactly these bytes
+/// (its length and blake3 are checked): a copy left empty or short by a full disk, or any other
+/// file put there, is left as it is and the bytes go to the next free name
+/// (`…-<blake3/16>-1.bin`, `-2`, …). A symlink there is refused, never followed.
+pub fn keep_in_quarantine(
+    journal: &Path,
+    offset: u64,
+    bytes: &[u8],
+    digest: Hash,
+) -> Result<PathBuf> {
+    let dir = journal.parent().unwrap_or(Path::new("."));
+    let base = format!(
+        "{}.quarantine-{offset}-{}",
+        journal
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        &digest.to_hex()[..16]
+    );
+    for n in 0..QUARANTINE_NAMES_MAX {
+        let qpath = match n {
+            0 => dir.join(format!("{base}.bin")),
+            n => dir.join(format!("{base}-{n}.bin")),
+        };
+        match std::fs::symlink_metadata(&qpath) {
+            Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path: qpath }),
+            Ok(m) if m.is_file() && m.len() == bytes.len() as u64 => {
+                let kept = std::fs::read(&qpath).map_err(|e| Error::io("read", &qpath, e))?;
+                if content_hash(&kept) == digest {
+                    return Ok(qpath);
+                }
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut q = paths::create_new(&qpath)?;
+                q.write_all(bytes)
+                    .map_err(|e| Error::io("write", &qpath, e))?;
+                q.sync_all().map_err(|e| Error::io("fsync", &qpath, e))?;
+                paths::sync_dir(dir)?;
+                return Ok(qpath);
+            }
+            Err(e) => return Err(Error::io("inspect", &qpath, e)),
+        }
+    }
+    Err(Error::io(
+        "quarantine",
+        dir.join(format!("{base}.bin")),
+        std::io::Error::other(format!(
+            "{QUARANTINE_NAMES_MAX} files by that name already hold other bytes"
+        )),
+    ))
 }
 
 #[cfg(test)]

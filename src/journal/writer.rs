@@ -429,27 +429,7 @@ impl<S: Storage> Writer<S> {
         reason: String,
     ) -> Result<RecoveryReport> {
         let digest = content_hash(&bytes);
-        let name = format!(
-            "{}.quarantine-{offset}-{}.bin",
-            file_name(&self.journal_path),
-            &digest.to_hex()[..16]
-        );
-        let qpath = self.paths.dir.join(name);
-        // The same offset and digest means the same bytes were kept by an earlier attempt.
-        // `symlink_metadata`, not `exists`: a link planted there must not pass for the copy.
-        let kept = match std::fs::symlink_metadata(&qpath) {
-            Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path: qpath }),
-            Ok(_) => true,
-            Err(_) => false,
-        };
-        if !kept {
-            let mut q = paths::create_new(&qpath)?;
-            use std::io::Write;
-            q.write_all(&bytes)
-                .map_err(|e| Error::io("write", &qpath, e))?;
-            q.sync_all().map_err(|e| Error::io("fsync", &qpath, e))?;
-            paths::sync_dir(&self.paths.dir)?;
-        }
+        let qpath = recovery::keep_in_quarantine(&self.journal_path, offset, &bytes, digest)?;
         // Exclude readers: a mapped page past the new end would fault (SIGBUS) in them.
         let reader_lock = paths::open_file(&self.journal_path, false, false)?;
         lock::lock(
