@@ -23,6 +23,7 @@ pub mod audit;
 pub mod cli;
 pub mod context;
 pub mod error;
+pub mod escape;
 pub mod event;
 pub mod fold;
 pub mod format;

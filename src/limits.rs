@@ -18,6 +18,10 @@ pub const BATCH_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// holding other bytes sit at the earlier ones, before it gives up (and cuts nothing).
 pub const QUARANTINE_NAMES_MAX: usize = 16;
 
+/// Entries a `sjournal.repaired` record lists per list (lost byte ranges, renumbered
+/// records) at most; the rest are counted. Keeps the record far below `FRAME_MAX_BYTES`.
+pub const REPAIR_LIST_MAX: usize = 4096;
+
 /// Session ids used verbatim as file names are at most this long; longer ones are hashed.
 pub const FILE_STEM_MAX_BYTES: usize = 128;
 

@@ -15,10 +15,9 @@ use serde_json::value::RawValue;
 use crate::format::hash::genesis_hash;
 use crate::format::header::{self, Header, HeaderError};
 use crate::format::payload;
-use crate::format::record::{self, valid_kind, FrameError, FrameRef, FRAME_MIN_BYTES};
+use crate::format::record::{self, valid_kind, FrameError, FrameRef};
 use crate::format::Hash;
 use crate::journal::scan::Chain;
-use crate::limits::FRAME_MAX_BYTES;
 
 /// Longest payload summary in characters.
 const SUMMARY_CHARS: usize = 120;
@@ -420,21 +419,7 @@ fn claimed(b: &[u8]) -> Claimed {
     }
 }
 
-/// The offset (within `tail`, after its first byte) of the next CRC-valid frame, whatever
-/// its seq. A variant of [`crate::journal::scan::find_valid_frame_after`] that does not
-/// assume the records after damage continue the sequence, so reordered or foreign records
-/// are found too. The length check runs before the CRC, so scanning garbage stays cheap.
-pub fn find_any_frame_after(tail: &[u8]) -> Option<usize> {
-    (1..tail.len().saturating_sub(FRAME_MIN_BYTES - 1)).find(|&at| {
-        let b = &tail[at..];
-        match record::peek_len(b) {
-            Some(len) if (len as usize) >= FRAME_MIN_BYTES && len <= FRAME_MAX_BYTES => {
-                len as usize <= b.len() && record::parse(b).is_ok()
-            }
-            _ => false,
-        }
-    })
-}
+pub use crate::journal::scan::find_any_frame_after;
 
 fn summarize(header: &HeaderInfo, items: &[Item]) -> Summary {
     let mut s = Summary::default();

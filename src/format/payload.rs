@@ -15,6 +15,8 @@
 //!   `sjournal.list.clear`: hook-author primitives ([`Fire`], [`Once`], [`SlotSet`],
 //!   [`ListPush`], [`ListClear`]).
 //! - `sjournal.injected`: what the hook printed back for an event ([`Injected`]).
+//! - `sjournal.repaired`, `sjournal.lost`: written by `sjournal repair` ([`Repaired`],
+//!   [`Lost`]).
 //!
 //! System records are maps with named fields (`rmp_serde::to_vec_named`), so that new optional
 //! fields can be added without a format version change.
@@ -36,6 +38,8 @@ pub const KIND_SLOT_SET: &str = "sjournal.slot.set";
 pub const KIND_LIST_PUSH: &str = "sjournal.list.push";
 pub const KIND_LIST_CLEAR: &str = "sjournal.list.clear";
 pub const KIND_INJECTED: &str = "sjournal.injected";
+pub const KIND_REPAIRED: &str = "sjournal.repaired";
+pub const KIND_LOST: &str = "sjournal.lost";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -51,6 +55,8 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_INJECTED,
     KIND_EXEC,
     KIND_SPOOL_MERGE,
+    KIND_REPAIRED,
+    KIND_LOST,
 ];
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
@@ -224,6 +230,83 @@ pub struct SpoolMergeEntry {
     pub reason: String,
     /// blake3 of each record as merged (`kind`, a zero byte, `payload`), hex, in order.
     pub records: Vec<String>,
+}
+
+/// Written by `sjournal repair` into the journal it rebuilds, after the records it salvaged
+/// from the damaged journal and before the records it merged from the rescue journal: what
+/// was damaged, where it is kept, and what could not be salvaged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Repaired {
+    /// The damaged journal's file name as it is kept, byte for byte, beside the repaired one
+    /// (empty if there was no main journal to keep).
+    pub damaged: String,
+    /// blake3 (unkeyed, hex) and length of the whole damaged file.
+    pub damaged_blake3: String,
+    pub damaged_len: u64,
+    /// What `verify` found in it.
+    pub problem: String,
+    /// Byte ranges of the damaged file that hold no salvageable record (a damaged header is
+    /// the range from 0), in file order; at most `REPAIR_LIST_MAX`, the rest counted in
+    /// `lost_more`.
+    pub lost: Vec<ByteRange>,
+    pub lost_more: u64,
+    pub lost_bytes: u64,
+    /// Records salvaged from the damaged journal (CRC-valid frames; they keep their seq,
+    /// kind, timestamp and payload).
+    pub salvaged: u64,
+    /// `sjournal.lost` records written in place of records lost between salvaged ones, so
+    /// that every salvaged record keeps its seq.
+    pub lost_records: u64,
+    /// Salvaged records that could not keep their seq (out of order or duplicated in the
+    /// damaged file): their offset there and the seq they had.
+    pub renumbered: Vec<Renumbered>,
+    /// The damaged journal's high-water mark (its last acknowledged record), if it had one:
+    /// with a rollback, the record it fell short of.
+    pub acknowledged: Option<AcknowledgedMark>,
+    /// The rescue journal merged after this record, if there was one.
+    pub rescue: Option<RescueMerged>,
+}
+
+/// `[offset, offset + length)` of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteRange {
+    pub offset: u64,
+    pub length: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Renumbered {
+    pub offset: u64,
+    pub was: u64,
+    pub now: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcknowledgedMark {
+    pub seq: u64,
+    pub hash: String,
+}
+
+/// The rescue journal a repair merged: its name as kept, its digest, and where its records
+/// went (they follow the `sjournal.repaired` record, renumbered; `event_seq` fields of its
+/// `sjournal.exec` and `sjournal.injected` records are renumbered with them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RescueMerged {
+    pub file: String,
+    pub blake3: String,
+    pub len: u64,
+    pub records: u64,
+    pub first_seq: u64,
+    /// Byte ranges of the rescue journal that held no salvageable record.
+    pub lost: Vec<ByteRange>,
+}
+
+/// Written by `sjournal repair` in place of one record lost in a damaged region, so that the
+/// records after it keep their seq: the region of the damaged file it was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lost {
+    pub offset: u64,
+    pub length: u64,
 }
 
 pub fn is_system_kind(kind: &str) -> bool {

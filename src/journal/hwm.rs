@@ -41,7 +41,8 @@ pub fn path_for(journal: &Path) -> PathBuf {
 fn read_from(f: &File) -> Option<Mark> {
     let mut b = [0u8; mark::LEN];
     f.read_exact_at(&mut b, 0).ok()?;
-    Mark::decode(&b)
+    // Seq 0 (written by `repair` for a rescue journal it moved aside) acknowledges nothing.
+    Mark::decode(&b).filter(|m| m.seq > 0)
 }
 
 /// Reads a journal's mark without locking (a reader's view: a torn read fails the CRC and

@@ -7,6 +7,7 @@ pub mod lock;
 pub mod paths;
 pub mod reader;
 pub mod recovery;
+pub mod repair;
 pub mod scan;
 pub mod spool;
 pub mod verify;

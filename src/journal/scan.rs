@@ -105,6 +105,22 @@ pub fn find_valid_frame_after(tail: &[u8], last_seq: u64) -> Option<usize> {
     })
 }
 
+/// The offset (within `tail`, after its first byte) of the next CRC-valid frame, whatever
+/// its seq. A variant of [`find_valid_frame_after`] that does not
+/// assume the records after damage continue the sequence, so reordered or foreign records
+/// are found too. The length check runs before the CRC, so scanning garbage stays cheap.
+pub fn find_any_frame_after(tail: &[u8]) -> Option<usize> {
+    (1..tail.len().saturating_sub(FRAME_MIN_BYTES - 1)).find(|&at| {
+        let b = &tail[at..];
+        match record::peek_len(b) {
+            Some(len) if (len as usize) >= FRAME_MIN_BYTES && len <= FRAME_MAX_BYTES => {
+                len as usize <= b.len() && record::parse(b).is_ok()
+            }
+            _ => false,
+        }
+    })
+}
+
 /// Where a scan stopped early and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stop {

@@ -10,14 +10,15 @@ use serde::Serialize;
 use std::convert::Infallible;
 
 use crate::error::Result;
-use crate::format::header;
+use crate::format::hash::genesis_hash;
+use crate::format::header::{self, Header};
 use crate::format::mark::Mark;
 use crate::format::Hash;
 use crate::journal::hwm;
 use crate::journal::paths::{file_stem, JOURNAL_EXT};
-use crate::journal::reader::JournalReader;
+use crate::journal::reader::{JournalReader, Records};
 use crate::journal::recovery::{self, Verdict};
-use crate::journal::scan::Problem;
+use crate::journal::scan::{Chain, Problem};
 
 /// The first problem verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -76,7 +77,21 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
     // mapped after it holds them, whatever writers do meanwhile (no false alarm).
     let mark = hwm::read(path);
     let reader = JournalReader::open(path, deadline)?;
-    let bytes = reader.bytes();
+    verify_bytes(path, reader.bytes(), mark, |start, chain| {
+        reader.records_from(start, chain)
+    })
+}
+
+/// Verifies the bytes of a journal, read with `mark` (its high-water mark, read before the
+/// bytes). `records(start, chain)` iterates the records from the header on: a mapped reader's
+/// (which knows whether an append may be in flight), or [`Records::new`] for bytes no writer
+/// can be extending (a caller holding the session's lock).
+pub fn verify_bytes<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    mark: Result<Option<Mark>>,
+    records: impl FnOnce(usize, Chain) -> Records<'b>,
+) -> Result<VerifyReport> {
     let mut report = VerifyReport {
         path: path.to_owned(),
         session_id: None,
@@ -106,7 +121,7 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
             return Ok(report);
         }
     };
-    let (header, _, genesis) = match reader.header() {
+    let (header, hlen) = match Header::decode(bytes) {
         Ok(h) => h,
         Err(e) => {
             let head = &bytes[..bytes.len().min(header::MAX_LEN)];
@@ -119,6 +134,7 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
             return Ok(report);
         }
     };
+    let genesis = genesis_hash(&bytes[..hlen]);
     report.session_id = Some(header.session_id.clone());
     report.head = Some(genesis.to_hex());
     if let Some(expected) = expected_stem(path) {
@@ -137,8 +153,7 @@ pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyRepor
         }
     }
     let mut at_mark = None;
-    let mut records = reader.records()?;
-    for r in records.by_ref() {
+    for r in records(hlen, Chain::genesis(genesis)) {
         match r {
             Ok(rec) => {
                 report.records += 1;

@@ -11,6 +11,7 @@ pub mod install;
 pub mod list;
 pub mod log;
 pub mod once;
+pub mod repair;
 pub mod replay;
 pub mod report;
 pub mod sessions;
