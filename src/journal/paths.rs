@@ -42,18 +42,22 @@ impl Root {
     }
 
     /// `--root DIR`, else `$SJOURNAL_HOME`, else `$XDG_STATE_HOME/sjournal`, else
-    /// `~/.local/state/sjournal`. Empty variables count as unset.
+    /// `~/.local/state/sjournal`. Empty variables count as unset. A relative directory is
+    /// made absolute here, once, against the current directory (without resolving links), so
+    /// every path derived from the root is absolute whatever the process does later.
     pub fn resolve(flag: Option<&Path>) -> Result<Root> {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         };
+        let absolute =
+            |p: &Path| std::path::absolute(p).map_err(|e| Error::io("resolve the root", p, e));
         if let Some(p) = flag {
-            return Ok(Root::new(p));
+            return Ok(Root::new(absolute(p)?));
         }
         if let Some(p) = var("SJOURNAL_HOME") {
-            return Ok(Root::new(p));
+            return Ok(Root::new(absolute(&p)?));
         }
         if let Some(p) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
             return Ok(Root::new(p.join("sjournal")));
@@ -172,8 +176,11 @@ pub(crate) fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
                 .mode(0o700)
                 .create(path)
                 .map_err(|e| Error::io("create directory", path, e))?;
-            if let Some(parent) = path.parent() {
-                sync_dir(parent)?;
+            // `Path::parent` of a bare relative name is "": that is the current directory.
+            match path.parent() {
+                Some(p) if p.as_os_str().is_empty() => sync_dir(Path::new("."))?,
+                Some(parent) => sync_dir(parent)?,
+                None => {}
             }
             Ok(())
         }
