@@ -22,6 +22,9 @@ pub const QUARANTINE_NAMES_MAX: usize = 16;
 /// records) at most; the rest are counted. Keeps the record far below `FRAME_MAX_BYTES`.
 pub const REPAIR_LIST_MAX: usize = 4096;
 
+/// `<root>/config.toml` is read up to this size; a longer one is refused (defaults used).
+pub const CONFIG_MAX_BYTES: u64 = 1024 * 1024;
+
 /// Session ids used verbatim as file names are at most this long; longer ones are hashed.
 pub const FILE_STEM_MAX_BYTES: usize = 128;
 

@@ -25,7 +25,9 @@ use serde::Deserialize;
 
 use crate::format::payload::ExecContext;
 use crate::journal::Root;
-use crate::limits::{EXEC_TIMEOUT_MS_DEFAULT, HOOK_CONTEXT_BUDGET_CHARS, HOOK_DEADLINE_MS_DEFAULT};
+use crate::limits::{
+    CONFIG_MAX_BYTES, EXEC_TIMEOUT_MS_DEFAULT, HOOK_CONTEXT_BUDGET_CHARS, HOOK_DEADLINE_MS_DEFAULT,
+};
 
 pub const FILE_NAME: &str = "config.toml";
 
@@ -101,15 +103,72 @@ impl Config {
         root.dir().join(FILE_NAME)
     }
 
-    /// Loads `<root>/config.toml`; a missing file is the default configuration.
+    /// Loads `<root>/config.toml`; a missing file is the default configuration. Only a
+    /// regular file is read: it is opened with `O_NONBLOCK` (a FIFO then opens without
+    /// waiting for a writer) and `O_NOFOLLOW`, checked with `fstat`, and read up to
+    /// `CONFIG_MAX_BYTES`. Anything else (a FIFO, a device, a directory, a symlink) is refused.
     pub fn load(root: &Root) -> Result<Config, ConfigError> {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         let path = Self::path(root);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY)
+            .open(&path);
+        let file = match file {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(err(
+                    &path,
+                    "is a symlink; only a regular file is read there".into(),
+                ))
+            }
             Err(e) => return Err(err(&path, e.to_string())),
         };
+        let meta = file.metadata().map_err(|e| err(&path, e.to_string()))?;
+        if !meta.is_file() {
+            return Err(err(
+                &path,
+                format!(
+                    "is not a regular file (a {}); only a regular file is read there",
+                    file_type_name(&meta.file_type())
+                ),
+            ));
+        }
+        let mut text = String::new();
+        file.take(CONFIG_MAX_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| err(&path, e.to_string()))?;
+        if text.len() as u64 > CONFIG_MAX_BYTES {
+            return Err(err(
+                &path,
+                format!("is longer than {CONFIG_MAX_BYTES} bytes"),
+            ));
+        }
         Self::parse(&text, &path)
+    }
+
+    /// [`Config::load`] on a helper thread, waited for at most `within`: a read that blocks
+    /// (a hung network mount, where even `open` can hang) then costs the hook that long, not
+    /// its answer, and the defaults are used.
+    pub fn load_within(root: &Root, within: std::time::Duration) -> Result<Config, ConfigError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let r = root.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sjournal-config".into())
+            .spawn(move || {
+                let _ = tx.send(Config::load(&r));
+            });
+        if spawned.is_err() {
+            return Config::load(root);
+        }
+        rx.recv_timeout(within).unwrap_or_else(|_| {
+            Err(err(
+                &Self::path(root),
+                format!("could not be read within {} ms", within.as_millis()),
+            ))
+        })
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -153,6 +212,21 @@ impl Config {
     /// The handlers that run for `event`.
     pub fn handlers_for(&self, event: &str) -> Vec<&ExecHandler> {
         self.exec.iter().filter(|h| h.matches(event)).collect()
+    }
+}
+
+fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "FIFO"
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
     }
 }
 

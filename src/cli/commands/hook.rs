@@ -14,6 +14,7 @@ use crate::hook::context_bridge::FoldContext;
 use crate::hook::protocol::HostFlag;
 use crate::hook::{self, HookOptions};
 use crate::journal::Root;
+use crate::limits::HOOK_DEADLINE_MS_DEFAULT;
 
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
@@ -65,7 +66,14 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
             return Ok(Outcome::Ok);
         }
     };
-    let config = Config::load(&root).unwrap_or_else(|e| {
+    // The configuration says the deadline, so reading it is bounded by the flag's deadline
+    // (else the default): half of it at most, so a blocked read cannot hang the hook.
+    let flag_ms = args
+        .deadline_ms
+        .as_deref()
+        .and_then(|d| d.parse::<u64>().ok());
+    let read_within = Duration::from_millis(flag_ms.unwrap_or(HOOK_DEADLINE_MS_DEFAULT).max(2) / 2);
+    let config = Config::load_within(&root, read_within).unwrap_or_else(|e| {
         diag.push(e.to_string());
         Config::default()
     });
