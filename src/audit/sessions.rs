@@ -52,7 +52,9 @@ pub fn list(root: &Root) -> Result<Vec<SessionSummary>> {
         if name.ends_with(&rescue_suffix) {
             continue;
         }
-        out.push(summarize(&path)?);
+        // An entry that cannot be read (a symlink or a directory named like a journal, no
+        // permission) is listed as a finding; the others are still summarized.
+        out.push(summarize(&path).unwrap_or_else(|e| SessionSummary::unreadable(&path, &e)));
     }
     out.sort_by(|a, b| (a.first_ts_unix_ns, &a.journal).cmp(&(b.first_ts_unix_ns, &b.journal)));
     Ok(out)
@@ -89,8 +91,9 @@ pub fn summarize(path: &Path) -> Result<SessionSummary> {
     }
     s.identity = Identity::of(&state);
     let rescue = rescue_path(path);
-    if rescue.exists() {
-        let r = verify_file(&rescue, None)?;
+    if std::fs::symlink_metadata(&rescue).is_ok() {
+        let r = verify_file(&rescue, None)
+            .unwrap_or_else(|e| crate::journal::VerifyReport::unreadable(&rescue, &e));
         s.bytes += r.bytes;
         s.rescued = Some(r.records);
         if !r.ok {
@@ -102,6 +105,25 @@ pub fn summarize(path: &Path) -> Result<SessionSummary> {
         }
     }
     Ok(s)
+}
+
+impl SessionSummary {
+    /// The summary of a journal that could not be read at all.
+    pub fn unreadable(path: &Path, error: &crate::Error) -> SessionSummary {
+        SessionSummary {
+            session_id: None,
+            journal: path.to_owned(),
+            identity: Identity::default(),
+            first_ts_unix_ns: None,
+            last_ts_unix_ns: None,
+            records: 0,
+            kinds: BTreeMap::new(),
+            bytes: 0,
+            rescued: None,
+            ok: false,
+            problem: Some(format!("cannot be read: {error}")),
+        }
+    }
 }
 
 fn rescue_path(journal: &Path) -> PathBuf {

@@ -129,10 +129,11 @@ pub fn parse_error(e: clap::Error) -> ExitCode {
     e.exit()
 }
 
-/// The paths of a session whose journal exists; `NoSuchSession` otherwise.
+/// The paths of a session whose journal exists; `NoSuchSession` otherwise. A symlink or other
+/// entry in the journal's place counts as existing (opening it then says what it is).
 pub fn existing_session(root: &Root, session: &str) -> Result<SessionPaths, Error> {
     let paths = root.session(session)?;
-    if !paths.journal.exists() {
+    if std::fs::symlink_metadata(&paths.journal).is_err() {
         return Err(Error::NoSuchSession {
             session: session.to_owned(),
             root: root.dir().to_owned(),

@@ -228,6 +228,28 @@ fn expected_stem(path: &Path) -> Option<String> {
 }
 
 impl VerifyReport {
+    /// The report for a journal that could not be read at all (a symlink in its place, a
+    /// directory by its name, a permission error): a finding at offset 0 saying why.
+    pub fn unreadable(path: &Path, error: &crate::Error) -> VerifyReport {
+        VerifyReport {
+            path: path.to_owned(),
+            session_id: None,
+            ok: false,
+            records: 0,
+            bytes: 0,
+            last_seq: 0,
+            head: None,
+            problem: Some(Finding {
+                offset: 0,
+                seq: 0,
+                what: format!("cannot be read: {error}"),
+                torn_tail: false,
+            }),
+            acknowledged: None,
+            rolled_back: false,
+        }
+    }
+
     pub fn summary(&self) -> String {
         match &self.problem {
             None => format!(

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::payload;
 use crate::journal::{JournalReader, Record, Root};
 
@@ -38,13 +38,7 @@ struct LogLine<'a> {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let paths = root.session(&args.session)?;
-    if !paths.journal.exists() {
-        return Err(Error::NoSuchSession {
-            session: args.session,
-            root: root.dir().to_owned(),
-        });
-    }
+    let paths = crate::cli::existing_session(root, &args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
     let mut out = output::stdout();
     for r in reader.records()? {

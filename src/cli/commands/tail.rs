@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::audit::follow::Follower;
 use crate::cli::commands::log::render;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::journal::scan::Stop;
 use crate::journal::Root;
 
@@ -42,13 +42,11 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let paths = root.session(&args.session)?;
-    if !args.follow && !paths.journal.exists() {
-        return Err(Error::NoSuchSession {
-            session: args.session,
-            root: root.dir().to_owned(),
-        });
-    }
+    // A session that does not exist yet is waited for with --follow.
+    let paths = match args.follow {
+        true => root.session(&args.session)?,
+        false => crate::cli::existing_session(root, &args.session)?,
+    };
     let mut follower = Follower::new(&paths.journal);
     let mut out = output::stdout();
 

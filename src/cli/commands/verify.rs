@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{output, progress, Outcome};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::journal::{verify_file, Root, VerifyReport};
 
 /// Verify journals: framing, CRCs, contiguous seq, the hash chain, the header binding
@@ -36,15 +36,9 @@ pub struct Args {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let paths = match &args.session {
         Some(s) => {
-            let p = root.session(s)?;
-            if !p.journal.exists() {
-                return Err(Error::NoSuchSession {
-                    session: s.clone(),
-                    root: root.dir().to_owned(),
-                });
-            }
+            let p = crate::cli::existing_session(root, s)?;
             let mut v = vec![p.journal];
-            if p.rescue.exists() {
+            if std::fs::symlink_metadata(&p.rescue).is_ok() {
                 v.push(p.rescue);
             }
             v
@@ -55,7 +49,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut bad = 0;
     let bar = progress::bar(paths.len() as u64, args.json, "verifying");
     for path in &paths {
-        let report: VerifyReport = verify_file(path, None)?;
+        // A journal that cannot be read (a symlink or a directory in its place, no
+        // permission) is a finding like any other: report it and go on.
+        let report = verify_file(path, None).unwrap_or_else(|e| VerifyReport::unreadable(path, &e));
         if !report.ok {
             bad += 1;
         }
