@@ -51,6 +51,26 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
     ),
+    // Version 3 reads events leniently (a lone surrogate escape, an out-of-range number) and
+    // knows `sjournal.repaired` / `sjournal.lost`; these journals have none of them.
+    (
+        3,
+        "claude-real.sjl",
+        37,
+        "aaaea6c8d9d3eb174abeb789cec92e205ed1977b8a67d10fbe89c4ee6b05c845",
+    ),
+    (
+        3,
+        "hosts.sjl",
+        71,
+        "d4f56962b015d8cbaf86a9fd4016e15c523f486251e6ce079795f88dba250086",
+    ),
+    (
+        3,
+        "session.sjl",
+        121,
+        "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
+    ),
 ];
 
 #[test]

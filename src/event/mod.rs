@@ -16,6 +16,7 @@ mod cursor;
 mod gemini;
 mod kind;
 pub mod lenient;
+pub mod lenient_json;
 mod openclaw;
 pub mod tools;
 mod wire;

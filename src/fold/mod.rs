@@ -26,7 +26,7 @@ use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 2;
+pub const FOLD_VERSION: u32 = 3;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";
@@ -88,7 +88,8 @@ impl State {
         }
         match decode_event(rec.seq, rec.payload) {
             Ok(raw) => {
-                let event = crate::event::Event::parse(rec.kind, raw);
+                let raw = crate::event::lenient_json::text(raw);
+                let event = crate::event::Event::parse(rec.kind, &raw);
                 self.apply_event(&event, rec);
             }
             Err(_) => self.journal.undecodable += 1,

@@ -83,7 +83,7 @@ pub fn capture(
     } else if raw.iter().all(u8::is_ascii_whitespace) {
         Err("stdin is empty".to_owned())
     } else {
-        serde_json::from_slice::<Value>(&raw).map_err(|e| e.to_string())
+        crate::event::lenient_json::value(&raw)
     };
     let value = match parsed {
         Ok(v) => v,

@@ -50,12 +50,16 @@ pub fn parse_json(bytes: &[u8]) -> Result<(&str, serde_json::Value)> {
             column: 0,
         });
     }
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| Error::InvalidJson {
+    let value: serde_json::Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        // A lone surrogate escape or an out-of-range number is valid JSON text that
+        // serde_json refuses: read it leniently (the text is kept as it came).
+        Err(e) => crate::event::lenient_json::value(bytes).map_err(|_| Error::InvalidJson {
             message: e.to_string(),
             line: e.line(),
             column: e.column(),
-        })?;
+        })?,
+    };
     // serde_json accepted it, so it is UTF-8 (JSON text outside strings is ASCII).
     let text = std::str::from_utf8(bytes).expect("valid JSON is UTF-8");
     Ok((text, value))

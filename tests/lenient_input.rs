@@ -1,0 +1,88 @@
+//! Valid-looking input that serde_json refuses: a lone surrogate escape (`\ud83d`, what a
+//! JavaScript host writes when it cuts a string in the middle of an emoji) and a number out
+//! of `f64` range (`1e400`). Both used to turn the whole event into a `sjournal.unparsed`
+//! record, so the event did not count (no turn, no tool call, no context). Now the hook
+//! journals them as events with their bytes exactly as sent, and the fold reads them
+//! leniently: the lone surrogate as U+FFFD, the number as its text.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn cli(root: &Path) -> Command {
+    let mut c = Command::new(common::bin());
+    c.arg("--root").arg(root);
+    c
+}
+
+fn state(root: &Path) -> Value {
+    let out = cli(root)
+        .args(["state", "--session", "s", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["state"].clone()
+}
+
+const PROMPT: &str =
+    r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"fix the bug \ud83d"}"#;
+const TOOL: &str = r#"{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"ls","n":1e400},"duration_ms":1e400}"#;
+
+#[test]
+fn the_hook_journals_them_as_events_byte_for_byte() {
+    let dir = common::scratch();
+    let root = dir.path();
+    for p in [PROMPT, TOOL] {
+        let out = cli(root).arg("hook").write_stdin(p).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let p = common::parse(&common::read(&root.join("sessions/s.sjl")));
+    let events: Vec<(String, String)> = p
+        .records
+        .iter()
+        .filter(|r| !r.kind.starts_with("sjournal."))
+        .map(|r| (r.kind.clone(), r.json()))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("UserPromptSubmit".to_owned(), PROMPT.to_owned()),
+            ("PostToolUse".to_owned(), TOOL.to_owned())
+        ]
+    );
+    let s = state(root);
+    assert_eq!(s["journal"]["unparsed"], 0, "{s}");
+    assert_eq!(s["turns"]["count"], 1, "{s}");
+    assert_eq!(s["tools"]["calls"], 1, "{s}");
+    assert_eq!(s["prompts"][0]["text"], "fix the bug \u{fffd}", "{s}");
+}
+
+#[test]
+fn append_and_import_accept_them_too() {
+    let dir = common::scratch();
+    let root = dir.path();
+    cli(root)
+        .args(["append", "--session", "s"])
+        .write_stdin(PROMPT)
+        .assert()
+        .success();
+    cli(root)
+        .args(["import", "--session", "s", "-"])
+        .write_stdin(format!("{TOOL}\n"))
+        .assert()
+        .success();
+    let s = state(root);
+    assert_eq!(
+        (s["turns"]["count"].as_u64(), s["tools"]["calls"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
