@@ -3,7 +3,10 @@
 //! pretty-printed payload with line breaks, a trailing newline, key order and number
 //! spelling jq would change, non-ASCII text). Plain JSONL from a jq-based log imports one
 //! event per line with its kind from `hook_event_name`. A bad line anywhere is an error
-//! naming its line number, and nothing is appended.
+//! naming its line number, and nothing is appended. System records (context, primitives,
+//! injections, recoveries) travel with their exact bytes: a session exported and imported
+//! into a new session folds to the same state hash (checked over every fixture journal); into
+//! a session that already has records they are skipped.
 
 mod audit_support;
 
@@ -186,7 +189,7 @@ fn a_bad_line_appends_nothing() {
 }
 
 #[test]
-fn system_records_are_exported_but_not_imported() {
+fn system_records_are_copied_into_a_new_session_only() {
     let root = tempfile::tempdir().unwrap();
     let r = root.path();
     append(r, "s", r#"{"hook_event_name":"SessionStart"}"#);
@@ -209,9 +212,24 @@ fn system_records_are_exported_but_not_imported() {
     append(r, "s", r#"{"hook_event_name":"SessionEnd"}"#);
     let exported = export(r, "s");
     assert!(
-        exported.contains("\"kind\":\"sjournal.recovered\""),
+        exported.contains("\"kind\":\"sjournal.recovered\"") && exported.contains("payload_base64"),
         "{exported}"
     );
+    // Into a new session: every record, the system one too.
+    let out = sjournal(r)
+        .args(["import", "--session", "t", "--json", "-"])
+        .write_stdin(exported.clone())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["events"].as_u64(), v["system"].as_u64()),
+        (Some(2), Some(1)),
+        "{v}"
+    );
+    assert_eq!(state_hash(r, "t"), state_hash(r, "s"));
+    // Into a session with records: the events only (their seqs would not line up).
     let out = sjournal(r)
         .args(["import", "--session", "t", "--json", "-"])
         .write_stdin(exported)
@@ -219,6 +237,58 @@ fn system_records_are_exported_but_not_imported() {
         .unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["appended"], 2);
-    assert_eq!(v["skipped_system"], 1);
+    assert_eq!(
+        (v["events"].as_u64(), v["skipped_system"].as_u64()),
+        (Some(2), Some(1)),
+        "{v}"
+    );
+}
+
+fn state_hash(root: &std::path::Path, session: &str) -> String {
+    let out = sjournal(root)
+        .args(["state", "--session", session, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["state_hash"].as_str().unwrap().to_owned()
+}
+
+/// Every fixture journal (real Claude Code payloads, every host, and a scripted session with
+/// context channels, primitives, injections and exec records), exported and imported into a
+/// new session, folds to the same state: the same `state_hash`.
+#[test]
+fn export_then_import_keeps_the_state_of_every_fixture() {
+    let dir = fixtures_dir().join("journals");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let header = sjournal::format::header::Header::decode(&std::fs::read(&path).unwrap())
+            .unwrap()
+            .0;
+        let id = header.session_id;
+        let stem = sjournal::journal::paths::file_stem(&id).unwrap();
+        std::fs::create_dir_all(r.join("sessions")).unwrap();
+        std::fs::copy(&path, r.join(format!("sessions/{stem}.sjl"))).unwrap();
+        let exported = export(r, &id);
+        let systems = exported.matches("\"kind\":\"sjournal.").count();
+        let out = sjournal(r)
+            .args(["import", "--session", "copy", "--json", "-"])
+            .write_stdin(exported)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}: {out:?}", path.display());
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["system"].as_u64(), Some(systems as u64), "{v}");
+        assert_eq!(
+            state_hash(r, "copy"),
+            state_hash(r, &id),
+            "{}: the copy folds to another state",
+            path.display()
+        );
+        n += 1;
+    }
+    assert_eq!(n, 3);
 }

@@ -10,8 +10,9 @@
 //! `payload` holds it with line breaks turned into spaces and the ends trimmed (line breaks
 //! can only be insignificant whitespace in JSON text, since strings must escape them), and
 //! `raw` holds the exact text as a JSON string. `import` takes `raw` when present, so the
-//! round trip is exact either way. System records (`sjournal.*`) carry their fields as
-//! `payload` and are not imported.
+//! round trip is exact either way. System records (`sjournal.*`: context, primitives,
+//! injections, recoveries, ...) carry their fields as `payload` for reading, and their exact
+//! payload bytes (MessagePack) in `payload_base64`, from which `import` writes them back.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -36,6 +37,9 @@ pub struct ExportLine<'a> {
     /// The payload text exactly, when `payload` could not hold it byte for byte.
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<std::borrow::Cow<'a, str>>,
+    /// A system record's payload bytes (MessagePack), exactly, in base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_base64: Option<String>,
 }
 
 fn is_json_ws(c: char) -> bool {
@@ -44,7 +48,7 @@ fn is_json_ws(c: char) -> bool {
 
 /// The export line for one record (without the line break).
 pub fn export_line(rec: &Record<'_>, ts: String) -> Result<String> {
-    let line = |payload: &RawValue, raw: Option<&str>| {
+    let line = |payload: &RawValue, raw: Option<&str>, payload_base64: Option<String>| {
         serde_json::to_string(&ExportLine {
             seq: rec.seq,
             ts: ts.clone(),
@@ -53,12 +57,16 @@ pub fn export_line(rec: &Record<'_>, ts: String) -> Result<String> {
             hash: rec.hash.to_hex(),
             payload,
             raw: raw.map(Into::into),
+            payload_base64,
         })
         .expect("serializable")
     };
     if payload::is_system_kind(rec.kind) {
-        let fields = payload::to_json(rec.seq, rec.kind, rec.payload)?;
-        return Ok(line(&fields, None));
+        use base64::Engine;
+        let exact = base64::engine::general_purpose::STANDARD.encode(rec.payload);
+        // A payload that does not decode is still exported exactly.
+        let fields = payload::to_json(rec.seq, rec.kind, rec.payload).unwrap_or_else(|_| null());
+        return Ok(line(&fields, None, Some(exact)));
     }
     let text = payload::decode_event(rec.seq, rec.payload)?;
     let trimmed = text.trim_matches(is_json_ws);
@@ -68,9 +76,9 @@ pub fn export_line(rec: &Record<'_>, ts: String) -> Result<String> {
         trimmed.into()
     };
     Ok(match serde_json::from_str::<&RawValue>(&flat) {
-        Ok(v) => line(v, (flat != text).then_some(text)),
+        Ok(v) => line(v, (flat != text).then_some(text), None),
         // Not JSON (only the library can append such an event): keep it as text.
-        Err(_) => line(&null(), Some(text)),
+        Err(_) => line(&null(), Some(text), None),
     })
 }
 
@@ -78,10 +86,23 @@ fn null() -> Box<RawValue> {
     RawValue::from_string("null".into()).expect("null is JSON")
 }
 
-/// An export line read back: the record kind and the exact payload text.
+/// An export line read back: the record kind, its time, and its exact payload.
 pub struct Imported<'a> {
     pub kind: std::borrow::Cow<'a, str>,
-    pub text: std::borrow::Cow<'a, str>,
+    /// The record's time (None if the line has none).
+    pub ts_unix_ns: Option<i64>,
+    pub payload: ImportedPayload<'a>,
+}
+
+/// What an export line carries to append.
+pub enum ImportedPayload<'a> {
+    /// An event's JSON text, byte for byte.
+    Event(std::borrow::Cow<'a, str>),
+    /// A system record's payload bytes, exactly.
+    System(Vec<u8>),
+    /// A system record exported without its exact bytes (by an older sjournal): it cannot be
+    /// written back as it was.
+    SystemWithoutBytes,
 }
 
 /// True if a parsed line looks like an export line (as opposed to a plain event).
@@ -95,6 +116,23 @@ pub fn is_export_line(v: &serde_json::Value) -> bool {
 /// Reads an export line: its kind and the payload text, byte for byte as exported.
 pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
     let l: ExportLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    let ts_unix_ns = Some(l.ts_unix_ns).filter(|&t| t != 0);
+    if payload::is_system_kind(&l.kind) {
+        use base64::Engine;
+        let payload = match &l.payload_base64 {
+            Some(b) => ImportedPayload::System(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b)
+                    .map_err(|e| format!("payload_base64 is not base64: {e}"))?,
+            ),
+            None => ImportedPayload::SystemWithoutBytes,
+        };
+        return Ok(Imported {
+            kind: l.kind,
+            ts_unix_ns,
+            payload,
+        });
+    }
     let text = match l.raw {
         Some(raw) => raw,
         None if l.payload.get() == "null" => {
@@ -102,7 +140,11 @@ pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
         }
         None => l.payload.get().into(),
     };
-    Ok(Imported { kind: l.kind, text })
+    Ok(Imported {
+        kind: l.kind,
+        ts_unix_ns,
+        payload: ImportedPayload::Event(text),
+    })
 }
 
 /// An import error naming the input and line.

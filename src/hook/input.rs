@@ -7,7 +7,6 @@
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
 
-
 use crate::format::payload::{
     encode_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
 };

@@ -481,7 +481,17 @@ impl<S: Storage> Writer<S> {
         ts_unix_ns: i64,
         items: &[(&str, &[u8])],
     ) -> Result<Vec<Appended>> {
-        let out = self.write_batch(ts_unix_ns, items)?;
+        self.append_batch_timed(|_| ts_unix_ns, items)
+    }
+
+    /// Like [`Writer::append_batch`], the `i`-th record with timestamp `ts(i)` (an import
+    /// keeping the times of the records it copies).
+    pub fn append_batch_timed(
+        &mut self,
+        ts: impl Fn(usize) -> i64,
+        items: &[(&str, &[u8])],
+    ) -> Result<Vec<Appended>> {
+        let out = self.write_batch(ts, items)?;
         if let Err(e) = self.storage.sync_data() {
             return Err(self.poison("fsync", e));
         }
@@ -494,7 +504,11 @@ impl<S: Storage> Writer<S> {
 
     /// Encodes and writes records at the tail, without syncing, and advances the tail.
     /// Poisons the writer if the write fails.
-    fn write_batch(&mut self, ts_unix_ns: i64, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
+    fn write_batch(
+        &mut self,
+        ts: impl Fn(usize) -> i64,
+        items: &[(&str, &[u8])],
+    ) -> Result<Vec<Appended>> {
         if let Some(op) = self.poisoned {
             return Err(Error::Poisoned {
                 path: self.journal_path.clone(),
@@ -523,11 +537,11 @@ impl<S: Storage> Writer<S> {
                 max: BATCH_MAX_BYTES,
             });
         }
-        let ts = ts_unix_ns;
         let mut chain = self.chain;
         let mut out = Vec::with_capacity(items.len());
         self.buf.clear();
-        for (kind, p) in items {
+        for (i, (kind, p)) in items.iter().enumerate() {
+            let ts = ts(i);
             let start = self.buf.len();
             record::encode(&mut self.buf, chain.next_seq, ts, kind, &chain.prev_hash, p);
             let hash = crate::format::hash::record_hash(&self.buf[start..]);
@@ -575,7 +589,7 @@ impl<S: Storage> Writer<S> {
         ts_unix_ns: i64,
         items: &[(&str, &[u8])],
     ) -> Result<Vec<Appended>> {
-        let out = self.write_batch(ts_unix_ns, items)?;
+        let out = self.write_batch(|_| ts_unix_ns, items)?;
         self.write_hint();
         // Dropping the lock here lets the next writer in while our sync is in flight.
         let _ = self.lock_file.unlock();

@@ -3,8 +3,13 @@
 //!
 //! Each non-blank line is one of:
 //! - an `sjournal export` line (it has `seq`, `kind`, `hash` and `payload`): the record is
-//!   appended with its kind and its payload text byte for byte (`raw` when present). System
-//!   records (`sjournal.*`) describe the journal they came from and are skipped;
+//!   appended with its kind, its time (`ts_unix_ns`) and its payload byte for byte (`raw` when
+//!   present). System records (`sjournal.*`: context, primitives, injections, recoveries) are
+//!   written back from their exact bytes (`payload_base64`) when the session is empty, so a
+//!   session exported and imported into a new session folds to the same state (the same
+//!   `state_hash`). Into a session that already has records they are skipped: they refer to
+//!   records by seq (a slot's expected seq, the event an injection answered), and their seqs
+//!   would no longer line up;
 //! - any other JSON value: one event, the line's text byte for byte (without its line break);
 //!   its kind is `--kind`, else its `hook_event_name`, else "event".
 //!
@@ -17,12 +22,13 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use crate::audit::jsonl::{is_export_line, line_error, read_export_line};
+use crate::audit::jsonl::{is_export_line, line_error, read_export_line, ImportedPayload};
 use crate::cli::commands::append::event_kind;
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
 use crate::format::payload::{encode_event, is_system_kind};
 use crate::format::record::{frame_len, valid_kind};
+use crate::journal::writer::now_unix_ns;
 use crate::journal::{Root, Writer, WriterOptions};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
@@ -55,10 +61,20 @@ pub enum Format {
     Events,
 }
 
+/// One record to append.
+struct Item {
+    kind: String,
+    payload: Vec<u8>,
+    /// Its time, for an export line; None: the time of the import.
+    ts: Option<i64>,
+    system: bool,
+}
+
 /// What was read, ready to append.
 struct Plan {
-    items: Vec<(String, Vec<u8>)>,
-    skipped_system: u64,
+    items: Vec<Item>,
+    /// System records exported without their exact bytes (by an older sjournal).
+    without_bytes: u64,
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
@@ -66,40 +82,57 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let plan = plan(&name, &input, args.format, args.kind.as_deref())?;
     let mut syncs = 0;
     let mut range = None;
+    let (mut events, mut system, mut not_empty) = (0u64, 0u64, 0u64);
     if !plan.items.is_empty() {
         let mut w = Writer::open(root, &args.session, &WriterOptions::default())?;
-        for chunk in chunks(&plan.items) {
+        let copy = w.is_empty();
+        let items: Vec<&Item> = plan.items.iter().filter(|i| copy || !i.system).collect();
+        not_empty = (plan.items.len() - items.len()) as u64;
+        let now = now_unix_ns();
+        for chunk in chunks(&items) {
             let batch: Vec<(&str, &[u8])> = chunk
                 .iter()
-                .map(|(k, p)| (k.as_str(), p.as_slice()))
+                .map(|i| (i.kind.as_str(), i.payload.as_slice()))
                 .collect();
-            let done = w.append_batch(&batch)?;
+            let done = w.append_batch_timed(|n| chunk[n].ts.unwrap_or(now), &batch)?;
             syncs += 1;
             let (first, last) = (done[0], done[done.len() - 1]);
             range = Some((range.map_or(first.seq, |(f, _, _)| f), last.seq, last.hash));
         }
+        system = items.iter().filter(|i| i.system).count() as u64;
+        events = items.len() as u64 - system;
+    }
+    let skipped = plan.without_bytes + not_empty;
+    if not_empty > 0 && !args.json {
+        eprintln!(
+            "sjournal: {not_empty} system record(s) not imported: session {} already had \
+             records, and system records refer to records by seq; import into a new session to \
+             copy a session whole",
+            crate::escape::text(&args.session)
+        );
     }
     let mut out = output::stdout();
     let line = match (args.json, range) {
         (true, _) => serde_json::json!({
             "session": args.session,
-            "appended": plan.items.len(),
+            "appended": events + system,
+            "events": events,
+            "system": system,
             "first_seq": range.map(|r| r.0),
             "last_seq": range.map(|r| r.1),
             "head": range.map(|r| r.2.to_hex()),
-            "skipped_system": plan.skipped_system,
+            "skipped_system": skipped,
             "syncs": syncs,
         })
         .to_string(),
         (false, Some((first, last, head))) => format!(
-            "imported {} event(s) into session {:?} as seq {first}..={last} (head {head}) with {syncs} sync(s); {} system record(s) skipped",
-            plan.items.len(),
-            args.session,
-            plan.skipped_system
+            "imported {events} event(s) and {system} system record(s) into session {} as seq \
+             {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) skipped",
+            crate::escape::text(&format!("{:?}", args.session)),
         ),
         (false, None) => format!(
-            "nothing to import from {name}; {} system record(s) skipped",
-            plan.skipped_system
+            "nothing to import from {}; {skipped} system record(s) skipped",
+            crate::escape::text(&name)
         ),
     };
     output::line(&mut out, &line)?;
@@ -123,7 +156,7 @@ fn read_input(file: &std::path::Path) -> Result<(String, Vec<u8>)> {
 fn plan(name: &str, input: &[u8], format: Format, kind: Option<&str>) -> Result<Plan> {
     let mut plan = Plan {
         items: Vec::new(),
-        skipped_system: 0,
+        without_bytes: 0,
     };
     for (i, raw_line) in input.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
@@ -147,26 +180,44 @@ fn plan(name: &str, input: &[u8], format: Format, kind: Option<&str>) -> Result<
             Format::Export => true,
             Format::Events => false,
         };
-        let (kind, text) = if export {
+        let item = if export {
             let l = read_export_line(line)
                 .map_err(|e| line_error(name, n, format!("not an sjournal export line: {e}")))?;
-            if is_system_kind(&l.kind) {
-                plan.skipped_system += 1;
-                continue;
-            }
             if !valid_kind(&l.kind) {
                 return Err(line_error(name, n, format!("invalid kind {:?}", l.kind)));
             }
-            if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&l.text) {
-                return Err(line_error(name, n, format!("raw payload is not JSON: {e}")));
+            let (payload, system) = match l.payload {
+                ImportedPayload::Event(text) => {
+                    if is_system_kind(&l.kind) {
+                        return Err(line_error(name, n, "a system record with an event payload"));
+                    }
+                    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+                        return Err(line_error(name, n, format!("raw payload is not JSON: {e}")));
+                    }
+                    (encode_event(&text), false)
+                }
+                ImportedPayload::System(bytes) => (bytes, true),
+                ImportedPayload::SystemWithoutBytes => {
+                    plan.without_bytes += 1;
+                    continue;
+                }
+            };
+            Item {
+                kind: l.kind.into_owned(),
+                payload,
+                ts: l.ts_unix_ns,
+                system,
             }
-            (l.kind.into_owned(), l.text.into_owned())
         } else {
             let k = event_kind(kind, &value).map_err(|e| line_error(name, n, e.to_string()))?;
-            (k, line.to_owned())
+            Item {
+                kind: k,
+                payload: encode_event(line),
+                ts: None,
+                system: false,
+            }
         };
-        let payload = encode_event(&text);
-        let len = frame_len(&kind, payload.len());
+        let len = frame_len(&item.kind, item.payload.len());
         if len > FRAME_MAX_BYTES as usize {
             return Err(line_error(
                 name,
@@ -174,17 +225,17 @@ fn plan(name: &str, input: &[u8], format: Format, kind: Option<&str>) -> Result<
                 format!("the record would be {len} bytes; the limit is {FRAME_MAX_BYTES}"),
             ));
         }
-        plan.items.push((kind, payload));
+        plan.items.push(item);
     }
     Ok(plan)
 }
 
 /// Splits the items into batches of at most `BATCH_MAX_BYTES` of frames each.
-fn chunks(items: &[(String, Vec<u8>)]) -> Vec<&[(String, Vec<u8>)]> {
+fn chunks<'i>(items: &'i [&'i Item]) -> Vec<&'i [&'i Item]> {
     let mut out = Vec::new();
     let (mut start, mut bytes) = (0, 0u64);
-    for (i, (k, p)) in items.iter().enumerate() {
-        let len = frame_len(k, p.len()) as u64;
+    for (i, item) in items.iter().enumerate() {
+        let len = frame_len(&item.kind, item.payload.len()) as u64;
         if bytes + len > BATCH_MAX_BYTES && i > start {
             out.push(&items[start..i]);
             (start, bytes) = (i, 0);
