@@ -122,8 +122,8 @@ pub fn parse_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     let is_hook = std::env::args().skip(1).any(|a| a == "hook");
     if is_hook && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        eprintln!("sjournal hook: {}", e.to_string().trim_end());
-        eprintln!("sjournal hook: the command line is invalid; the event was not recorded (exit 0, fail-open)");
+        output::warn(&format!("sjournal hook: {}", e.to_string().trim_end()));
+        output::warn("sjournal hook: the command line is invalid; the event was not recorded (exit 0, fail-open)");
         return ExitCode::SUCCESS;
     }
     e.exit()
@@ -150,5 +150,5 @@ pub fn report_error(e: &Error) {
         msg.push_str(&format!("\n  caused by: {s}"));
         src = s.source();
     }
-    eprintln!("{msg}");
+    output::warn(&msg);
 }

@@ -97,7 +97,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let a = durable.appended();
     match &durable {
         Durable::Journal(_) => {
-            output::line(
+            output::json_line(
                 &mut out,
                 &format!(r#"{{"seq":{},"hash":"{}"}}"#, a.seq, a.hash),
             )?;
@@ -105,7 +105,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
         Durable::Rescued { cause, .. } => {
             let rescue = root.session(&args.session)?.rescue;
-            output::line(
+            output::json_line(
                 &mut out,
                 &serde_json::json!({
                     "seq": a.seq, "hash": a.hash.to_hex(), "rescued": true,
@@ -114,11 +114,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 .to_string(),
             )?;
             crate::cli::report_error(cause);
-            eprintln!(
+            output::warn(&format!(
                 "sjournal: the event was NOT added to the session's journal; it is kept durably as seq {} of {}",
                 a.seq,
                 rescue.display()
-            );
+            ));
             Ok(Outcome::Findings)
         }
     }

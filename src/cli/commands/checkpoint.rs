@@ -70,13 +70,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let p = crate::cli::existing_session(root, &session)?;
     let report = verify_file(&p.journal, None)?;
     if let Some(f) = &report.problem {
-        eprintln!(
+        output::warn(&format!(
             "sjournal: {}: no checkpoint made: the journal has a problem at offset {}: {} \
              (run `sjournal inspect` on it)",
             p.journal.display(),
             f.offset,
             f.what
-        );
+        ));
         return Ok(Outcome::Findings);
     }
     let head = report
@@ -107,7 +107,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             "signed": args.sign.is_some(),
             "note": note,
         });
-        output::line(&mut out, &v.to_string())?;
+        output::json_line(&mut out, &v.to_string())?;
     } else {
         out.write_all(note.as_bytes()).map_err(output::write_err)?;
     }
@@ -221,6 +221,6 @@ pub fn verify_against(
             sig_word
         )
     };
-    output::line(out, &line)?;
+    output::emit(out, &line, json)?;
     Ok(ok)
 }

@@ -86,10 +86,10 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     "text": r.text, "truncated": r.truncated, "dropped": r.dropped,
                     "chars": r.chars, "budget_chars": budget, "seq": state.seq,
                 });
-                output::line(&mut out, &v.to_string())?;
+                output::json_line(&mut out, &v.to_string())?;
             } else {
-                out.write_all(r.text.as_bytes())
-                    .map_err(output::write_err)?;
+                // Escaped for the terminal (`--json` has the exact text).
+                output::text(&mut out, &r.text)?;
             }
         }
         Action::Set {
@@ -107,7 +107,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 Some(t) => t.to_owned(),
             };
             let a = primitives::context_set(root, &session, channel, &key, &text, &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            output::json_line(&mut out, &json!({"seq": a.seq}).to_string())?;
         }
         Action::Clear {
             session,
@@ -115,7 +115,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             channel,
         } => {
             let a = primitives::context_clear(root, &session, channel, key.as_deref(), &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            output::json_line(&mut out, &json!({"seq": a.seq}).to_string())?;
         }
     }
     out.flush().map_err(output::write_err)?;

@@ -34,16 +34,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         match r {
             Ok(rec) => {
                 let line = export_line(&rec, output::rfc3339(rec.ts_unix_ns))?;
-                output::line(&mut out, &line)?;
+                output::json_line(&mut out, &line)?;
             }
             Err(stop) => {
                 out.flush().map_err(output::write_err)?;
-                eprintln!(
+                output::warn(&format!(
                     "sjournal: {}: export stopped at offset {}: {} (run `sjournal inspect` on it)",
                     paths.journal.display(),
                     stop.offset,
                     stop.problem
-                );
+                ));
                 return Ok(Outcome::Findings);
             }
         }

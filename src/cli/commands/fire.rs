@@ -29,7 +29,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         &WriterOptions::default(),
     )?;
     let mut out = output::stdout();
-    output::line(&mut out, &serde_json::to_string(&f).expect("serializable"))?;
+    output::json_line(&mut out, &serde_json::to_string(&f).expect("serializable"))?;
     Ok(if f.fired {
         Outcome::Ok
     } else {

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cli::output;
 use crate::cli::Outcome;
 use crate::error::Result;
 use crate::hook::config::Config;
@@ -62,7 +63,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         Ok(r) => r,
         Err(e) => {
             print_diag(&diag);
-            eprintln!("sjournal hook: {e}; the event was not recorded");
+            output::warn(&format!("sjournal hook: {e}; the event was not recorded"));
             return Ok(Outcome::Ok);
         }
     };
@@ -112,6 +113,6 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
 
 fn print_diag(diag: &[String]) {
     for d in diag {
-        eprintln!("sjournal hook: {d}");
+        output::warn(&format!("sjournal hook: {d}"));
     }
 }

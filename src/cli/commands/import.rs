@@ -104,12 +104,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     let skipped = plan.without_bytes + not_empty;
     if not_empty > 0 && !args.json {
-        eprintln!(
+        output::warn(&format!(
             "sjournal: {not_empty} system record(s) not imported: session {} already had \
              records, and system records refer to records by seq; import into a new session to \
              copy a session whole",
             crate::escape::text(&args.session)
-        );
+        ));
     }
     let mut out = output::stdout();
     let line = match (args.json, range) {
@@ -135,7 +135,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             crate::escape::text(&name)
         ),
     };
-    output::line(&mut out, &line)?;
+    output::emit(&mut out, &line, args.json)?;
     Ok(Outcome::Ok)
 }
 

@@ -30,7 +30,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let report = inspect(reader.bytes());
     let mut out = output::stdout();
     if args.json {
-        output::line(
+        output::json_line(
             &mut out,
             &serde_json::to_string(&report).expect("serializable"),
         )?;

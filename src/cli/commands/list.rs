@@ -57,11 +57,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             max,
         } => {
             let a = primitives::list_push(root, &session, &name, &value, max, &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            output::json_line(&mut out, &json!({"seq": a.seq}).to_string())?;
         }
         Action::Clear { session, name } => {
             let a = primitives::list_clear(root, &session, &name, &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            output::json_line(&mut out, &json!({"seq": a.seq}).to_string())?;
         }
         Action::Show {
             session,
@@ -70,7 +70,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         } => {
             let (state, _) = load(root, &session, None, true)?;
             let Some(list) = state.primitives.lists.get(&name) else {
-                eprintln!("sjournal: list {name:?} of session {session:?} is empty");
+                output::warn(&format!(
+                    "sjournal: list {name:?} of session {session:?} is empty"
+                ));
                 return Ok(Outcome::Findings);
             };
             let value = |t: &str| serde_json::from_str(t).unwrap_or(serde_json::Value::Null);
@@ -82,10 +84,10 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     .collect();
                 let v =
                     json!({"name": name, "max": list.max, "pushed": list.pushed, "items": items});
-                output::line(&mut out, &v.to_string())?;
+                output::json_line(&mut out, &v.to_string())?;
             } else {
                 for i in &list.items {
-                    output::line(&mut out, &i.value)?;
+                    output::json_line(&mut out, &i.value)?;
                 }
             }
         }

@@ -46,17 +46,17 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             Ok(rec) => rec,
             Err(stop) => {
                 out.flush().map_err(output::write_err)?;
-                eprintln!(
+                output::warn(&format!(
                     "sjournal: {}: stopped at offset {}: {} (run `sjournal verify --session {}`)",
                     paths.journal.display(),
                     stop.offset,
                     stop.problem,
                     args.session
-                );
+                ));
                 return Ok(Outcome::Findings);
             }
         };
-        output::line(&mut out, &render(&rec, args.json)?)?;
+        output::emit(&mut out, &render(&rec, args.json)?, args.json)?;
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
@@ -78,7 +78,8 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
         };
         return Ok(serde_json::to_string(&line).expect("serializable"));
     }
-    let mut p = payload.get().to_owned();
+    // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
+    let mut p = crate::escape::text(payload.get()).into_owned();
     if p.len() > 160 {
         let cut = (0..=157)
             .rev()

@@ -49,7 +49,7 @@ pub fn run_unseen(root: &Root, args: UnseenArgs) -> Result<Outcome> {
 fn print(keys: &[String]) -> Result<Outcome> {
     let mut out = output::stdout();
     for k in keys {
-        output::line(&mut out, k)?;
+        output::json_line(&mut out, k)?;
     }
     Ok(if keys.is_empty() {
         Outcome::Findings

@@ -33,7 +33,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let report = repair(root, &args.session, &opts)?;
     let mut out = output::stdout();
     if args.json {
-        output::line(
+        output::json_line(
             &mut out,
             &serde_json::to_string(&report).expect("serializable"),
         )?;

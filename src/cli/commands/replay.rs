@@ -52,7 +52,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let quiet = crate::replay::Fold::bookkeeping(&fold);
     let end = replay(&reader, &mut fold, range, |step| {
         if args.json {
-            output::line(
+            output::json_line(
                 &mut out,
                 &serde_json::to_string(&step).expect("serializable"),
             )
@@ -67,7 +67,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         "steps": end.steps,
     });
     if args.json {
-        output::line(&mut out, &fin.to_string())?;
+        output::json_line(&mut out, &fin.to_string())?;
     } else {
         output::line(
             &mut out,
@@ -81,12 +81,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     match end.stop {
         None => Ok(Outcome::Ok),
         Some(stop) => {
-            eprintln!(
+            output::warn(&format!(
                 "sjournal: {}: replay stopped at offset {}: {} (run `sjournal inspect` on it)",
                 paths.journal.display(),
                 stop.offset,
                 stop.problem
-            );
+            ));
             Ok(Outcome::Findings)
         }
     }

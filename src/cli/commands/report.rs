@@ -59,12 +59,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             t.injections.len()
         )
     };
-    output::line(&mut out, &line)?;
+    output::emit(&mut out, &line, args.json)?;
     out.flush().map_err(output::write_err)?;
     match &t.problem {
         None => Ok(Outcome::Ok),
         Some(p) => {
-            eprintln!("sjournal: {}: {p}", paths.journal.display());
+            output::warn(&format!("sjournal: {}: {p}", paths.journal.display()));
             Ok(Outcome::Findings)
         }
     }

@@ -40,7 +40,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     if args.json {
         for s in &shown {
-            output::line(&mut out, &serde_json::to_string(s).expect("serializable"))?;
+            output::json_line(&mut out, &serde_json::to_string(s).expect("serializable"))?;
         }
     } else {
         output::line(
@@ -68,23 +68,26 @@ fn row(s: &SessionSummary) -> String {
         t.map(|t| output::rfc3339(t)[..19].to_owned())
             .unwrap_or_else(|| "-".into())
     };
-    let id = s
-        .session_id
-        .clone()
-        .unwrap_or_else(|| format!("<{}>", s.journal.display()));
-    let project = s.identity.project.as_deref().unwrap_or("-");
+    // Every field comes from a journal: escaped whole (a line break in an id or a cwd must not
+    // start a row of its own).
+    let esc = |t: &str| crate::escape::text(t).into_owned();
+    let id = match &s.session_id {
+        Some(id) => esc(id),
+        None => format!("<{}>", crate::escape::path(&s.journal)),
+    };
+    let project = esc(s.identity.project.as_deref().unwrap_or("-"));
     format!(
         "{:<38} {:<7} {:<20} {:<20} {:>7} {:>10}  {:<6} {}",
         id,
-        s.identity.host.as_deref().unwrap_or("-"),
+        esc(s.identity.host.as_deref().unwrap_or("-")),
         ts(s.first_ts_unix_ns),
         ts(s.last_ts_unix_ns),
         s.records,
         s.bytes,
         if s.ok { "ok" } else { "BAD" },
         match &s.problem {
-            None => project.to_owned(),
-            Some(p) => format!("{project}  [{p}]"),
+            None => project,
+            Some(p) => format!("{project}  [{}]", esc(p)),
         }
     )
 }

@@ -50,13 +50,15 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         Action::Get { session, name } => {
             let (state, _) = load(root, &session, None, true)?;
             let Some(slot) = state.primitives.slots.get(&name) else {
-                eprintln!("sjournal: slot {name:?} of session {session:?} is empty");
+                output::warn(&format!(
+                    "sjournal: slot {name:?} of session {session:?} is empty"
+                ));
                 return Ok(Outcome::Findings);
             };
             let value: serde_json::Value =
                 serde_json::from_str(&slot.value).unwrap_or(serde_json::Value::Null);
             let v = json!({"name": name, "value": value, "type": slot.json_type, "seq": slot.seq});
-            output::line(&mut out, &v.to_string())?;
+            output::json_line(&mut out, &v.to_string())?;
         }
         Action::Set {
             session,
@@ -75,7 +77,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 &WriterOptions::default(),
             );
             match a {
-                Ok(a) => output::line(&mut out, &json!({"seq": a.seq}).to_string())?,
+                Ok(a) => output::json_line(&mut out, &json!({"seq": a.seq}).to_string())?,
                 Err(e @ Error::Conflict { .. }) => {
                     crate::cli::report_error(&e);
                     return Ok(Outcome::Findings);

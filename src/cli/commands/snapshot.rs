@@ -46,10 +46,12 @@ fn take(root: &Root, session: &str, full: bool) -> Result<Option<snapshot::Writt
     };
     let (state, info) = load_state(root, session, &opts)?;
     for w in &info.warnings {
-        eprintln!("sjournal: warning: {w}");
+        output::warn(&format!("sjournal: warning: {w}"));
     }
     let Some(head) = info.head else {
-        eprintln!("sjournal: session {session:?} has no records yet; no snapshot written");
+        output::warn(&format!(
+            "sjournal: session {session:?} has no records yet; no snapshot written"
+        ));
         return Ok(None);
     };
     snapshot::write(&root.session(session)?, &state, &head).map(Some)
@@ -66,7 +68,10 @@ fn all_sessions(root: &Root) -> Result<Vec<String>> {
         let reader = JournalReader::open(&path, None)?;
         match reader.header() {
             Ok((h, _, _)) => ids.push(h.session_id),
-            Err(e) => eprintln!("sjournal: warning: skipping {}: {e}", path.display()),
+            Err(e) => output::warn(&format!(
+                "sjournal: warning: skipping {}: {e}",
+                path.display()
+            )),
         }
     }
     Ok(ids)
@@ -95,7 +100,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             let line = json!({
                 "session": s, "seq": w.seq, "state_hash": w.state_hash.to_hex(), "bytes": w.bytes,
             });
-            output::line(&mut out, &line.to_string())?;
+            output::json_line(&mut out, &line.to_string())?;
         }
     }
     out.flush().map_err(output::write_err)?;

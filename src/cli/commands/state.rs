@@ -56,14 +56,18 @@ pub fn load(
     };
     let (state, info) = load_state(root, session, &opts)?;
     for w in &info.warnings {
-        eprintln!("sjournal: warning: {w}");
+        output::warn(&format!("sjournal: warning: {w}"));
     }
     Ok((state, info))
 }
 
 fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     let id = &state.identity;
-    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+    // Fields from payloads: escaped whole, so a line break in them cannot start a line.
+    let opt = |o: &Option<String>| {
+        o.as_deref()
+            .map_or_else(|| "-".into(), |s| crate::escape::text(s).into_owned())
+    };
     let mut l = vec![
         format!("session      {}", opt(&id.session_id)),
         format!("seq          {} ({} records)", state.seq, state.records),
@@ -100,7 +104,7 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
         l.push(format!(
             "ended        {} ({}) at seq {}",
             e.event,
-            e.reason.as_deref().unwrap_or("-"),
+            crate::escape::text(e.reason.as_deref().unwrap_or("-")),
             e.seq
         ));
     }
@@ -133,7 +137,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             "warnings": info.warnings,
             "state": state,
         });
-        output::line(&mut out, &v.to_string())?;
+        output::json_line(&mut out, &v.to_string())?;
     } else {
         for line in human(&state, &info) {
             output::line(&mut out, &line)?;

@@ -62,7 +62,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         Ok(())
     })?;
     for line in &last {
-        output::line(&mut out, line)?;
+        output::emit(&mut out, line, args.json)?;
     }
     out.flush().map_err(output::write_err)?;
     if !args.follow {
@@ -82,7 +82,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             return Ok(Outcome::Ok);
         }
         std::thread::sleep(interval);
-        let poll = follower.poll(|rec| output::line(&mut out, &render(rec, args.json)?))?;
+        let poll =
+            follower.poll(|rec| output::emit(&mut out, &render(rec, args.json)?, args.json))?;
         if poll.records > 0 {
             out.flush().map_err(output::write_err)?;
         }
@@ -105,12 +106,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn warn(path: &std::path::Path, stop: &Stop) {
-    eprintln!(
+    output::warn(&format!(
         "sjournal: {}: no valid record at offset {}: {} (run `sjournal inspect` on it)",
         path.display(),
         stop.offset,
         stop.problem
-    );
+    ));
 }
 
 /// True if stdout is a pipe whose reading end was closed (`tail -f | head` after head

@@ -60,7 +60,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         } else {
             report.summary()
         };
-        bar.suspend(|| output::line(&mut out, &line))?;
+        bar.suspend(|| output::emit(&mut out, &line, args.json))?;
         bar.inc(1);
     }
     bar.finish_and_clear();
