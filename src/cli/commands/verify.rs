@@ -49,9 +49,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut bad = 0;
     let bar = progress::bar(paths.len() as u64, args.json, "verifying");
     for path in &paths {
-        // A journal that cannot be read (a symlink or a directory in its place, no
-        // permission) is a finding like any other: report it and go on.
-        let report = verify_file(path, None).unwrap_or_else(|e| VerifyReport::unreadable(path, &e));
+        // Over every journal, one that cannot be read (a symlink or a directory in its place,
+        // no permission) is a finding like any other: report it and go on. A single session's
+        // journal that cannot be read is an error (exit 2), as for every other command.
+        let report = match verify_file(path, None) {
+            Ok(r) => r,
+            Err(e) if args.all => VerifyReport::unreadable(path, &e),
+            Err(e) => return Err(e),
+        };
         if !report.ok {
             bad += 1;
         }
