@@ -104,10 +104,16 @@ pub enum Error {
     Fold { seq: u64, reason: String },
 
     #[error("checkpoint {path}: {reason}")]
-    Checkpoint { path: PathBuf, reason: String },
+    Checkpoint {
+        path: PathBuf,
+        reason: crate::audit::checkpoint::CheckpointError,
+    },
 
     #[error("key file {path}: {reason}")]
-    Key { path: PathBuf, reason: String },
+    Key {
+        path: PathBuf,
+        reason: crate::audit::checkpoint::CheckpointError,
+    },
 
     #[error("{path} changed in a way a journal never does: {reason}")]
     Changed { path: PathBuf, reason: String },

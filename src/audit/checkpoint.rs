@@ -34,6 +34,32 @@ use signed_note::{NoteError, StandardSigner, StandardVerifier, VerifierList};
 use crate::format::Hash;
 use crate::journal::paths::file_stem;
 
+/// Why a checkpoint or a key could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    #[error("not a signer key ({0}); make one with `sjournal checkpoint keygen`")]
+    NotASignerKey(String),
+    #[error("this is a private signer key; pass the verifier key (KEYFILE.pub)")]
+    PrivateKeyGiven,
+    #[error("not a verifier key: {0}")]
+    NotAVerifierKey(String),
+    #[error("invalid key name {0:?}: no spaces or '+'")]
+    BadKeyName(String),
+    #[error("cannot sign the checkpoint: {0}")]
+    Signing(String),
+    #[error("malformed signed note: {0}")]
+    MalformedNote(String),
+    #[error("the checkpoint text must end with a newline")]
+    NoFinalNewline,
+    #[error("missing {0} line")]
+    MissingLine(&'static str),
+    #[error("record count {0:?} is not a number")]
+    BadCount(String),
+    #[error("hash {0:?} is not 32 bytes of base64")]
+    BadHash(String),
+}
+
 /// What a checkpoint pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -75,50 +101,50 @@ impl Checkpoint {
     }
 
     /// The body followed by a signature by `key` (a signer key file's contents).
-    pub fn signed(&self, key: &str) -> Result<String, String> {
-        let signer = StandardSigner::new(key.trim()).map_err(|e| {
-            format!("not a signer key ({e}); make one with `sjournal checkpoint keygen`")
-        })?;
+    pub fn signed(&self, key: &str) -> Result<String, CheckpointError> {
+        let signer = StandardSigner::new(key.trim())
+            .map_err(|e| CheckpointError::NotASignerKey(e.to_string()))?;
         let mut note = signed_note::Note::new(self.body().as_bytes(), &[])
-            .map_err(|e| format!("cannot make a note of the checkpoint: {e}"))?;
+            .map_err(|e| CheckpointError::Signing(e.to_string()))?;
         note.add_sigs(&[&signer])
-            .map_err(|e| format!("signing failed: {e}"))?;
-        String::from_utf8(note.to_bytes()).map_err(|e| e.to_string())
+            .map_err(|e| CheckpointError::Signing(e.to_string()))?;
+        String::from_utf8(note.to_bytes()).map_err(|e| CheckpointError::Signing(e.to_string()))
     }
 }
 
 /// Reads a checkpoint file: the body and, if present, its signatures. Extension lines after
 /// the hash are allowed and ignored (signatures cover them all the same).
-pub fn parse(text: &str) -> Result<Parsed, String> {
+pub fn parse(text: &str) -> Result<Parsed, CheckpointError> {
     let (body, note) = if text.contains("\n\n") {
         let note = signed_note::Note::from_bytes(text.as_bytes())
-            .map_err(|e| format!("malformed signed note: {e}"))?;
-        let body = String::from_utf8(note.text().to_vec()).map_err(|e| e.to_string())?;
+            .map_err(|e| CheckpointError::MalformedNote(e.to_string()))?;
+        let body = String::from_utf8(note.text().to_vec())
+            .map_err(|e| CheckpointError::MalformedNote(e.to_string()))?;
         (body, Some(note))
     } else {
         (text.to_owned(), None)
     };
     if !body.ends_with('\n') {
-        return Err("the checkpoint text must end with a newline".into());
+        return Err(CheckpointError::NoFinalNewline);
     }
     let mut lines = body.lines();
-    let mut next = |what: &str| {
+    let mut next = |what: &'static str| {
         lines
             .next()
             .filter(|l| !l.is_empty())
-            .ok_or(format!("missing {what} line"))
+            .ok_or(CheckpointError::MissingLine(what))
     };
     let origin = next("origin")?.to_owned();
     let size = next("record count")?;
     let size: u64 = size
         .parse()
-        .map_err(|_| format!("record count {size:?} is not a number"))?;
+        .map_err(|_| CheckpointError::BadCount(size.to_owned()))?;
     let hash = next("hash")?;
     let hash = B64
         .decode(hash)
         .ok()
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
-        .ok_or(format!("hash {hash:?} is not 32 bytes of base64"))?;
+        .ok_or_else(|| CheckpointError::BadHash(hash.to_owned()))?;
     Ok(Parsed {
         checkpoint: Checkpoint {
             origin,
@@ -130,19 +156,19 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
 }
 
 /// A new key pair named `name`: (signer key, verifier key), in the note key formats.
-pub fn generate_keys(name: &str) -> Result<(String, String), String> {
+pub fn generate_keys(name: &str) -> Result<(String, String), CheckpointError> {
     if !signed_note::is_key_name_valid(name) {
-        return Err(format!("invalid key name {name:?}: no spaces or '+'"));
+        return Err(CheckpointError::BadKeyName(name.to_owned()));
     }
     Ok(signed_note::generate_key(&mut rand_core::OsRng, name))
 }
 
 /// Checks that a verifier key file's contents are a verifier key.
-pub fn verifier(key: &str) -> Result<StandardVerifier, String> {
+pub fn verifier(key: &str) -> Result<StandardVerifier, CheckpointError> {
     if key.starts_with("PRIVATE+KEY+") {
-        return Err("this is a private signer key; pass the verifier key (KEYFILE.pub)".into());
+        return Err(CheckpointError::PrivateKeyGiven);
     }
-    StandardVerifier::new(key.trim()).map_err(|e| format!("not a verifier key: {e}"))
+    StandardVerifier::new(key.trim()).map_err(|e| CheckpointError::NotAVerifierKey(e.to_string()))
 }
 
 /// What the signatures of a checkpoint say for one verifier key.
@@ -167,7 +193,7 @@ pub fn check_signature(parsed: &Parsed, key: StandardVerifier) -> SignatureCheck
     }
 }
 
-/// Whether a journal extends a checkpoint. The JSON form is part of `verify --json`.
+/// Whether a journal extends a checkpoint (part of [`CheckpointReport`]).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Extension {
     /// The record at the checkpoint's seq has the pinned hash, and the chain verifies up to
@@ -257,6 +283,96 @@ pub fn check_extends(
     Ok(ext)
 }
 
+/// What a signature check found, as `verify --json` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignatureStatus {
+    /// No key was given (`--pubkey`).
+    NotChecked,
+    Valid,
+    Missing,
+    Invalid,
+}
+
+/// The checkpoint line of `verify --checkpoint FILE`: its JSON form (`verify --json`) is this
+/// struct, one object on its own line after the journals' reports.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CheckpointReport {
+    /// The checkpoint file.
+    pub checkpoint: std::path::PathBuf,
+    /// The journal extends the checkpoint, undamaged, with a valid signature if a key was given.
+    pub ok: bool,
+    pub origin: String,
+    /// The seq and chain hash (hex) the checkpoint pins.
+    pub size: u64,
+    pub hash: String,
+    #[serde(flatten)]
+    pub extension: Extension,
+    pub signature: SignatureStatus,
+    /// True if the checkpoint carries a signed note (whether or not it was checked).
+    pub signed: bool,
+}
+
+impl CheckpointReport {
+    /// Checks the journal in `reader` against a parsed checkpoint (and its signature, if a
+    /// verifier key was given).
+    pub fn check(
+        file: &std::path::Path,
+        reader: &crate::journal::JournalReader,
+        parsed: &Parsed,
+        key: Option<StandardVerifier>,
+    ) -> crate::error::Result<CheckpointReport> {
+        let signature = match key {
+            None => SignatureStatus::NotChecked,
+            Some(k) => match check_signature(parsed, k) {
+                SignatureCheck::Valid => SignatureStatus::Valid,
+                SignatureCheck::Missing => SignatureStatus::Missing,
+                SignatureCheck::Invalid => SignatureStatus::Invalid,
+            },
+        };
+        let extension = check_extends(reader, &parsed.checkpoint)?;
+        let sig_ok = matches!(
+            signature,
+            SignatureStatus::NotChecked | SignatureStatus::Valid
+        );
+        Ok(CheckpointReport {
+            checkpoint: file.to_owned(),
+            ok: extension.extends && extension.problem.is_none() && sig_ok,
+            origin: parsed.checkpoint.origin.clone(),
+            size: parsed.checkpoint.size,
+            hash: parsed.checkpoint.hash.to_hex(),
+            extension,
+            signature,
+            signed: parsed.note.is_some(),
+        })
+    }
+
+    /// The one-line text form.
+    pub fn summary(&self) -> String {
+        let sig = match self.signature {
+            SignatureStatus::NotChecked if !self.signed => "none",
+            SignatureStatus::NotChecked => "not checked (no --pubkey)",
+            SignatureStatus::Valid => "valid",
+            SignatureStatus::Missing => "MISSING: no signature by that key",
+            SignatureStatus::Invalid => "INVALID: the signature does not verify",
+        };
+        let e = &self.extension;
+        format!(
+            "{} checkpoint {} (seq {}, hash {}): {}; signature: {sig}",
+            if self.ok { "ok " } else { "BAD" },
+            self.checkpoint.display(),
+            self.size,
+            &self.hash[..16.min(self.hash.len())],
+            match (&e.problem, e.extends) {
+                (Some(p), _) => p.clone(),
+                (None, true) =>
+                    format!("the journal extends it ({} records now)", e.journal_records),
+                (None, false) => "the journal does not extend it".into(),
+            },
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,7 +396,7 @@ mod tests {
         let v = verifier(vkey).unwrap();
         let parsed = signed_note::Note::from_bytes(signed.as_bytes()).unwrap();
         assert!(parsed.verify(&VerifierList::new(vec![Box::new(v)])).is_ok());
-        assert!(verifier(skey).is_err_and(|e| e.contains("private")));
+        assert_eq!(verifier(skey).err(), Some(CheckpointError::PrivateKeyGiven));
     }
 
     #[test]

@@ -13,8 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::audit::checkpoint::{
-    check_extends, check_signature, generate_keys, origin_for, parse, verifier, Checkpoint,
-    SignatureCheck,
+    generate_keys, origin_for, parse, verifier, Checkpoint, CheckpointReport,
 };
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
@@ -147,8 +146,9 @@ fn keygen(args: KeygenArgs) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-/// The checkpoint part of `verify`: prints one line (text or JSON) and returns whether the
-/// journal extends the checkpoint, undamaged, with a valid signature if a key was given.
+/// The checkpoint part of `verify`: prints one line (text, or the JSON of
+/// [`CheckpointReport`]) and returns whether the journal extends the checkpoint, undamaged,
+/// with a valid signature if a key was given.
 pub fn verify_against(
     out: &mut impl Write,
     root: &Root,
@@ -162,65 +162,20 @@ pub fn verify_against(
         path: checkpoint.to_owned(),
         reason,
     })?;
-    let signature = match pubkey {
+    let key = match pubkey {
         None => None,
-        Some(k) => {
-            let key = verifier(&read_key(k)?).map_err(|reason| Error::Key {
-                path: k.to_owned(),
-                reason,
-            })?;
-            Some(check_signature(&parsed, key))
-        }
+        Some(k) => Some(verifier(&read_key(k)?).map_err(|reason| Error::Key {
+            path: k.to_owned(),
+            reason,
+        })?),
     };
-    let note = &parsed;
     let p = crate::cli::existing_session(root, session)?;
     let reader = JournalReader::open(&p.journal, None)?;
-    let ext = check_extends(&reader, &note.checkpoint)?;
-    let sig_ok = matches!(signature, None | Some(SignatureCheck::Valid));
-    let ok = ext.extends && ext.problem.is_none() && sig_ok;
-    let sig_word = match signature {
-        None if note.note.is_none() => "none",
-        None => "not checked (no --pubkey)",
-        Some(SignatureCheck::Valid) => "valid",
-        Some(SignatureCheck::Missing) => "MISSING: no signature by that key",
-        Some(SignatureCheck::Invalid) => "INVALID: the signature does not verify",
-    };
-    let line = if json {
-        serde_json::json!({
-            "checkpoint": checkpoint,
-            "ok": ok,
-            "origin": note.checkpoint.origin,
-            "size": note.checkpoint.size,
-            "hash": note.checkpoint.hash.to_hex(),
-            "extends": ext.extends,
-            "journal_records": ext.journal_records,
-            "signature": match signature {
-                None => "not_checked",
-                Some(SignatureCheck::Valid) => "valid",
-                Some(SignatureCheck::Missing) => "missing",
-                Some(SignatureCheck::Invalid) => "invalid",
-            },
-            "problem": ext.problem,
-        })
-        .to_string()
-    } else {
-        format!(
-            "{} checkpoint {} (seq {}, hash {}): {}; signature: {}",
-            if ok { "ok " } else { "BAD" },
-            checkpoint.display(),
-            note.checkpoint.size,
-            &note.checkpoint.hash.to_hex()[..16],
-            match (&ext.problem, ext.extends) {
-                (Some(p), _) => p.clone(),
-                (None, true) => format!(
-                    "the journal extends it ({} records now)",
-                    ext.journal_records
-                ),
-                (None, false) => "the journal does not extend it".into(),
-            },
-            sig_word
-        )
+    let report = CheckpointReport::check(checkpoint, &reader, &parsed, key)?;
+    let line = match json {
+        true => serde_json::to_string(&report).expect("serializable"),
+        false => report.summary(),
     };
     output::emit(out, &line, json)?;
-    Ok(ok)
+    Ok(report.ok)
 }
