@@ -76,10 +76,7 @@ pub fn header(data: &[u8]) {
 /// The snapshot header and the state body (rmp-serde over untrusted bytes).
 pub fn snapshot(data: &[u8]) {
     if let Ok(h) = SnapshotHeader::decode(data) {
-        assert_eq!(
-            &h.encode()[..],
-            &data[..sjournal::snapshot::HEADER_LEN]
-        );
+        assert_eq!(&h.encode()[..], &data[..sjournal::snapshot::HEADER_LEN]);
     }
     if let Ok(s) = State::decode(data) {
         // Whatever decodes encodes again, and folding more into it does not panic.
@@ -97,7 +94,8 @@ pub fn snapshot(data: &[u8]) {
 /// A whole journal file: verify, inspect (resynchronizing past damage), the reader, and the
 /// fold of what it yields.
 pub fn journal(data: &[u8]) {
-    let path = Path::new("fuzz.sjl");
+    // Not named like a journal, so the file-name binding is not checked.
+    let path = Path::new("fuzz-input");
     let v = verify_bytes(path, data, Ok(None), |s, c| Records::new(data, s, c)).unwrap();
     let i = inspect(data);
     if v.ok {
@@ -121,7 +119,10 @@ pub fn payload(data: &[u8]) {
     let Some((&k, rest)) = data.split_first() else {
         return;
     };
-    let kind = SYSTEM_KINDS.get(k as usize % (SYSTEM_KINDS.len() + 1)).copied().unwrap_or("Ev");
+    let kind = SYSTEM_KINDS
+        .get(k as usize % (SYSTEM_KINDS.len() + 1))
+        .copied()
+        .unwrap_or("Ev");
     let _ = payload::to_json(1, kind, rest);
     let _ = payload::decode_event(1, rest);
     let mut s = State::new();
