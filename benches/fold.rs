@@ -246,5 +246,38 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// What the lenient JSON pre-pass (`event::lenient_json::text`, run by the fold before each
+/// event is parsed) costs, against parsing the event alone, over the events of the same
+/// plausible session (no event here needs rewriting: this is the cost every event pays).
+fn bench_lenient(c: &mut Criterion) {
+    let texts: Vec<(String, String)> = (0..100_000)
+        .map(record)
+        .filter(|(k, _)| !p::is_system_kind(k))
+        .map(|(k, payload)| (k, p::decode_event(0, &payload).unwrap().to_owned()))
+        .collect();
+    let mut g = c.benchmark_group("lenient_json");
+    g.throughput(Throughput::Elements(texts.len() as u64));
+    g.bench_function("event_parse", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .filter(|(k, t)| sjournal::event::Event::parse(k, t).parsed)
+                .count()
+        })
+    });
+    g.bench_function("lenient_then_event_parse", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .filter(|(k, t)| {
+                    let t = sjournal::event::lenient_json::text(t);
+                    sjournal::event::Event::parse(k, &t).parsed
+                })
+                .count()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_lenient, bench);
 criterion_main!(benches);

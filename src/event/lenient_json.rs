@@ -36,9 +36,10 @@ pub fn text(json: &str) -> Cow<'_, str> {
                     i += 1;
                 }
                 let token = &json[start..i];
-                if token
-                    .parse::<f64>()
-                    .is_ok_and(|v| v.is_infinite() || v.abs() >= 1e308)
+                if may_overflow(token)
+                    && token
+                        .parse::<f64>()
+                        .is_ok_and(|v| v.is_infinite() || v.abs() >= 1e308)
                 {
                     out.replace(start, i, &format!("\"{token}\""));
                 }
@@ -55,10 +56,27 @@ pub fn value(raw: &[u8]) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text(t)).map_err(|e| e.to_string())
 }
 
+/// True if a number token can be 1e308 or more: at least 309 digits before any exponent, or
+/// an exponent of three digits or more. Cheap, so most numbers are never parsed here.
+fn may_overflow(token: &str) -> bool {
+    match token.find(['e', 'E']) {
+        None => token.len() >= 309,
+        Some(at) => {
+            let exp = token[at + 1..].trim_start_matches(['+', '-']);
+            at >= 309 || exp.len() >= 3
+        }
+    }
+}
+
 /// Scans a string body from `i` (just after its opening quote); returns the index after the
-/// closing quote (or the end of the input).
+/// closing quote (or the end of the input). Runs of plain characters are skipped with
+/// `memchr`, so long strings (tool output) cost little.
 fn string_end(b: &[u8], mut i: usize, out: &mut Rewrite<'_>) -> usize {
     while i < b.len() {
+        match memchr::memchr2(b'"', b'\\', &b[i..]) {
+            Some(n) => i += n,
+            None => return b.len(),
+        }
         match b[i] {
             b'"' => return i + 1,
             b'\\' if b.get(i + 1) == Some(&b'u') => {

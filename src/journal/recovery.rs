@@ -424,6 +424,59 @@ mod tests {
         assert!(e.to_string().starts_with("rolled back: seq 5 (hash 0707"));
     }
 
+    /// The refusal says which rule failed: "valid records follow" only for row 9 (the message
+    /// used to claim it for every refusal).
+    #[test]
+    fn each_refusal_names_its_own_reason() {
+        let crc = crc();
+        let cases = [
+            (
+                Corruption::ValidRecordFollows {
+                    problem: crc.clone(),
+                    follows: 9,
+                },
+                "a valid record follows at offset 9",
+            ),
+            (
+                Corruption::OutOfPlace {
+                    problem: Problem::SeqMismatch {
+                        expected: 2,
+                        found: 5,
+                    },
+                },
+                "a whole record out of place",
+            ),
+            (
+                Corruption::TooLong {
+                    problem: crc.clone(),
+                    len: 1 << 30,
+                },
+                "more than one write",
+            ),
+            (
+                Corruption::Acknowledged {
+                    problem: crc,
+                    seq: 3,
+                    acknowledged: 4,
+                },
+                "was acknowledged",
+            ),
+        ];
+        for (reason, says) in cases {
+            let follows = matches!(reason, Corruption::ValidRecordFollows { .. });
+            let e = crate::Error::Corrupt {
+                path: "j.sjl".into(),
+                offset: 1,
+                seq: 2,
+                reason,
+            }
+            .to_string();
+            assert!(e.contains(says), "{e}");
+            assert_eq!(e.contains("valid record follows"), follows, "{e}");
+            assert!(e.contains("sjournal repair"), "{e}");
+        }
+    }
+
     #[test]
     fn rows_1_to_4_header() {
         let h = Header::new("s", 1).encode();
