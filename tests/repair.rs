@@ -60,7 +60,9 @@ fn kept(root: &Path, infix: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(sessions(root))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains(infix))
+        .filter(|p| {
+            p.to_string_lossy().contains(infix) && p.extension().is_some_and(|x| x == "bin")
+        })
         .collect();
     v.sort();
     v
@@ -372,4 +374,27 @@ fn an_interrupted_repair_is_finished() {
     assert_eq!(common::read(&sessions(root).join("s.sjl")), journal);
     assert!(!sessions(root).join("s.rescue.sjl").exists());
     assert_eq!(kept(root, ".merged-").len(), 1);
+}
+
+/// A rescue writer still finishing its sync when repair moved its journal aside advances the
+/// mark file it opened, which moved aside too: the next rescue journal is not taken for a
+/// rolled-back one.
+#[test]
+fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
+    let dir = common::scratch();
+    let root = dir.path();
+    damaged_session(root);
+    let rescue = sessions(root).join("s.rescue.sjl");
+    let mut late = sjournal::journal::hwm::Keeper::open(&rescue);
+    assert!(cli(root)
+        .args(["repair", "--session", "s"])
+        .output()
+        .unwrap()
+        .status
+        .success());
+    late.advance(7, sjournal::format::Hash([7; 32]));
+    assert!(!sjournal::journal::hwm::path_for(&rescue).exists());
+    let r = Root::new(root);
+    let mut w = Writer::open_with(&r, "s", Target::Rescue, &common::opts(), |f| f).unwrap();
+    w.append_event("Stop", "{}").unwrap();
 }

@@ -466,7 +466,9 @@ fn link_beside(path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
 }
 
 /// Keeps the merged rescue journal under its kept name, removes it from its own name, and
-/// clears its high-water mark (the next rescue journal starts empty).
+/// moves its high-water mark aside with it (the next rescue journal starts without one). The
+/// mark is renamed, not rewritten: a rescue writer still finishing its sync holds the old
+/// mark file open, and its late advance must land there, not on the next journal's mark.
 fn move_rescue_aside(rescue: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let blake3 = content_hash(bytes).to_hex();
     let want = rescue.with_file_name(format!(
@@ -475,13 +477,11 @@ fn move_rescue_aside(rescue: &Path, bytes: &[u8]) -> Result<PathBuf> {
         &blake3[..16]
     ));
     let kept = link_beside(rescue, &want, bytes)?;
-    hwm::reset(
-        rescue,
-        Mark {
-            seq: 0,
-            hash: Hash::ZERO,
-        },
-    )?;
+    let mark = hwm::path_for(rescue);
+    if present(&mark)? {
+        let to = kept.with_extension("hwm");
+        std::fs::rename(&mark, &to).map_err(|e| Error::io("rename", &mark, e))?;
+    }
     std::fs::remove_file(rescue).map_err(|e| Error::io("unlink", rescue, e))?;
     paths::sync_dir(rescue.parent().unwrap_or(Path::new(".")))?;
     Ok(kept)
