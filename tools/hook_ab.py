@@ -8,7 +8,8 @@ then, RUNS times, each binary runs `sjournal hook` once (spawn to exit, the payl
 alternating which goes first. EVENT is PostToolUse (journaled only; the default) or
 UserPromptSubmit (the hook also folds and renders context). Prints the median and p90 of
 each, and the candidate's ratio to the baseline. The payloads are the real Claude Code ones
-of tests/fixtures/claude-code.
+of tests/fixtures/claude-code. Both run with --deadline-ms 10000, so that a slow moment of a
+loaded machine does not turn a run into a spool.
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
@@ -30,7 +31,10 @@ roots = {b: os.path.join(work, name) for b, name in ((base, "a"), (cand, "b"))}
 
 def hook(binary):
     t = time.perf_counter()
-    p = subprocess.run([binary, "--root", roots[binary], "hook", "--host", "claude"],
+    # A long deadline: on a loaded machine a hook past the default 250 ms would spool, and
+    # this measures the ordinary path.
+    p = subprocess.run([binary, "--root", roots[binary], "hook", "--host", "claude",
+                        "--deadline-ms", "10000"],
                        input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     took = time.perf_counter() - t
     assert p.returncode == 0 and not p.stderr, p.stderr
