@@ -490,6 +490,17 @@ fn work(
         held
     };
     let result = commit::commit(req, &claim, &mut diag);
+    if result.is_ok() {
+        let deadline = start + opts.deadline;
+        crate::webhook::notify(
+            &opts.root,
+            &opts.config.webhook,
+            &cap.session_id,
+            &cap.kind,
+            deadline,
+            &mut diag,
+        );
+    }
     let (reply, landed) = match result {
         Ok(c) => {
             describe(&c, &mut diag);
