@@ -17,9 +17,12 @@ use std::time::Duration;
 
 use sjournal::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use sjournal::journal::Root;
-use webhook_support::{wait_delivered, wait_until, Mode, Receiver};
+use webhook_support::{run_bounded, wait_delivered, wait_until, Mode, Receiver};
 
 const LIMIT: Duration = Duration::from_secs(120);
+/// How long a hook may take in the hanging-endpoint test before it counts as held (its
+/// deadline is 5 s, the webhook's timeout 600 s).
+const HANG_LIMIT: Duration = Duration::from_secs(60);
 
 fn event(session: &str, i: usize) -> String {
     format!(
@@ -52,7 +55,9 @@ fn a_hanging_endpoint_never_holds_the_hook() {
     let root = Root::new(dir.path());
     let mut pid = None;
     for i in 0..4 {
-        let out = common::run(dir.path(), &["hook"], event(s, i).as_bytes());
+        // Bounded far above the deadline: a hook that waited for the delivery (or left the
+        // deliverer on its pipes) would not return before the webhook's timeout.
+        let out = run_bounded(dir.path(), &["hook"], event(s, i).as_bytes(), HANG_LIMIT);
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(

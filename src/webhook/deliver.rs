@@ -214,6 +214,11 @@ fn deliver_webhook(ctx: &Ctx<'_>, hook: &WebhookHandler) -> Result<Progress> {
             outbox::write_cursor(ctx.dir, &hook.name, &fresh)?;
         }
         if scan.pending.is_empty() {
+            if scan.unplanned.is_some() {
+                // Every planned event was delivered before this scan; the cursor now stands
+                // at the first one beyond the plan's bound: scan on from there.
+                continue;
+            }
             return Ok(progress);
         }
         let endpoint = match &endpoint {

@@ -79,12 +79,13 @@ pub fn notify(
 }
 
 fn start_deliverer(root: &Root, session_id: &str, deadline: Instant) -> Result<Notified> {
-    let paths = root.session(session_id)?;
-    // Created first: it marks the session as subscribed even if no deliverer starts now.
-    let dir = outbox::ensure_state_dir(root, &paths)?;
+    // Past the deadline the hook does nothing more here, not even the directory.
     if Instant::now() >= deadline {
         return Ok(Notified::PastDeadline);
     }
+    let paths = root.session(session_id)?;
+    // Also marks the session as subscribed (`deliver --all` visits it).
+    let dir = outbox::ensure_state_dir(root, &paths)?;
     if !outbox::lock_is_free(&dir)? {
         return Ok(Notified::Running);
     }

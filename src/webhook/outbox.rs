@@ -30,8 +30,8 @@ use crate::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use crate::format::Hash;
 use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, ensure_dir};
-use crate::journal::scan::Chain;
 use crate::journal::reader::Records;
+use crate::journal::scan::Chain;
 use crate::journal::{JournalReader, Root, SessionPaths};
 use crate::limits::WEBHOOK_PLAN_MAX_EVENTS;
 use crate::webhook::config::WebhookHandler;
@@ -162,8 +162,6 @@ pub struct Pending {
     pub kind: String,
     pub hash: Hash,
     pub at: Position,
-    /// Just past its record.
-    pub after: Position,
 }
 
 /// The last attempt (or the last failed one) for a webhook, as `status` shows it.
@@ -220,6 +218,8 @@ pub fn write_cursor(dir: &Path, webhook: &str, c: &Cursor) -> Result<()> {
 pub struct Scan {
     /// The first owed events, in seq order (at most `WEBHOOK_PLAN_MAX_EVENTS`).
     pub pending: Vec<Pending>,
+    /// The first matching event left out of `pending` by its bound: no cursor may pass it.
+    pub unplanned: Option<Position>,
     /// All owed events.
     pub pending_total: u64,
     /// Attempts recorded so far for each owed event.
@@ -241,12 +241,10 @@ impl Scan {
     /// The cursor for when `pending[..=i]` are delivered (`None`: nothing delivered yet).
     pub fn cursor_after(&self, i: Option<usize>) -> Cursor {
         let next = i.map_or(0, |i| i + 1);
-        let pos = match self.pending.get(next) {
-            Some(p) => p.at,
-            None if self.pending_total > self.pending.len() as u64 => {
-                self.pending.last().map_or(self.end, |p| p.after)
-            }
-            None => self.end,
+        let pos = match (self.pending.get(next), self.unplanned) {
+            (Some(p), _) => p.at,
+            (None, Some(u)) => u,
+            (None, None) => self.end,
         };
         // Delivered events before `pos`: the base, those this scan saw delivered, and those
         // just sent (owed events are never among those seen delivered).
@@ -266,13 +264,23 @@ impl Scan {
 /// Reads the session's journal from `cursor` (else from the start) and says what `hook` is
 /// owed. A cursor that does not fit the journal is ignored.
 pub fn scan(paths: &SessionPaths, hook: &WebhookHandler, cursor: Option<&Cursor>) -> Result<Scan> {
+    scan_bounded(paths, hook, cursor, WEBHOOK_PLAN_MAX_EVENTS)
+}
+
+/// [`scan`], planning at most `bound` events.
+pub fn scan_bounded(
+    paths: &SessionPaths,
+    hook: &WebhookHandler,
+    cursor: Option<&Cursor>,
+    bound: usize,
+) -> Result<Scan> {
     let reader = JournalReader::open(&paths.journal, None)?;
     if let Some(c) = cursor {
-        if let Some(s) = scan_from(&reader, hook, Some(c))? {
+        if let Some(s) = scan_from(&reader, hook, Some(c), bound)? {
             return Ok(s);
         }
     }
-    Ok(scan_from(&reader, hook, None)?.expect("a scan from the header always starts"))
+    Ok(scan_from(&reader, hook, None, bound)?.expect("a scan from the header always starts"))
 }
 
 /// None: the cursor does not fit this journal.
@@ -280,6 +288,7 @@ fn scan_from(
     reader: &JournalReader,
     hook: &WebhookHandler,
     cursor: Option<&Cursor>,
+    bound: usize,
 ) -> Result<Option<Scan>> {
     let (start, mut scan) = match cursor {
         Some(c) => {
@@ -365,11 +374,10 @@ fn scan_from(
             scan.last = Some(last);
         } else if !payload::is_system_kind(rec.kind) && hook.matches(rec.kind) {
             matching += 1;
-            if owed.len() < WEBHOOK_PLAN_MAX_EVENTS {
-                let after = Position {
-                    offset: records.offset(),
-                    chain: Records::chain(&records),
-                };
+            if scan.unplanned.is_some() || owed.len() >= bound {
+                // Planned later; a delivered record for it (seen below) still counts.
+                scan.unplanned.get_or_insert(at);
+            } else {
                 owed.insert(
                     rec.seq,
                     Pending {
@@ -377,7 +385,6 @@ fn scan_from(
                         kind: rec.kind.to_owned(),
                         hash: rec.hash,
                         at,
-                        after,
                     },
                 );
             }
@@ -399,6 +406,7 @@ impl Scan {
     fn empty(start: Position, base_delivered: u64) -> Scan {
         Scan {
             pending: Vec::new(),
+            unplanned: None,
             pending_total: 0,
             attempts: BTreeMap::new(),
             delivered: base_delivered,
@@ -426,5 +434,128 @@ pub fn load(paths: &SessionPaths, p: &Pending) -> Result<String> {
         Some(Ok(_)) => Err(changed("is no longer the record that was scanned")),
         Some(Err(stop)) => Err(changed(&format!("no longer reads: {}", stop.problem))),
         None => Err(changed("is gone")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{Writer, WriterOptions};
+    use crate::webhook::config::RetryPolicy;
+
+    fn hook() -> WebhookHandler {
+        WebhookHandler {
+            name: "ci".into(),
+            events: vec!["Stop".into()],
+            url: "http://127.0.0.1:9/".into(),
+            timeout_ms: 1000,
+            headers: BTreeMap::new(),
+            retry: RetryPolicy::default(),
+            ca_file: None,
+        }
+    }
+
+    fn delivered(w: &mut Writer, seq: u64, outcome: WebhookOutcome) {
+        let rec = Webhook {
+            webhook: "ci".into(),
+            event_seq: seq,
+            event_kind: "Stop".into(),
+            key: String::new(),
+            attempt: 1,
+            outcome,
+            status: None,
+            error: None,
+            response: None,
+            duration_ms: 0,
+            url: String::new(),
+            retry_in_ms: None,
+        };
+        w.append(KIND_WEBHOOK, &payload::encode_system(&rec))
+            .unwrap();
+    }
+
+    fn seqs(s: &Scan) -> Vec<u64> {
+        s.pending.iter().map(|p| p.seq).collect()
+    }
+
+    /// Owed = matching events without a `delivered` record; a cursor resumes where the first
+    /// owed event is, and a scan from it agrees with a scan from the start.
+    #[test]
+    fn owed_events_and_a_resumable_cursor() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let paths = root.session("s").unwrap();
+        let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
+        for kind in ["Stop", "PreToolUse", "Stop", "Stop"] {
+            w.append_event(kind, "{}").unwrap(); // seqs 1..=4
+        }
+        delivered(&mut w, 1, WebhookOutcome::Delivered);
+        delivered(&mut w, 3, WebhookOutcome::Failed);
+        let s = scan(&paths, &hook(), None).unwrap();
+        assert_eq!(seqs(&s), [3, 4]);
+        assert_eq!((s.pending_total, s.delivered), (2, 1));
+        assert_eq!(s.attempts.get(&3), Some(&1));
+        let c = s.cursor_after(None);
+        assert_eq!((c.next_seq, c.delivered), (3, 1));
+        // 3 is delivered now; the cursor moves to 4.
+        delivered(&mut w, 3, WebhookOutcome::Delivered);
+        let from_cursor = scan(&paths, &hook(), Some(&c)).unwrap();
+        let from_start = scan(&paths, &hook(), None).unwrap();
+        assert_eq!(seqs(&from_cursor), [4]);
+        assert_eq!(seqs(&from_start), [4]);
+        assert_eq!(from_cursor.delivered, 2);
+        assert_eq!(from_start.delivered, 2);
+        assert_eq!(
+            from_cursor.cursor_after(None),
+            from_start.cursor_after(None)
+        );
+        let done = from_cursor.cursor_after(Some(0));
+        assert_eq!((done.delivered, done.offset), (3, from_cursor.end.offset));
+    }
+
+    /// A bounded plan never lets the cursor pass the first event it left out, even when every
+    /// planned event is then delivered.
+    #[test]
+    fn the_cursor_never_passes_an_unplanned_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let paths = root.session("s").unwrap();
+        let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
+        for _ in 0..5 {
+            w.append_event("Stop", "{}").unwrap();
+        }
+        for seq in 1..=2 {
+            delivered(&mut w, seq, WebhookOutcome::Delivered);
+        }
+        let s = scan_bounded(&paths, &hook(), None, 2).unwrap();
+        assert_eq!(
+            seqs(&s),
+            [] as [u64; 0],
+            "1 and 2 were delivered after the plan filled"
+        );
+        assert_eq!(s.pending_total, 3);
+        let c = s.cursor_after(None);
+        assert_eq!(c.next_seq, 3, "stops at the first unplanned event");
+        let next = scan_bounded(&paths, &hook(), Some(&c), 2).unwrap();
+        assert_eq!(seqs(&next), [3, 4]);
+        assert_eq!(next.cursor_after(Some(1)).next_seq, 5);
+    }
+
+    /// A cursor from another journal (or a journal recovered below it) is ignored.
+    #[test]
+    fn a_cursor_that_does_not_fit_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let paths = root.session("s").unwrap();
+        let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
+        for _ in 0..3 {
+            w.append_event("Stop", "{}").unwrap();
+        }
+        let s = scan(&paths, &hook(), None).unwrap();
+        let mut c = s.cursor_after(Some(0));
+        c.prev_hash = Hash([7; 32]).to_hex();
+        assert_eq!(seqs(&scan(&paths, &hook(), Some(&c)).unwrap()), [1, 2, 3]);
+        c.offset = 1 << 40;
+        assert_eq!(seqs(&scan(&paths, &hook(), Some(&c)).unwrap()), [1, 2, 3]);
     }
 }

@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeSet;
+use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -159,6 +161,62 @@ impl Drop for Receiver {
             let _ = t.join();
         }
         // Held requests are dropped with the state: tiny_http answers them 500.
+    }
+}
+
+/// Runs `sjournal --root ROOT <args>` with `stdin` and waits, at most `limit`, for it to exit
+/// and for its stdout and stderr to close; panics if either does not happen. So a hook that
+/// waited for a delivery, or left a child holding the host's pipes, fails here instead of
+/// hanging the test.
+pub fn run_bounded(root: &Path, args: &[&str], stdin: &[u8], limit: Duration) -> Output {
+    let mut child = Command::new(super::common::bin())
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("SJOURNAL_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sjournal");
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    let pipes: Vec<_> = [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ]
+    .into_iter()
+    .map(|mut p| {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = p.read_to_end(&mut buf);
+            let _ = tx.send(buf);
+        });
+        rx
+    })
+    .collect();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("sjournal {args:?} did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut got = pipes.into_iter().map(|rx| {
+        rx.recv_timeout(limit.saturating_sub(start.elapsed()))
+            .unwrap_or_else(|_| {
+                panic!("sjournal {args:?} exited, but something still holds its stdout or stderr")
+            })
+    });
+    Output {
+        status,
+        stdout: got.next().unwrap(),
+        stderr: got.next().unwrap(),
     }
 }
 
