@@ -240,6 +240,15 @@ pub enum WebhookOutcome {
     Failed,
 }
 
+impl WebhookOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookOutcome::Delivered => "delivered",
+            WebhookOutcome::Failed => "failed",
+        }
+    }
+}
+
 /// One attempt to POST the event at `event_seq` to the webhook `webhook`, written by the
 /// deliverer after the attempt. Secrets never appear: `url` is the URL as configured (its
 /// `${VAR}`s unexpanded), header values are not kept, and any expanded value found in `error`

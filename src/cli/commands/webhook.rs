@@ -202,25 +202,20 @@ fn status_lines(r: &WebhookStatus) -> Vec<String> {
         r.session_id, r.webhook, r.delivered, r.pending, oldest
     )];
     let attempt = |a: &webhook::outbox::LastAttempt| {
-        let status = a.status.map_or(String::new(), |s| format!(" HTTP {s}"));
-        let error = a
-            .error
-            .as_deref()
-            .map_or(String::new(), |e| format!(": {e}"));
+        let status = a.status.map_or(String::new(), |s| format!(", HTTP {s}"));
+        let error = a.error.as_deref().map_or(String::new(), |e| format!(": {e}"));
         format!(
-            "{} event seq {} attempt {} {:?}{status}{error}",
+            "{} event seq {} attempt {} {}{status}{error}",
             output::rfc3339(a.ts_unix_ns),
             a.event_seq,
             a.attempt,
-            a.outcome
+            a.outcome.as_str()
         )
-        .replace("Delivered", "delivered")
-        .replace("Failed", "failed")
     };
     if let Some(a) = &r.last_attempt {
         v.push(format!("    last attempt: {}", attempt(a)));
     }
-    if let Some(a) = r.last_failure.as_ref().filter(|_| r.pending > 0) {
+    if let Some(a) = r.last_failure.as_ref().filter(|f| Some(*f) != r.last_attempt.as_ref()) {
         v.push(format!("    last failure: {}", attempt(a)));
     }
     if let Some(p) = &r.problem {
