@@ -203,7 +203,10 @@ fn status_lines(r: &WebhookStatus) -> Vec<String> {
     )];
     let attempt = |a: &webhook::outbox::LastAttempt| {
         let status = a.status.map_or(String::new(), |s| format!(", HTTP {s}"));
-        let error = a.error.as_deref().map_or(String::new(), |e| format!(": {e}"));
+        let error = a
+            .error
+            .as_deref()
+            .map_or(String::new(), |e| format!(": {e}"));
         format!(
             "{} event seq {} attempt {} {}{status}{error}",
             output::rfc3339(a.ts_unix_ns),
@@ -215,7 +218,11 @@ fn status_lines(r: &WebhookStatus) -> Vec<String> {
     if let Some(a) = &r.last_attempt {
         v.push(format!("    last attempt: {}", attempt(a)));
     }
-    if let Some(a) = r.last_failure.as_ref().filter(|f| Some(*f) != r.last_attempt.as_ref()) {
+    if let Some(a) = r
+        .last_failure
+        .as_ref()
+        .filter(|f| Some(*f) != r.last_attempt.as_ref())
+    {
         v.push(format!("    last failure: {}", attempt(a)));
     }
     if let Some(p) = &r.problem {

@@ -92,13 +92,7 @@ fn deliverer(root: &Path) -> Option<i32> {
     (state != 'Z' && state != 'X').then_some(pid)
 }
 
-pub fn rows(
-    sjournal: &Path,
-    payload: &str,
-    dir: &Path,
-    runs: usize,
-    row: &mut impl FnMut(String),
-) {
+pub fn rows(sjournal: &Path, payload: &str, dir: &Path, runs: usize, row: &mut impl FnMut(String)) {
     let hang = Hanging::start();
     let (ok_port, answered) = answering();
     let none = root_with(dir, "wh-none", payload, "");
