@@ -285,3 +285,94 @@ fn a_deliverer_killed_mid_post_leaves_the_rest_to_the_next_run() {
         .collect();
     assert_eq!(delivered, [1, 2, 3, 4, 5]);
 }
+
+/// Many hooks of one session at once (parallel tool calls), with deliverers starting and
+/// finishing among them: every event arrives, and none twice, since one deliverer at a time
+/// sends (a second one would repeat the first's plan) and the last one scans again after it
+/// lets go of the lock (an event whose hook saw the lock held would be stranded otherwise).
+#[test]
+fn concurrent_hooks_strand_nothing_and_duplicate_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(Mode::Ok);
+    configure(dir.path(), &rx.url("/in"), "");
+    let s = "wh-many";
+    let (threads, per) = (8, 5);
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let root = dir.path();
+            scope.spawn(move || {
+                for i in 0..per {
+                    hook(root, &tool_event(s, t * per + i));
+                }
+            });
+        }
+    });
+    wait_delivered(dir.path(), s, LIMIT);
+    let journaled = events(dir.path(), s);
+    let posts = rx.posts();
+    let keys = distinct(&posts, "Idempotency-Key");
+    eprintln!(
+        "{threads}x{per} concurrent hooks: {} events, {} POSTs, {} distinct keys",
+        journaled.len(),
+        posts.len(),
+        keys.len()
+    );
+    assert_eq!(journaled.len(), threads * per);
+    let expected: std::collections::BTreeSet<String> =
+        journaled.values().map(|(_, _, k)| k.clone()).collect();
+    assert_eq!(keys, expected);
+    assert_eq!(posts.len(), threads * per, "no event sent twice");
+    // In seq order.
+    let seqs: Vec<u64> = posts
+        .iter()
+        .map(|p| p.header("X-Sjournal-Seq").unwrap().parse().unwrap())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+}
+
+/// The window the re-check closes, made to happen: while the deliverer still holds the lock
+/// after its last scan, a hook commits an event and finds the lock held (so starts nothing).
+/// The deliverer must see that event in the scan after it lets go, and deliver it.
+#[test]
+fn an_event_committed_as_the_deliverer_lets_go_is_not_stranded() {
+    use sjournal::journal::{Writer, WriterOptions};
+    use sjournal::webhook::deliver::{deliver_session, DeliverOptions, SessionRun};
+    use sjournal::webhook::outbox;
+    use std::sync::{Arc, Mutex};
+
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(Mode::Ok);
+    configure(dir.path(), &rx.url("/in"), "");
+    let config = sjournal::hook::config::Config::load(&Root::new(dir.path())).unwrap();
+    let root = Root::new(dir.path());
+    let s = "wh-window";
+    let append = |i: usize| {
+        let mut w = Writer::open(&root, s, &WriterOptions::default()).unwrap();
+        w.append_event("PostToolUse", &tool_event(s, i)).unwrap();
+    };
+    append(0);
+    let state = outbox::state_dir(&root.session(s).unwrap());
+    let late_hook_saw_lock_free = Arc::new(Mutex::new(None));
+    let once = Arc::new(Mutex::new(false));
+    let (seen, done, root2) = (late_hook_saw_lock_free.clone(), once.clone(), root.clone());
+    let opts = DeliverOptions {
+        before_release: Some(Arc::new(move || {
+            let mut done = done.lock().unwrap();
+            if !*done {
+                *done = true;
+                let mut w = Writer::open(&root2, s, &WriterOptions::default()).unwrap();
+                w.append_event("PostToolUse", &tool_event(s, 1)).unwrap();
+                // What the hook does next: probe the lock, and start nothing if it is held.
+                *seen.lock().unwrap() = Some(outbox::lock_is_free(&state).unwrap());
+            }
+        })),
+        ..DeliverOptions::default()
+    };
+    let run = deliver_session(&root, &config.webhook, s, &opts).unwrap();
+    assert_eq!(*late_hook_saw_lock_free.lock().unwrap(), Some(false));
+    let SessionRun::Ran(runs) = run else {
+        panic!("{run:?}")
+    };
+    assert_eq!((runs[0].delivered, runs[0].pending), (2, 0), "{runs:?}");
+    assert_eq!(rx.accepted().len(), 2);
+}

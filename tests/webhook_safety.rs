@@ -162,6 +162,7 @@ fn secrets_reach_the_endpoint_and_nothing_else() {
         vec!["webhook", "status"],
         vec!["webhook", "status", "--json"],
         vec!["webhook", "deliver", "--all"],
+        vec!["verify", "--session", s],
     ] {
         let out = common::run_env(dir.path(), &args, b"", &env);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");

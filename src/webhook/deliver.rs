@@ -45,6 +45,10 @@ pub struct DeliverOptions {
     /// Overrides every webhook's `retry.attempts` for this run.
     pub attempts: Option<u32>,
     pub env: Env,
+    /// Test seam: called while the deliverer still holds the lock, right before it lets go
+    /// (where an event committed by a hook that finds the lock held would be stranded but for
+    /// the scan that follows). None in production.
+    pub before_release: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 impl Default for DeliverOptions {
@@ -52,6 +56,7 @@ impl Default for DeliverOptions {
         DeliverOptions {
             attempts: None,
             env: process_env(),
+            before_release: None,
         }
     }
 }
@@ -154,6 +159,9 @@ pub fn deliver_session(
                     stopped.insert(i);
                 }
             }
+        }
+        if let Some(f) = &opts.before_release {
+            f();
         }
         drop(lock);
         // The re-check (module docs): owed events of webhooks still going mean another round.
