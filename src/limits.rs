@@ -137,6 +137,10 @@ pub const WEBHOOK_MAX_BACKOFF_MS_DEFAULT: u64 = 60_000;
 /// Longest webhook name (it names files).
 pub const WEBHOOK_NAME_MAX_BYTES: usize = 64;
 
+/// Values shorter than this are not redacted as secrets (redacting "1" would garble numbers;
+/// nothing that short is a secret).
+pub const WEBHOOK_SECRET_MIN_BYTES: usize = 4;
+
 /// Start of a failed response's body kept in the `sjournal.webhook` record.
 pub const WEBHOOK_RESPONSE_KEPT_BYTES: usize = 256;
 

@@ -490,7 +490,11 @@ fn work(
         held
     };
     let result = commit::commit(req, &claim, &mut diag);
-    if result.is_ok() {
+    if let Ok(Committed {
+        landed: Landed::Journal { .. } | Landed::Spooled { .. },
+        ..
+    }) = &result
+    {
         let deadline = start + opts.deadline;
         crate::webhook::notify(
             &opts.root,

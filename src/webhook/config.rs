@@ -27,7 +27,8 @@ use serde::Deserialize;
 
 use crate::limits::{
     WEBHOOK_ATTEMPTS_DEFAULT, WEBHOOK_BACKOFF_MS_DEFAULT, WEBHOOK_MAX_BACKOFF_MS_DEFAULT,
-    WEBHOOK_NAME_MAX_BYTES, WEBHOOK_TIMEOUT_MS_DEFAULT, WEBHOOK_TIMEOUT_MS_MAX,
+    WEBHOOK_NAME_MAX_BYTES, WEBHOOK_SECRET_MIN_BYTES, WEBHOOK_TIMEOUT_MS_DEFAULT,
+    WEBHOOK_TIMEOUT_MS_MAX,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -311,12 +312,9 @@ pub struct Redactor {
     secrets: Vec<String>,
 }
 
-/// Values shorter than this are not treated as secrets (redacting "1" would garble numbers).
-const SECRET_MIN_BYTES: usize = 4;
-
 impl Redactor {
     pub fn new(mut secrets: Vec<String>) -> Redactor {
-        secrets.retain(|s| s.len() >= SECRET_MIN_BYTES);
+        secrets.retain(|s| s.len() >= WEBHOOK_SECRET_MIN_BYTES);
         // Longest first, so a secret containing another is replaced whole.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
