@@ -19,3 +19,4 @@ pub mod snapshot;
 pub mod state;
 pub mod tail;
 pub mod verify;
+pub mod webhook;

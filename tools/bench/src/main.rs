@@ -14,6 +14,7 @@ use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
 mod stats;
+mod webhook;
 
 use stats::Samples;
 
@@ -26,8 +27,10 @@ fn main() {
         Some("report") => report(&args[2..]),
         Some("hashspeed") => hash_speed(args[2].parse().unwrap()),
         Some("rssprobe") => rss_probe(Path::new(&args[2]), &args[3]),
+        Some("hookab") => webhook::hook_ab(&args[2..]),
+        Some("webhook") => webhook::rows_only(&args[2..]),
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | floor FILE | appender ROOT SESSION N | rss CMD...");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }
@@ -265,6 +268,11 @@ fn report(args: &[String]) {
         stats::ms(jq_t.p(50.0)),
         small_t.p(50.0) / jq_t.p(50.0)
     ));
+
+    // The hook with a webhook to a hanging endpoint (and to a fast one) against none.
+    if o.hook {
+        webhook::rows(&o.sjournal, &o.payload, tmp.path(), runs, &mut row);
+    }
 
     // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.
     let n = if o.quick { 300 } else { 2000 };
