@@ -123,6 +123,10 @@ pub enum Error {
 
     #[error("{reason}; nothing was appended")]
     InvalidInput { reason: String },
+
+    /// Shipping, fetching, remote verification or indexing could not run (see `remote`).
+    #[error("{reason}")]
+    Remote { reason: String },
 }
 
 impl Error {

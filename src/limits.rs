@@ -120,3 +120,11 @@ pub const SNAPSHOT_EVERY_RECORDS: u64 = 128;
 
 /// Largest snapshot file read.
 pub const SNAPSHOT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A shipped segment holds at most this many bytes of record frames (a single larger record is
+/// shipped alone in its own segment).
+pub const SEGMENT_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// The largest object `verify --remote`, `fetch` and `index` read: a segment can exceed
+/// `SEGMENT_MAX_BYTES` only by holding one record, itself at most `FRAME_MAX_BYTES`.
+pub const REMOTE_OBJECT_MAX_BYTES: u64 = FRAME_MAX_BYTES as u64 + SEGMENT_MAX_BYTES as u64;

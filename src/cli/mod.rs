@@ -65,6 +65,12 @@ pub enum Command {
     Unseen(commands::once::UnseenArgs),
     Fire(commands::fire::Args),
     List(commands::list::Args),
+    #[cfg(feature = "remote")]
+    Ship(commands::ship::Args),
+    #[cfg(feature = "remote")]
+    Fetch(commands::fetch::Args),
+    #[cfg(feature = "remote")]
+    Index(commands::index::Args),
 }
 
 /// What a command ended with.
@@ -100,6 +106,12 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
             Command::Fire(a) => commands::fire::run(&root()?, a),
             Command::List(a) => commands::list::run(&root()?, a),
+            #[cfg(feature = "remote")]
+            Command::Ship(a) => commands::ship::run(&root()?, a),
+            #[cfg(feature = "remote")]
+            Command::Fetch(a) => commands::fetch::run(a),
+            #[cfg(feature = "remote")]
+            Command::Index(a) => commands::index::run(a),
         }
     })();
     match result {
