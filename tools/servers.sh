@@ -61,7 +61,7 @@ start_s3() {
 
 start_pg() {
   [ -x "$PGBIN/postgres" ] || { echo "echo 'tools/servers.sh: PostgreSQL 15 not installed (tools/servers.sh install); index tests will skip' >&2;"; return; }
-  local port=$((40000 + RANDOM % 20000))
+  local port=$((50000 + RANDOM % 10000))
   # postgres refuses to run as root, and must traverse its data directory: a fresh temp dir.
   local pgd; pgd=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-pg.XXXXXX")
   echo "$pgd" > "$state/pg.dir"
@@ -90,12 +90,21 @@ stop() {
     fi
     rm -rf "$pgd" "$state/pg.dir"
   fi
+  rm -f "$state/env"
 }
 
 mkdir -p "$state"
 case "${1:-}" in
   install) install ;;
-  start) start_s3; start_pg ;;
+  start)
+    # Already running (this checkout started them): print the same variables again.
+    if [ -f "$state/env" ] && [ -f "$state/seaweedfs.pid" ] && kill -0 "$(cat "$state/seaweedfs.pid")" 2>/dev/null; then
+      cat "$state/env"
+    else
+      stop
+      { start_s3; start_pg; } > "$state/env"
+      cat "$state/env"
+    fi ;;
   stop) stop ;;
   *) echo "usage: tools/servers.sh install|start|stop" >&2; exit 2 ;;
 esac
