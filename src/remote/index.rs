@@ -426,8 +426,8 @@ async fn insert_segment(
             &format!(
                 "INSERT INTO {s}.session (host, stem, session_id, agent_host, cwd, model, started_ns, \
                    started, ended_ns, ended, end_reason, records, last_seq, head, state_hash) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($7::float8 / 1e9), $8, \
-                   to_timestamp($8::float8 / 1e9), $9, $10, $11, $12, $13) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, to_timestamp($7::bigint::float8 / 1e9), $8::bigint, \
+                   to_timestamp($8::bigint::float8 / 1e9), $9, $10, $11, $12, $13) \
                  ON CONFLICT (host, stem) DO UPDATE SET session_id = EXCLUDED.session_id, \
                    agent_host = EXCLUDED.agent_host, cwd = EXCLUDED.cwd, model = EXCLUDED.model, \
                    started_ns = EXCLUDED.started_ns, started = EXCLUDED.started, \
