@@ -13,7 +13,7 @@
 
 use std::time::Instant;
 
-use object_store::{ObjectStoreExt, PutMode, PutOptions};
+use object_store::{PutMode, PutOptions};
 use sjournal::journal::{Root, Writer, WriterOptions};
 use sjournal::remote::store::S3Config;
 use sjournal::remote::{cursor, index, ship, Remote};

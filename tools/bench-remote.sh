@@ -11,5 +11,5 @@ trap 'tools/servers.sh stop' EXIT
 tools/servers.sh stop
 eval "$(PG_FSYNC=on tools/servers.sh start)"
 : "${SJOURNAL_TEST_S3:?the S3 server did not start}" "${SJOURNAL_TEST_PG:?PostgreSQL did not start}"
-cargo run --release --quiet --example remote_bench
+cargo run --release --quiet --features remote --example remote_bench
 echo "machine: $(nproc) cores, $(uname -sr)"

@@ -9,5 +9,6 @@ if [ -z "${SJOURNAL_TEST_S3:-}" ] && [ -z "${SJOURNAL_TEST_PG:-}" ]; then
   trap 'tools/servers.sh stop' EXIT
   eval "$(tools/servers.sh start)"
 fi
-cargo test --all-targets "$@"
-cargo test --doc
+# With the `remote` feature (off by default), so its tests build and run too.
+cargo test --all-targets --features remote "$@"
+cargo test --doc --features remote

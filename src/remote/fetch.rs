@@ -119,7 +119,7 @@ pub async fn fetch(remote: &Remote, into: &Path, opts: &verify::Options) -> Resu
 fn write_journal(dir: &Path, path: &Path, bytes: &[u8]) -> Result<String> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
-            return Err(crate::Error::Symlink { path: path.into() }.into())
+            Err(crate::Error::Symlink { path: path.into() }.into())
         }
         Ok(_) => {
             let have = std::fs::read(path).map_err(|e| crate::Error::io("read", path, e))?;

@@ -158,7 +158,7 @@ impl Rec {
 
 /// How one pass ended.
 enum Flow {
-    Done(Report),
+    Done(Box<Report>),
     /// A remote segment holds bytes past the end of our view of the journal: look again.
     Retry,
 }
@@ -190,7 +190,7 @@ pub async fn ship_journal(
     })?;
     for _ in 0..3 {
         if let Flow::Done(r) = ship_once(remote, journal, &loc, identity, cursor_dir, seam).await? {
-            return Ok(r);
+            return Ok(*r);
         }
     }
     let mut r = base_report(journal, &loc);
@@ -232,7 +232,7 @@ async fn ship_once(
             report.damaged = Some(format!(
                 "the journal header is damaged ({e}); nothing shipped"
             ));
-            return Ok(Flow::Done(report));
+            return Ok(Flow::Done(Box::new(report)));
         }
     };
     let session_id = header.session_id.clone();
@@ -245,7 +245,7 @@ async fn ship_once(
                  journal was recreated or replaced after shipping"
                     .into(),
             );
-            return Ok(Flow::Done(report));
+            return Ok(Flow::Done(Box::new(report)));
         }
     }
     let mut cur = loaded
@@ -278,7 +278,7 @@ async fn ship_once(
                             cur.head,
                             cur.end
                         ));
-                        return Ok(Flow::Done(report));
+                        return Ok(Flow::Done(Box::new(report)));
                     }
                 }
                 if rec.seq > cur.last_seq {
@@ -305,7 +305,7 @@ async fn ship_once(
                 s.problem,
                 cur.last_seq
             ));
-            return Ok(Flow::Done(report));
+            return Ok(Flow::Done(Box::new(report)));
         }
         let tail = &map[s.offset as usize..];
         let torn = s.problem.is_damage()
@@ -334,7 +334,7 @@ async fn ship_once(
              were removed after shipping; nothing was written",
             cur.last_seq
         ));
-        return Ok(Flow::Done(report));
+        return Ok(Flow::Done(Box::new(report)));
     }
 
     // Header and, without a cursor, what the remote already has.
@@ -361,7 +361,7 @@ async fn ship_once(
                         loc.host,
                         loc.stem
                     ));
-                    return Ok(Flow::Done(report));
+                    return Ok(Flow::Done(Box::new(report)));
                 }
             }
         }
@@ -394,7 +394,7 @@ async fn ship_once(
                          changed after shipping",
                         path.display()
                     ));
-                    return Ok(Flow::Done(report));
+                    return Ok(Flow::Done(Box::new(report)));
                 }
             }
         }
@@ -433,13 +433,13 @@ async fn ship_once(
             )?;
             remote.put_create(&key, body, &meta).await?
         };
-        let (upto, adopted) = match put {
+        let upto = match put {
             Put::Created => {
                 report.created += 1;
                 report.bytes += size;
                 report.records += (j - i) as u64;
                 seam.at(&Step::Created(first))?;
-                (j - 1, false)
+                j - 1
             }
             Put::Exists => {
                 let Some(obj) = remote.get(&key).await? else {
@@ -473,7 +473,7 @@ async fn ship_once(
                          says which side is intact)",
                         seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
                     ));
-                    return Ok(Flow::Done(report));
+                    return Ok(Flow::Done(Box::new(report)));
                 }
                 let end = start + rb.len() as u64;
                 let Some(k) = recs[i..].iter().position(|r| r.end() == end) else {
@@ -481,7 +481,7 @@ async fn ship_once(
                         "the remote {key} ends at offset {end}, inside a record: it is not a \
                          segment of this journal; nothing was written"
                     ));
-                    return Ok(Flow::Done(report));
+                    return Ok(Flow::Done(Box::new(report)));
                 };
                 let k = i + k;
                 let meta = seg_meta(
@@ -496,10 +496,9 @@ async fn ship_once(
                 remote.complete_meta(&key, &meta).await?;
                 report.adopted += 1;
                 seam.at(&Step::Adopted(first))?;
-                (k, true)
+                k
             }
         };
-        let _ = adopted;
         cur.last_seq = recs[upto].seq;
         cur.end = recs[upto].end();
         cur.head = recs[upto].hash.to_hex();
@@ -509,7 +508,7 @@ async fn ship_once(
     }
     report.last_seq = cur.last_seq;
     report.head = Some(cur.head.clone());
-    Ok(Flow::Done(report))
+    Ok(Flow::Done(Box::new(report)))
 }
 
 fn seg_meta(

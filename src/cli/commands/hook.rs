@@ -92,6 +92,13 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     // Shipping at session end (`[remote] ship_on_session_end`) needs to see the event after
     // the hook is done with it: keep a copy of stdin only then.
     let ship = ShipAfter::new(&opts);
+    if cfg!(not(feature = "remote")) && opts.config.remote.ship_on_session_end {
+        diag.push(
+            "[remote] ship_on_session_end is set, but this sjournal was built without the \
+             `remote` feature: nothing is shipped (install with --features remote)"
+                .into(),
+        );
+    }
     let out = match &ship {
         Some(s) => hook::run(opts.clone(), s.tee(), Arc::new(FoldContext)),
         None => hook::run(opts.clone(), std::io::stdin(), Arc::new(FoldContext)),
@@ -150,7 +157,7 @@ impl ShipAfter {
     }
 
     fn spawn(&self, _: &HookOptions) -> Option<String> {
-        Some("[remote] ship_on_session_end is set, but this sjournal was built without the `remote` feature".into())
+        None
     }
 }
 
