@@ -187,3 +187,50 @@ async fn shippers_racing_on_one_session() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_crash_at_every_step_of_a_walk_over_the_listed_segments() {
+    // The cursor is lost after several segments were shipped: the next run LISTs the remote
+    // and walks it, adopting each segment after comparing its bytes ("mid-list"), then ships
+    // the rest. Crash at each step of that run, then finish cleanly.
+    let d = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    loop {
+        let dir = d.path().join(format!("walk-{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let remote = Remote::with_store(Arc::new(object_store::memory::InMemory::new()), "p");
+        let root = Root::new(dir.join("root"));
+        let id = identity(&dir);
+        let j = journal(&root, "s");
+        let cursors = cursor::dir_for(&root, remote.url());
+        for k in 0..4 {
+            append(&root, "s", k * 10, k * 10 + 10, 300);
+            ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+                .await
+                .unwrap();
+        }
+        std::fs::remove_dir_all(&cursors).unwrap();
+        append(&root, "s", 40, 45, 300);
+        let seam = crash_at(n);
+        let crashed = ship_journal(&remote, &j, &id, &cursors, &seam)
+            .await
+            .is_err_and(|e| e.to_string().contains("injected"));
+        let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+            .await
+            .unwrap();
+        assert!(r.ok(), "crash at {n}: {}", r.summary());
+        assert_eq!(r.last_seq, 45);
+        assert_exactly_once(&remote, &main_loc("s"), &j, true).await;
+        if !crashed {
+            let steps = seam.steps.lock().unwrap().clone();
+            let adopted = steps
+                .iter()
+                .filter(|s| matches!(s, Step::Adopted(_)))
+                .count();
+            assert_eq!(adopted, 4, "{steps:?}");
+            break;
+        }
+        n += 1;
+    }
+    assert!(n >= 12, "only {n} steps");
+}
