@@ -6,8 +6,8 @@
 //!   read every record from the header on, checking CRC and chain; stop at the first damage
 //!   cursor := the local cursor; the journal must still hold record cursor.last_seq, ending at
 //!             cursor.end, with hash cursor.head — else DIVERGED (nothing is written)
-//!   no cursor: PUT header (create-only); if it exists, its bytes must equal ours, else DIVERGED;
-//!              LIST seg/ to adopt what is there without uploading it again
+//!   no cursor: PUT header (create-only); if it exists, its bytes must equal ours, else DIVERGED,
+//!              and LIST seg/ to adopt what is there without uploading it again
 //!   quarantine files not yet shipped: PUT create-only (an existing one must be equal)
 //!   loop over the records after the cursor, ≤ SEGMENT_MAX_BYTES at a time:
 //!     PUT seg/<first> create-only, metadata (first, last, prev hash, head, blake3, signed checkpoint)
@@ -343,11 +343,10 @@ async fn ship_once(
         seam.at(&Step::Header)?;
         let hbytes = Bytes::copy_from_slice(&map[..hlen]);
         let hmeta = segment::header_meta(&hbytes, genesis);
-        if remote
+        let created = remote
             .put_create(&loc.header_key(), hbytes.clone(), &hmeta)
-            .await?
-            == Put::Exists
-        {
+            .await?;
+        if created == Put::Exists {
             let there = remote.get(&loc.header_key()).await?;
             match there {
                 Some(o) if o.bytes == hbytes => {
@@ -365,14 +364,17 @@ async fn ship_once(
                 }
             }
         }
-        for k in remote.list(&loc.segments_prefix()).await? {
-            if let Some((_, super::layout::Part::Segment(first))) = super::layout::parse_key(&k) {
-                listed.insert(first);
+        // A header this run created means nothing was shipped of this journal before: no
+        // segment can be there to adopt. Otherwise (a lost cursor, another shipper) list them.
+        if created == Put::Exists {
+            for k in remote.list(&loc.segments_prefix()).await? {
+                if let Some((_, super::layout::Part::Segment(first))) = super::layout::parse_key(&k)
+                {
+                    listed.insert(first);
+                }
             }
+            seam.at(&Step::Listed)?;
         }
-        seam.at(&Step::Listed)?;
-        seam.at(&Step::Cursor(0))?;
-        cursor::store(cursor_dir, &cursor_path, &cur, remote.url())?;
     }
 
     // Quarantined bytes: evidence of what recovery cut.
