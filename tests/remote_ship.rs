@@ -189,6 +189,19 @@ async fn a_rewritten_last_shipped_record_is_diverged() {
         "{}",
         r.summary()
     );
+    // Without the cursor, the refused create is answered by comparing bytes: still DIVERGED,
+    // at the forged record, and nothing is written.
+    let before = remote.list("v1/").await.unwrap();
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    let why = r.diverged.clone().unwrap_or_else(|| r.summary());
+    assert!(
+        why.contains("differs from the local journal") && why.contains("(seq 5)"),
+        "{why}"
+    );
+    assert_eq!(remote.list("v1/").await.unwrap(), before);
 }
 
 #[tokio::test]

@@ -454,11 +454,14 @@ async fn ship_once(
                     });
                 };
                 let rb = &obj.bytes;
-                if start + rb.len() as u64 > valid_end {
+                // Compare what both have; a remote segment longer than our view of the journal
+                // whose common part is equal may hold records appended since: look again.
+                let common = (rb.len() as u64).min(valid_end - start) as usize;
+                let local = &map[start as usize..start as usize + common];
+                if local == &rb[..common] && common < rb.len() {
                     return Ok(Flow::Retry);
                 }
-                let local = &map[start as usize..start as usize + rb.len()];
-                if local != &rb[..] {
+                if local != &rb[..common] {
                     let at = local
                         .iter()
                         .zip(rb.iter())
