@@ -45,11 +45,14 @@ start_s3() {
   local dir="$state/seaweedfs"
   rm -rf "$dir"; mkdir -p "$dir"
   # Every port explicit (the defaults collide across runs); nothing but 127.0.0.1; no telemetry.
+  # Each bucket is a collection with volumes of its own: small volumes, many allowed, so that
+  # tests can make hundreds of buckets.
   AWS_ACCESS_KEY_ID=$S3_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET setsid "$weed" mini -dir="$dir" \
     -ip=127.0.0.1 -ip.bind=127.0.0.1 -master.telemetry=false \
     -s3.port=$base -filer.port=$((base+1)) -master.port=$((base+2)) -volume.port=$((base+3)) \
     -webdav=false -webdav.port=$((base+4)) -admin.ui=false -admin.port=$((base+5)) \
     -debug.port=$((base+6)) -metricsPort=$((base+7)) -s3.port.iceberg=0 -s3.port.lance=0 \
+    -master.volumeSizeLimitMB=16 -volume.max=2000 \
     > "$state/seaweedfs.log" 2>&1 < /dev/null &
   echo $! > "$state/seaweedfs.pid"
   local url="http://127.0.0.1:$base"
