@@ -219,7 +219,7 @@ async fn index_stream(
                     .is_none_or(|h| h == loc.host)
             })
             .collect();
-        super::verify::check_note_pub(
+        super::verify::check_note(
             &mut v,
             &key,
             &meta.checkpoint,

@@ -360,7 +360,7 @@ async fn verify_stream(
                     ));
                 }
                 if let Some(sid) = &session_id {
-                    check_note_pub(
+                    check_note(
                         &mut v,
                         &key,
                         &meta.checkpoint,
@@ -407,7 +407,7 @@ async fn verify_stream(
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn check_note_pub(
+pub(crate) fn check_note(
     v: &mut StreamVerdict,
     key: &str,
     note: &str,
