@@ -129,6 +129,9 @@ pub enum Error {
          use the default configuration, without webhooks)"
     )]
     InvalidConfig { path: PathBuf, message: String },
+    /// Shipping, fetching, remote verification or indexing could not run (see `remote`).
+    #[error("{reason}")]
+    Remote { reason: String },
 }
 
 impl Error {

@@ -31,6 +31,8 @@ pub mod install;
 pub mod journal;
 pub mod limits;
 pub mod primitives;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod replay;
 pub mod snapshot;
 pub mod storage;

@@ -150,3 +150,10 @@ pub const WEBHOOK_PLAN_MAX_EVENTS: usize = 4096;
 /// How long a starting deliverer waits for the session's delivery lock before it concludes
 /// another deliverer holds it (a hook probing the lock holds it for microseconds).
 pub const WEBHOOK_LOCK_WAIT_MS: u64 = 50;
+/// A shipped segment holds at most this many bytes of record frames (a single larger record is
+/// shipped alone in its own segment).
+pub const SEGMENT_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// The largest object `verify --remote`, `fetch` and `index` read: a segment can exceed
+/// `SEGMENT_MAX_BYTES` only by holding one record, itself at most `FRAME_MAX_BYTES`.
+pub const REMOTE_OBJECT_MAX_BYTES: u64 = FRAME_MAX_BYTES as u64 + SEGMENT_MAX_BYTES as u64;

@@ -66,6 +66,12 @@ pub enum Command {
     Fire(commands::fire::Args),
     List(commands::list::Args),
     Webhook(commands::webhook::Args),
+    #[cfg(feature = "remote")]
+    Ship(commands::ship::Args),
+    #[cfg(feature = "remote")]
+    Fetch(commands::fetch::Args),
+    #[cfg(feature = "remote")]
+    Index(commands::index::Args),
 }
 
 /// What a command ended with.
@@ -102,6 +108,12 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Fire(a) => commands::fire::run(&root()?, a),
             Command::List(a) => commands::list::run(&root()?, a),
             Command::Webhook(a) => commands::webhook::run(&root()?, a),
+            #[cfg(feature = "remote")]
+            Command::Ship(a) => commands::ship::run(&root()?, a),
+            #[cfg(feature = "remote")]
+            Command::Fetch(a) => commands::fetch::run(a),
+            #[cfg(feature = "remote")]
+            Command::Index(a) => commands::index::run(a),
         }
     })();
     match result {

@@ -42,6 +42,29 @@ pub struct Config {
     pub exec: Vec<ExecHandler>,
     #[serde(default)]
     pub webhook: Vec<WebhookHandler>,
+    /// `sjournal ship` and friends (see `crate::remote`); read whether or not the binary was
+    /// built with the `remote` feature, so one config serves both.
+    #[serde(default)]
+    pub remote: RemoteSection,
+}
+
+/// `[remote]`: where `sjournal ship` sends journals, and whether the hook starts it when a
+/// session ends.
+///
+/// ```toml
+/// [remote]
+/// to = "s3://BUCKET/PREFIX"        # default destination of `ship`, `verify --remote`
+/// ship_on_session_end = false      # spawn a detached `sjournal ship` after SessionEnd
+/// host_id = "laptop-1"             # default: made once, kept in <root>/remote/host-id
+/// sign_key = "remote/host.key"     # relative to the root; default: made once
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemoteSection {
+    pub to: Option<String>,
+    pub ship_on_session_end: bool,
+    pub host_id: Option<String>,
+    pub sign_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -151,6 +174,12 @@ impl Config {
             }
         }
         crate::webhook::config::validate(&c.webhook).map_err(|m| err(path, m))?;
+        if c.remote.ship_on_session_end && c.remote.to.is_none() {
+            return Err(err(
+                path,
+                "remote.ship_on_session_end needs remote.to (the destination)".into(),
+            ));
+        }
         if c.hook.deadline_ms == 0 {
             return Err(err(path, "hook.deadline_ms must be above 0".into()));
         }
