@@ -11,5 +11,7 @@
 //! tests/fixtures/<host>/ from the payloads a run captured.
 
 mod claude;
+mod codex;
+mod gemini;
 mod mock;
 mod support;

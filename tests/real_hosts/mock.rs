@@ -20,8 +20,11 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone)]
 pub enum Step {
     Text(&'static str),
-    /// A tool call: the tool's name and its arguments.
+    /// A tool call: the tool's name (`namespace/name` for a namespaced Responses tool) and its
+    /// arguments.
     Tool(&'static str, Value),
+    /// A tool call whose arguments are computed from the request's body (ids the host made).
+    Dynamic(&'static str, fn(&str) -> Value),
 }
 
 /// A scripted prompt: the key that identifies it and the steps of the model's answer (the
@@ -151,7 +154,20 @@ fn serve(conn: TcpStream, script: &Script, log: &Mutex<Vec<Logged>>) -> std::io:
         };
         let body = String::from_utf8_lossy(&body).into_owned();
         let (status, ctype, reply, logged) = answer(&method, &target, &body, script);
-        log.lock().unwrap().push(logged);
+        // SJOURNAL_MOCK_DUMP=DIR keeps every request body there (to study a host).
+        if let Ok(dir) = std::env::var("SJOURNAL_MOCK_DUMP") {
+            let mut log = log.lock().unwrap();
+            let name = format!(
+                "{dir}/{:03}-{}.json",
+                log.len(),
+                logged.answer.replace(['/', ':', ' '], "_")
+            );
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(name, &logged.body);
+            log.push(logged);
+        } else {
+            log.lock().unwrap().push(logged);
+        }
         let head = format!(
             "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\ncache-control: no-cache\r\nconnection: keep-alive\r\n\r\n",
             reply.len()
@@ -205,11 +221,15 @@ fn decide(api: Api, req: &Value, script: &Script) -> (Step, String) {
     };
     let results: usize = items[at..].iter().map(|(_, _, n)| n).sum();
     let rule = &script.rules[ri];
-    let step = rule
+    let step = match rule
         .steps
         .get(results)
         .cloned()
-        .unwrap_or(Step::Text("done"));
+        .unwrap_or(Step::Text("done"))
+    {
+        Step::Dynamic(name, f) => Step::Tool(name, f(&req.to_string())),
+        s => s,
+    };
     (step, format!("{}:{results}", rule.key))
 }
 
@@ -296,11 +316,17 @@ fn system_text(api: Api, req: &Value) -> String {
     }
 }
 
-fn tokens(script: &Script, body: &str) -> u64 {
-    match script.big_after {
-        Some((key, n)) if body.contains(key) => n,
-        _ => script.input_tokens.max(10),
+/// Input tokens to report: `big_after`'s when the request's last user message holds its key.
+fn tokens(script: &Script, api: Option<Api>, req: &Value) -> u64 {
+    if let (Some((key, n)), Some(api)) = (script.big_after, api) {
+        let items = conversation(api, req);
+        if let Some((_, text, _)) = items.iter().rev().find(|(user, _, _)| *user) {
+            if text.contains(key) {
+                return n;
+            }
+        }
     }
+    script.input_tokens.max(10)
 }
 
 fn answer(
@@ -319,13 +345,13 @@ fn answer(
         answer: "other".into(),
     };
     let stream = req.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let n = tokens(script, body);
     const SSE: &str = "text/event-stream";
     const JSON: &str = "application/json";
     if method == "GET" && path.ends_with("/models") {
         let models = json!({"object": "list", "data": [{"id": "mock-model", "object": "model", "created": 0, "owned_by": "mock"}]});
         return ("200 OK", JSON, models.to_string(), logged);
     }
+    let n = tokens(script, api_of(&path), &req);
     let api = if path.ends_with("/messages/count_tokens") {
         logged.api = Some(Api::Anthropic);
         logged.answer = "count".into();
@@ -375,6 +401,20 @@ fn answer(
     (reply.0, reply.1, reply.2, logged)
 }
 
+fn api_of(path: &str) -> Option<Api> {
+    if path.ends_with("/messages") {
+        Some(Api::Anthropic)
+    } else if path.ends_with("/responses") {
+        Some(Api::Responses)
+    } else if path.ends_with("/chat/completions") {
+        Some(Api::Chat)
+    } else if path.contains("GenerateContent") || path.contains("generateContent") {
+        Some(Api::Gemini)
+    } else {
+        None
+    }
+}
+
 fn sse(events: &[(Option<&str>, Value)]) -> String {
     let mut s = String::new();
     for (name, data) in events {
@@ -393,6 +433,7 @@ fn anthropic_json(step: &Step, id: &str, n: u64) -> Value {
             json!([{"type": "tool_use", "id": format!("toolu_{id}"), "name": name, "input": args}]),
             "tool_use",
         ),
+        Step::Dynamic(..) => unreachable!("resolved in decide"),
     };
     json!({"id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": "claude-mock",
            "content": content, "stop_reason": stop, "stop_sequence": null,
@@ -418,6 +459,7 @@ fn anthropic_sse(step: &Step, id: &str, n: u64) -> String {
             ev.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": args.to_string()}})));
             "tool_use"
         }
+        Step::Dynamic(..) => unreachable!("resolved in decide"),
     };
     ev.push((
         Some("content_block_stop"),
@@ -435,9 +477,15 @@ fn responses_sse(step: &Step, id: &str, n: u64) -> String {
                                  "content": [{"type": "output_text", "text": t, "annotations": []}]})
         }
         Step::Tool(name, args) => {
-            json!({"type": "function_call", "id": format!("fc_{id}"), "status": "completed",
-                                          "name": name, "arguments": args.to_string(), "call_id": format!("call_{id}")})
+            let mut call = json!({"type": "function_call", "id": format!("fc_{id}"), "status": "completed",
+                                  "name": name, "arguments": args.to_string(), "call_id": format!("call_{id}")});
+            if let Some((ns, n)) = name.split_once('/') {
+                call["namespace"] = json!(ns);
+                call["name"] = json!(n);
+            }
+            call
         }
+        Step::Dynamic(..) => unreachable!("resolved in decide"),
     };
     let usage = json!({"input_tokens": n, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
                        "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": n + 5});
@@ -465,6 +513,7 @@ fn chat_message(step: &Step, id: &str) -> (Value, &'static str) {
                    "function": {"name": name, "arguments": args.to_string()}}]}),
             "tool_calls",
         ),
+        Step::Dynamic(..) => unreachable!("resolved in decide"),
     }
 }
 
@@ -509,6 +558,7 @@ fn gemini_json(step: &Step, n: u64) -> Value {
     let part = match step {
         Step::Text(t) => json!({"text": t}),
         Step::Tool(name, args) => json!({"functionCall": {"name": name, "args": args}}),
+        Step::Dynamic(..) => unreachable!("resolved in decide"),
     };
     json!({"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
            "usageMetadata": {"promptTokenCount": n, "candidatesTokenCount": 5, "totalTokenCount": n + 5},

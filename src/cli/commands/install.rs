@@ -25,14 +25,51 @@ pub struct UninstallArgs {
     pub common: Common,
 }
 
+/// The hosts `install` knows (the library's `install::Host`, named for the command line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostArg {
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl From<HostArg> for Host {
+    fn from(h: HostArg) -> Host {
+        match h {
+            HostArg::ClaudeCode => Host::ClaudeCode,
+            HostArg::Codex => Host::Codex,
+            HostArg::Gemini => Host::Gemini,
+        }
+    }
+}
+
+/// `--scope`, for the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    User,
+    Project,
+    Local,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::User => Scope::User,
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::Local => Scope::Local,
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Common {
     /// claude-code, codex or gemini
-    pub host: Host,
+    pub host: HostArg,
     /// user (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json), project
     /// (<project>/.claude/settings.json, ...), or local (<project>/.claude/settings.local.json)
     #[arg(long, value_enum, default_value = "user")]
-    pub scope: Scope,
+    pub scope: ScopeArg,
     /// The project's root, for --scope project|local [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub project_dir: Option<PathBuf>,
@@ -51,8 +88,8 @@ fn config_path(c: &Common) -> Result<PathBuf> {
             std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e))?
         }
     };
-    c.host
-        .config_path(c.scope, home.as_deref(), &project)
+    Host::from(c.host)
+        .config_path(c.scope.into(), home.as_deref(), &project)
         .map_err(|m| usage(InstallError::Usage(m)))
 }
 
@@ -72,8 +109,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             install::shell_quote(&exe.to_string_lossy())
         }
     };
-    let plan = install::plan_install(&path, args.common.host, &command).map_err(usage)?;
-    finish(plan, &args.common, "installed", "already installed")
+    let plan = install::plan_install(&path, args.common.host.into(), &command).map_err(usage)?;
+    let dry = args.common.dry_run;
+    let outcome = finish(plan, &args.common, "installed", "already installed")?;
+    if let (Some(note), false) = (Host::from(args.common.host).after_install(), dry) {
+        output::line(&mut output::stdout(), &format!("note: {note}"))?;
+    }
+    Ok(outcome)
 }
 
 pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
@@ -84,7 +126,7 @@ pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
 
 fn finish(plan: Plan, c: &Common, did: &str, nothing: &str) -> Result<Outcome> {
     let mut out = output::stdout();
-    let host = c.host.display_name();
+    let host = Host::from(c.host).display_name();
     if !plan.changed {
         output::line(
             &mut out,
