@@ -61,18 +61,13 @@ pub enum Api {
 #[derive(Debug, Clone)]
 pub struct Logged {
     pub api: Option<Api>,
+    #[allow(dead_code)] // shown when a scenario fails
     pub path: String,
     pub body: String,
+    #[allow(dead_code)] // for scenarios that read the request's structure
     pub json: Value,
     /// What the mock answered: a rule key and step, a special marker, or "count"/"other".
     pub answer: String,
-}
-
-impl Logged {
-    /// The request's system prompt and messages, as one searchable text.
-    pub fn text(&self) -> &str {
-        &self.body
-    }
 }
 
 pub struct Mock {

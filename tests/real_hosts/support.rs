@@ -3,7 +3,7 @@
 //! own installer, and reading back what sjournal journaled.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -69,6 +69,7 @@ pub struct World {
     pub _dir: tempfile::TempDir,
     pub home: PathBuf,
     pub project: PathBuf,
+    #[allow(dead_code)] // for scenarios that run the host's other binaries
     pub host_dir: PathBuf,
     /// Extra environment for every command.
     pub env: BTreeMap<String, String>,
@@ -325,5 +326,3 @@ pub fn out_text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
-
-pub fn _unused(_: &Path) {}
