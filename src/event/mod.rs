@@ -170,7 +170,10 @@ impl<'a> Event<'a> {
         let host = host.unwrap_or_else(|| wire.clues().host());
         let w = &mut wire;
         match host {
-            Host::Claude | Host::Unknown => claude::normalize(host, w, record_kind),
+            // The OpenCode and Pi bridges send Claude Code's shapes.
+            Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::normalize(host, w, record_kind)
+            }
             Host::Codex => codex::normalize(w, record_kind),
             Host::Gemini => gemini::normalize(w, record_kind),
             Host::Cursor => cursor::normalize(w, record_kind),

@@ -30,6 +30,10 @@ pub enum Host {
     Cursor,
     Cline,
     OpenClaw,
+    /// OpenCode and Pi, through their bridges (`tools/opencode-plugin`, `tools/pi-extension`),
+    /// which send Claude Code's payload shapes marked `"sjournal_bridge": "opencode"` / `"pi"`.
+    OpenCode,
+    Pi,
     Unknown,
 }
 
@@ -37,13 +41,15 @@ pub enum Host {
 pub type Protocol = Host;
 
 impl Host {
-    pub const ALL: [Host; 7] = [
+    pub const ALL: [Host; 9] = [
         Host::Claude,
         Host::Codex,
         Host::Gemini,
         Host::Cursor,
         Host::Cline,
         Host::OpenClaw,
+        Host::OpenCode,
+        Host::Pi,
         Host::Unknown,
     ];
 
@@ -55,6 +61,8 @@ impl Host {
             Host::Cursor => "cursor",
             Host::Cline => "cline",
             Host::OpenClaw => "openclaw",
+            Host::OpenCode => "opencode",
+            Host::Pi => "pi",
             Host::Unknown => "unknown",
         }
     }
@@ -98,7 +106,9 @@ impl Host {
     /// Events that get the session's context by default.
     pub fn default_context_event(self, event: &str) -> bool {
         match self {
-            Host::Claude | Host::Codex | Host::Unknown => claude::default_context_event(event),
+            Host::Claude | Host::Codex | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::default_context_event(event)
+            }
             Host::Gemini => gemini::default_context_event(event),
             Host::Cursor => cursor::default_context_event(event),
             Host::Cline => cline::default_context_event(event),
@@ -109,7 +119,9 @@ impl Host {
     /// Events whose reply can carry context at all (configuration may add these).
     pub fn accepts_context(self, event: &str) -> bool {
         match self {
-            Host::Claude | Host::Unknown => claude::accepts_context(event),
+            Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::accepts_context(event)
+            }
             Host::Codex => codex::accepts_context(event),
             Host::Gemini => gemini::accepts_context(event),
             Host::Cursor => cursor::accepts_context(event),
@@ -161,7 +173,8 @@ impl std::str::FromStr for HostFlag {
             _ => match Host::from_name(&s).filter(|h| *h != Host::Unknown) {
                 Some(h) => Ok(HostFlag::Fixed(h)),
                 None => Err(format!(
-                    "unknown host {s:?} (expected auto, claude, codex, gemini, cursor, cline or openclaw)"
+                    "unknown host {s:?} (expected auto, claude, codex, gemini, cursor, cline, \
+                     openclaw, opencode or pi)"
                 )),
             },
         }
@@ -221,6 +234,10 @@ impl<'a> Clues<'a> {
             Host::Cline
         } else if openclaw::matches(self) {
             Host::OpenClaw
+        } else if self.bridge == Some("opencode") {
+            Host::OpenCode
+        } else if self.bridge == Some("pi") {
+            Host::Pi
         } else if cursor::matches(self) {
             Host::Cursor
         } else if gemini::matches(self) {

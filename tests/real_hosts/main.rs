@@ -14,4 +14,5 @@ mod claude;
 mod codex;
 mod gemini;
 mod mock;
+mod opencode;
 mod support;

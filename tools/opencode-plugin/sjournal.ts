@@ -41,7 +41,7 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
     Promise.resolve(client?.tui?.showToast?.({ body: { message, variant: "info" } })).catch(() => {})
   }
   const send = async (payload: HookPayload) => {
-    const r = await hook(payload, directory, BRIDGE)
+    const r = await hook(payload, directory, BRIDGE, BRIDGE)
     notify(r.notice)
     if (r.context) context.set(payload.session_id, r.context)
     return r
@@ -56,7 +56,7 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
   const end = (sessionID: string, reason: string) => {
     if (!open.delete(sessionID)) return
     context.delete(sessionID)
-    hookSync({ hook_event_name: "SessionEnd", session_id: sessionID, reason }, directory, BRIDGE)
+    hookSync({ hook_event_name: "SessionEnd", session_id: sessionID, reason }, directory, BRIDGE, BRIDGE)
   }
   process.once("exit", () => {
     for (const id of [...open]) end(id, "other")
