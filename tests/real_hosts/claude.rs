@@ -32,6 +32,7 @@ impl Claude {
             special: vec![(COMPACT_MARKER, SUMMARY)],
             input_tokens: 100,
             big_after: None,
+            special_delay_ms: 0,
         });
         for (k, v) in [
             ("ANTHROPIC_BASE_URL", mock.base()),

@@ -140,6 +140,7 @@ fn script(_project: &str) -> Script {
         special: vec![(COMPACT_MARKER, SUMMARY)],
         input_tokens: 100,
         big_after: Some(("CHARLIE3", 60_000)),
+        special_delay_ms: 0,
     }
 }
 

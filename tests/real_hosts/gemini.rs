@@ -122,6 +122,7 @@ fn script(project: &str) -> Script {
         special: vec![(COMPRESS_MARKER, SUMMARY)],
         input_tokens: 100,
         big_after: None,
+        special_delay_ms: 0,
     }
 }
 

@@ -15,4 +15,5 @@ mod codex;
 mod gemini;
 mod mock;
 mod opencode;
+mod pi;
 mod support;

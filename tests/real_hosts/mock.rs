@@ -43,6 +43,8 @@ pub struct Script {
     pub special: Vec<(&'static str, &'static str)>,
     /// Input tokens reported for every answer (hosts decide on compaction from it).
     pub input_tokens: u64,
+    /// Answers to special requests wait this long (so a host can cancel one under way).
+    pub special_delay_ms: u64,
     /// Input tokens reported for answers to requests holding this key (to trigger a host's
     /// automatic compaction at a chosen point).
     pub big_after: Option<(&'static str, u64)>,
@@ -64,7 +66,6 @@ pub struct Logged {
     #[allow(dead_code)] // shown when a scenario fails
     pub path: String,
     pub body: String,
-    #[allow(dead_code)] // for scenarios that read the request's structure
     pub json: Value,
     /// What the mock answered: a rule key and step, a special marker, or "count"/"other".
     pub answer: String,
@@ -378,6 +379,9 @@ fn answer(
     };
     logged.api = Some(api);
     let (step, why) = decide(api, &req, script);
+    if why.starts_with("special:") && script.special_delay_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(script.special_delay_ms));
+    }
     logged.answer = why;
     let id = format!("{:x}", fastrand::u64(..));
     let reply = match api {

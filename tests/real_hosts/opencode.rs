@@ -116,6 +116,7 @@ fn script(project: &str) -> Script {
         special: vec![(TITLE_MARKER, "Mock title"), (COMPACT_MARKER, SUMMARY)],
         input_tokens: 100,
         big_after: Some(("CHARLIE3", 19_500)),
+        special_delay_ms: 0,
     }
 }
 

@@ -42,8 +42,9 @@ export default function sjournal(pi: ExtensionAPI) {
   }
 
   pi.on("session_start", async (event, ctx) => {
-    // Reopening a session by id is reported as a startup; its entries tell it was resumed.
-    const resumed = event.reason === "startup" && ctx.sessionManager.getEntries().length > 0
+    // Reopening a session by id is reported as a startup; its messages tell it was resumed.
+    const resumed =
+      event.reason === "startup" && ctx.sessionManager.getEntries().some((e) => e.type === "message")
     await send(ctx, "SessionStart", { source: resumed ? "resume" : SOURCE[event.reason] ?? "startup" })
   })
 
