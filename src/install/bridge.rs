@@ -23,6 +23,7 @@ const OPENCODE_TS: &str = include_str!("../../tools/opencode-plugin/sjournal.ts"
 const PI_TS: &str = include_str!("../../tools/pi-extension/sjournal.ts");
 const OPENCLAW_TS: &str = include_str!("../../tools/openclaw-plugin/index.ts");
 const OPENCLAW_MANIFEST: &str = include_str!("../../tools/openclaw-plugin/openclaw.plugin.json");
+const OPENCLAW_PACKAGE: &str = include_str!("../../tools/openclaw-plugin/package.json");
 
 /// The plugin id OpenClaw knows sjournal's plugin by.
 pub const OPENCLAW_PLUGIN_ID: &str = "sjournal";
@@ -157,11 +158,11 @@ impl Bridge {
                 BridgeFile {
                     // JSON has no comments: the marker is a field.
                     path: dir.join("openclaw.plugin.json"),
-                    text: OPENCLAW_MANIFEST.replacen(
-                        "{",
-                        &format!("{{\n  \"$comment\": {:?},", marker.trim_end()),
-                        1,
-                    ),
+                    text: json_with_marker(OPENCLAW_MANIFEST, &marker),
+                },
+                BridgeFile {
+                    path: dir.join("package.json"),
+                    text: json_with_marker(OPENCLAW_PACKAGE, &marker),
                 },
             ],
         })
@@ -175,6 +176,14 @@ impl Bridge {
             (None, None) => p.home()?.join(".openclaw/openclaw.json"),
         })
     }
+}
+
+fn json_with_marker(json: &str, marker: &str) -> String {
+    json.replacen(
+        "{",
+        &format!("{{\n  \"$comment\": {:?},", marker.trim_end()),
+        1,
+    )
 }
 
 /// The bridge source with the shared hook module inlined in place of its import, `export`s

@@ -14,6 +14,7 @@ mod claude;
 mod codex;
 mod gemini;
 mod mock;
+mod openclaw;
 mod opencode;
 mod pi;
 mod support;

@@ -69,12 +69,16 @@ const plugin = {
     const running = new Set<string>()
     /** sessionKey -> the reason its last session ended. */
     const ended = new Map<string, string>()
+    /** sessionKey -> the id of its session (for hooks that name only a key). */
+    const ids = new Map<string, string>()
 
     const payload = (name: string, event: Obj, ctx: Obj, fields: Obj = {}): HookPayload => {
-      const key = ctx?.sessionKey ?? event?.sessionKey
+      const key = fields.sessionKey ?? ctx?.sessionKey ?? event?.sessionKey
+      const id = event?.sessionId ?? ctx?.sessionId
+      if (key && id) ids.set(key, id)
       return {
         hook_event_name: name,
-        session_id: event?.sessionId ?? ctx?.sessionId ?? key ?? "",
+        session_id: id ?? (key ? ids.get(key) : undefined) ?? key ?? "",
         sessionKey: key,
         sessionKind: kindOf(key),
         parentSession: key ? parents.get(key) : undefined,
@@ -171,12 +175,11 @@ const plugin = {
       if (child && parent) parents.set(child, parent)
       return send("subagent_spawned", event, ctx, { agent_id: child, agent_type: event.agentId })
     })
-    on("subagent_ended", (event, ctx) =>
-      send("subagent_ended", event, ctx, {
-        agent_id: event.targetSessionKey ?? ctx.childSessionKey,
-        reason: event.reason,
-      }),
-    )
+    on("subagent_ended", (event, ctx) => {
+      // Reported under the child's key: journaled in the child's session.
+      const child = event.targetSessionKey ?? ctx.childSessionKey
+      return send("subagent_ended", event, ctx, { sessionKey: child, agent_id: child, reason: event.reason })
+    })
   },
 }
 
