@@ -347,5 +347,5 @@ fn openclaw_through_a_gateway_with_compaction_reset_and_stop() {
         "{config}"
     );
     assert_eq!(config["gateway"]["mode"], "local");
-    w.refresh_fixtures("openclaw", "payloads-bridge-2026.9.6.jsonl", &["sj-1"]);
+    w.refresh_fixtures("openclaw", "bridge-payloads-2026.9.6.jsonl", &["sj-1"]);
 }

@@ -257,15 +257,30 @@ impl World {
         );
     }
 
-    /// Copies the payloads a run journaled into tests/fixtures/<dir>/ when
-    /// SJOURNAL_REFRESH_FIXTURES=1 (one line per event name and variant, paths of this run
-    /// replaced by /home/dev/run).
+    /// With SJOURNAL_REFRESH_FIXTURES=1, refreshes tests/fixtures/<dir>/<file> from the
+    /// payloads this run journaled: one line `{"event", "variant", "payload"}` per event name
+    /// and variant (the payload's source, trigger, reason or tool name; `in-subagent` for a
+    /// subagent's), this run's temporary paths replaced by /home/dev/run. A line of the same
+    /// event and variant is replaced in place; lines of variants this run did not produce are
+    /// kept.
     pub fn refresh_fixtures(&self, dir: &str, file: &str, sessions: &[&str]) {
         if std::env::var("SJOURNAL_REFRESH_FIXTURES").as_deref() != Ok("1") {
             return;
         }
+        let path = repo().join("tests/fixtures").join(dir).join(file);
+        let key_of = |v: &Value| {
+            (
+                v["event"].as_str().unwrap_or("").to_owned(),
+                v["variant"].as_str().unwrap_or("").to_owned(),
+            )
+        };
+        let mut lines: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let base = self._dir.path().display().to_string();
-        let mut seen = BTreeMap::new();
+        let mut fresh: Vec<((String, String), Value)> = Vec::new();
         for s in sessions {
             for (kind, p) in self.events(s) {
                 let variant = ["source", "trigger", "reason", "tool_name"]
@@ -273,23 +288,39 @@ impl World {
                     .find_map(|k| p.get(*k).and_then(Value::as_str))
                     .unwrap_or("")
                     .to_owned();
-                let sub = if p.get("agent_id").is_some() {
-                    "/in-subagent"
-                } else {
-                    ""
+                let variant = match (p.get("agent_id").is_some(), variant.is_empty()) {
+                    (false, _) => variant,
+                    (true, true) => "in-subagent".to_owned(),
+                    (true, false) => format!("{variant}/in-subagent"),
                 };
-                seen.entry((kind, format!("{variant}{sub}"))).or_insert(p);
+                let key = (kind, variant);
+                if fresh.iter().any(|(k, _)| *k == key) {
+                    continue;
+                }
+                let text = p.to_string().replace(&base, "/home/dev/run");
+                fresh.push((key, serde_json::from_str(&text).unwrap()));
             }
         }
-        let mut out = String::new();
-        for ((event, variant), p) in seen {
-            let line = serde_json::json!({"event": event, "variant": variant, "payload": p});
-            out.push_str(&line.to_string().replace(&base, "/home/dev/run"));
-            out.push('\n');
+        // In place, in the file's order (the line's other fields described the old capture);
+        // new variants at the end.
+        for ((event, variant), p) in fresh {
+            let v = if variant.is_empty() {
+                Value::Null
+            } else {
+                Value::String(variant.clone())
+            };
+            let line = serde_json::json!({"event": event, "variant": v, "payload": p});
+            match lines
+                .iter_mut()
+                .find(|l| key_of(l) == (event.clone(), variant.clone()))
+            {
+                Some(old) => *old = line,
+                None => lines.push(line),
+            }
         }
-        let d = repo().join("tests/fixtures").join(dir);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join(file), out).unwrap();
+        let out: String = lines.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, out).unwrap();
     }
 }
 
