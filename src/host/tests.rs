@@ -19,6 +19,8 @@ fn corpus() -> Vec<(String, String)> {
         "cursor",
         "cline",
         "openclaw",
+        "opencode",
+        "pi",
         "constructed",
     ] {
         let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
