@@ -14,6 +14,7 @@ fn corpus() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for sub in [
         "claude-code",
+        "claude-code/run",
         "codex",
         "gemini",
         "cursor",

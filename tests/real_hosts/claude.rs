@@ -248,5 +248,5 @@ fn claude_code_session_with_resume_and_compaction() {
     assert_has(&reqs[next].body, SUMMARY, "the summary after /compact");
 
     // Beside the curated capture (which the demo and the benches replay line by line).
-    w.refresh_fixtures("claude-code", "run-payloads-2.1.332.jsonl", &[&sid]);
+    w.refresh_fixtures("claude-code/run", "payloads-2.1.332.jsonl", &[&sid]);
 }
