@@ -28,7 +28,9 @@ install_one() {
     install_one "$(cat "$src/runtime")" || return 1
     runtime_bin="$dir/node_modules/node/bin"
   fi
-  hash="$(cat "$src/package.json" "$src/package-lock.json" "$src/runtime" 2>/dev/null | sha256sum | cut -c1-16)"
+  local files=("$src/package.json" "$src/package-lock.json")
+  [ -f "$src/runtime" ] && files+=("$src/runtime")
+  hash="$(cat "${files[@]}" | sha256sum | cut -c1-16)"
   dir="$cache/$host-$hash"
   (
     flock 9
