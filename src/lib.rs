@@ -27,6 +27,7 @@ pub mod event;
 pub mod fold;
 pub mod format;
 pub mod hook;
+pub mod host;
 pub mod install;
 pub mod journal;
 pub mod limits;

@@ -51,6 +51,27 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
     ),
+    // Version 3: the host adapters read the real hosts' payloads (Gemini's automatic
+    // PreCompress is no compaction, OpenClaw's events come from its plugin, Codex's subagent
+    // prompts are no turns).
+    (
+        3,
+        "claude-real.sjl",
+        37,
+        "aaaea6c8d9d3eb174abeb789cec92e205ed1977b8a67d10fbe89c4ee6b05c845",
+    ),
+    (
+        3,
+        "hosts.sjl",
+        71,
+        "212dd193bcd412546c3010f44df50353a6c5ea6bedef0703f162792e8e1c1725",
+    ),
+    (
+        3,
+        "session.sjl",
+        121,
+        "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
+    ),
 ];
 
 #[test]

@@ -155,3 +155,52 @@ fn lenient_command_line() {
     }
     assert_eq!(common::records(dir.path(), "s-1").len(), 4);
 }
+
+#[test]
+fn codex_real_payloads() {
+    play("codex", "codex/payloads-0.171.0.jsonl", "auto");
+    play("codex", "codex/payloads-0.171.0.jsonl", "codex");
+}
+
+#[test]
+fn gemini_real_payloads() {
+    play("gemini", "gemini/payloads-0.61.0.jsonl", "auto");
+    play("gemini", "gemini/payloads-0.61.0.jsonl", "gemini");
+}
+
+/// `--host codex` on a payload that alone reads as Claude Code's (a SessionEnd without
+/// `turn_id`, its transcript not a Codex rollout file): the hook answers as Codex and journals
+/// a `sjournal.host` record after the event, so the fold files the event — and the session —
+/// under Codex too, as the hook did.
+#[test]
+fn a_forced_host_is_recorded_for_the_fold() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!("[hook]\ndeadline_ms = {}\n", common::PATIENT_MS);
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let start = br#"{"session_id":"cx-1","turn_id":"t1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
+    let end = br#"{"session_id":"cx-1","transcript_path":null,"cwd":"/w","hook_event_name":"SessionEnd","reason":"other"}"#;
+    for raw in [&start[..], &end[..]] {
+        let out = common::run(dir.path(), &["hook", "--host", "codex"], raw);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let recs = common::records(dir.path(), "cx-1");
+    let kinds: Vec<&str> = recs.iter().map(|r| r.1.as_str()).collect();
+    assert!(
+        kinds.ends_with(&["SessionEnd", "sjournal.host"]),
+        "{kinds:?}"
+    );
+    let host: Value = serde_json::from_str(&recs.last().unwrap().2).unwrap();
+    assert_eq!(host["host"], "codex");
+    assert_eq!(host["detected"], "claude");
+    assert_eq!(host["event_seq"], recs[recs.len() - 2].0);
+    // Not written when the payload agrees with --host.
+    assert_eq!(kinds.iter().filter(|k| **k == "sjournal.host").count(), 1);
+    let out = common::run(dir.path(), &["state", "--json", "--session", "cx-1"], b"");
+    let state: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(state["state"]["identity"]["host"], "codex");
+    assert_eq!(
+        state["state"]["counts"]["by_host"],
+        serde_json::json!({"codex": 2})
+    );
+    common::verify_all(dir.path());
+}

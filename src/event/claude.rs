@@ -41,6 +41,7 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
             input: w.tool_input,
             response: w.tool_response,
             failed: false,
+            outcome_unknown: false,
             duration_ms: w.duration_ms.as_u64(),
             detail: None,
         });

@@ -39,6 +39,7 @@ pub const KIND_LIST_PUSH: &str = "sjournal.list.push";
 pub const KIND_LIST_CLEAR: &str = "sjournal.list.clear";
 pub const KIND_INJECTED: &str = "sjournal.injected";
 pub const KIND_WEBHOOK: &str = "sjournal.webhook";
+pub const KIND_HOST: &str = "sjournal.host";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -55,6 +56,7 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_EXEC,
     KIND_SPOOL_MERGE,
     KIND_WEBHOOK,
+    KIND_HOST,
 ];
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
@@ -149,6 +151,18 @@ pub struct Injected {
     /// The renderer dropped parts to fit the budget.
     pub truncated: bool,
     pub text: String,
+}
+
+/// Written right after an event (in its batch) when the hook was told the host (`--host`) and
+/// the payload alone reads as another host's: the event is `host`'s, so the fold attributes it
+/// (and the session) to `host`, as the hook did, not to `detected`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostOverride {
+    pub event_seq: u64,
+    /// The host the hook was told (`claude`, `codex`, ...).
+    pub host: String,
+    /// The host the payload alone is read as.
+    pub detected: String,
 }
 
 /// How an exec handler's stdout is meant to be folded into context.

@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::format::hash::content_hash;
-use crate::format::payload::{self, Exec, Injected, KIND_EXEC, KIND_INJECTED};
+use crate::format::payload::{
+    self, Exec, HostOverride, Injected, KIND_EXEC, KIND_HOST, KIND_INJECTED,
+};
 use crate::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
@@ -103,7 +105,9 @@ pub fn commit(
                             return Ok(None);
                         }
                         let execs = encode_execs(&req.execs, w.next_seq());
+                        let host = host_record(cap, w.next_seq());
                         let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+                        items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
                         items.extend(execs.iter().map(|p| (KIND_EXEC, p.as_slice())));
                         Ok(Some(w.append_batch(&items)?[0].seq))
                     });
@@ -181,7 +185,9 @@ fn append_with_context(
     let injected = context
         .as_ref()
         .map(|c| payload::encode_system(&injected(seq, &cap.kind, c)));
+    let host = host_record(cap, seq);
     let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+    items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
     items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
     if let Some(p) = &injected {
         items.push((KIND_INJECTED, p));
@@ -211,6 +217,17 @@ pub fn injected(event_seq: u64, event_kind: &str, c: &Context) -> Injected {
     }
 }
 
+/// The `sjournal.host` record that follows the event when `--host` named another host than
+/// the payload reads as, so the fold attributes the event as the hook did.
+fn host_record(cap: &Captured, event_seq: u64) -> Option<Vec<u8>> {
+    let (host, detected) = (cap.protocol?, cap.detected?);
+    Some(payload::encode_system(&HostOverride {
+        event_seq,
+        host: host.as_str().to_owned(),
+        detected: detected.as_str().to_owned(),
+    }))
+}
+
 fn encode_execs(execs: &[Exec], event_seq: u64) -> Vec<Vec<u8>> {
     execs
         .iter()
@@ -232,12 +249,20 @@ pub fn spool_captured(
     diag: &mut Vec<String>,
 ) -> Result<PathBuf> {
     let exec_payloads = encode_execs(execs, 0);
+    let host = host_record(cap, 0);
     let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+    items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
     items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
     match spool::spool_attempted(root, &cap.session_id, &items, reason, attempted) {
         Err(Error::TooLarge { .. }) if items.len() > 1 => {
             diag.push("the exec outputs did not fit in the spool file with the event; spooled the event alone".into());
-            spool::spool_attempted(root, &cap.session_id, &items[..1], reason, attempted)
+            spool::spool_attempted(
+                root,
+                &cap.session_id,
+                &items[..1 + host.iter().count()],
+                reason,
+                attempted,
+            )
         }
         r => r,
     }

@@ -1,4 +1,4 @@
-//! `sjournal hook [--host auto|claude|codex|gemini|cursor|cline] [--deadline-ms 250]`: what
+//! `sjournal hook [--host auto|claude|codex|gemini|cursor|cline|openclaw] [--deadline-ms 250]`: what
 //! agent hosts run on every event (see `crate::hook`). It always exits 0: a hook that exits 2
 //! would block the host's action (Claude Code erases the user's prompt on UserPromptSubmit).
 //! Stdout carries only the host's JSON; everything else goes to stderr, which hosts keep in
@@ -22,7 +22,7 @@ Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults, ex
 The event is never lost: if the journal cannot take it within the deadline it is spooled
 durably and merged by the next append.")]
 pub struct Args {
-    /// Host protocol: auto, claude, codex, gemini, cursor or cline
+    /// Host protocol: auto, claude, codex, gemini, cursor, cline or openclaw
     #[arg(long, value_name = "HOST", default_value = "auto")]
     pub host: String,
     /// Answer within this many milliseconds [default: config hook.deadline_ms, else 250]
