@@ -35,6 +35,7 @@ impl ContextSource for Stub {
         Ok(Some(Context {
             text: format!("{}#{} \"quoted\"\nline two", ev.kind, ev.seq),
             truncated: self.truncated,
+            ..Default::default()
         }))
     }
 }

@@ -71,6 +71,12 @@ pub(crate) struct Wire<'a> {
     #[serde(borrow)]
     pub parent_session_id: Str<'a>,
     pub timestamp: Present,
+    #[serde(borrow)]
+    pub background_tasks: Option<&'a RawValue>,
+    #[serde(borrow, rename = "task_id")]
+    pub task_id_snake: Str<'a>,
+    #[serde(borrow)]
+    pub task_subject: Str<'a>,
     // Cursor.
     #[serde(borrow)]
     pub conversation_id: Str<'a>,

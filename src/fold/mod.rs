@@ -14,8 +14,11 @@
 mod bounded;
 mod bulk;
 mod events;
+pub mod instructions;
+mod recovery;
 mod state;
 mod system;
+mod work;
 
 use std::sync::LazyLock;
 
@@ -26,7 +29,7 @@ use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 2;
+pub const FOLD_VERSION: u32 = 3;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";
@@ -120,4 +123,5 @@ pub fn fold<'a>(records: impl IntoIterator<Item = RecordView<'a>>) -> State {
 }
 
 pub use events::OTHER_TOOLS;
+pub use recovery::{command_family, failure_key, squash};
 pub use system::{json_type, valid_name};

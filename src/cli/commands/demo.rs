@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::cli::{output, Outcome};
 use crate::context::Channel;
-use crate::context::{render, RenderOptions};
+use crate::context::{inject, Extras, InjectionPoint, Policy};
 use crate::error::{Error, Result};
 use crate::journal::{verify_file, Root, Writer, WriterOptions};
 use crate::snapshot::{load_state, LoadOptions};
@@ -195,7 +195,13 @@ pub fn run(args: Args) -> Result<Outcome> {
             ..LoadOptions::latest()
         },
     )?;
-    let rebuilt = render(&at, &RenderOptions::default()).text;
+    let point = InjectionPoint {
+        event_seq: compact_seq,
+        kind: crate::event::EventKind::SessionStart,
+        source: Some("compact".into()),
+        host: crate::event::Host::Claude,
+    };
+    let rebuilt = inject(&at, &point, &Policy::default(), &Extras::default()).text;
     let same = rebuilt == after;
     say(&format!(
         "   equal to a full replay of the journal up to that event (seq {compact_seq}): {}\n",
