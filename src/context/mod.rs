@@ -95,7 +95,7 @@ impl Injection {
             event_seq,
             event_kind: event_kind.to_owned(),
             text_blake3: content_hash(self.text.as_bytes()).to_hex(),
-            len: self.chars as u64,
+            len: self.text.chars().count() as u64,
             truncated: self.truncated,
             text: self.text.clone(),
             mode: Some(self.mode.as_str().to_owned()),

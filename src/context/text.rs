@@ -204,7 +204,8 @@ mod tests {
     #[test]
     fn code_fences_outlast_the_content() {
         assert_eq!(code("make check", 80), "`make check`");
-        assert_eq!(code("echo `date`", 80), "``echo `date```");
+        assert_eq!(code("echo `date` now", 80), "``echo `date` now``");
+        assert_eq!(code("echo `date`", 80), "`` echo `date` ``");
         assert_eq!(code("`x`", 80), "`` `x` ``");
         assert_eq!(code("a\nb", 80), "`a b`");
         assert_eq!(code("abcdef", 4), "`abc…`");
