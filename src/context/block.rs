@@ -298,16 +298,40 @@ fn action(a: &crate::fold::Action, project: Option<&str>) -> String {
     format!("{}{detail}{outcome}", one_line(&a.tool))
 }
 
-/// Where the last turn left off. `interrupted_only`: only an interruption (the resume delta).
+/// Where the work left off: the turn a compaction cut (its last actions), else how the last
+/// turn ended. `interrupted_only`: only an interruption (the resume delta).
 pub(crate) fn left_off(c: &mut Ctx<'_>, interrupted_only: bool) -> Section {
     let lo = &c.state.left_off;
-    let mut s = Section::new("left-off", Some("## Where it left off"), None);
-    if lo.turn == 0 {
-        return s;
-    }
-    let key = Some(format!("left-off:{}", lo.end_seq.unwrap_or(lo.prompt_seq)));
-    let t = lo.turn;
     let project = c.project;
+    let mut s = Section::new("left-off", Some("## Where it left off"), None);
+    if let Some(run) = lo.running.as_ref().filter(|r| !r.actions.is_empty()) {
+        if !interrupted_only {
+            let key = Some(format!("left-off:running:{}", run.prompt_seq));
+            s.lines.push(Line::new(
+                Class::LeftOff,
+                key.clone(),
+                "running",
+                format!(
+                    "- Turn {} was under way when the compaction came; its last actions:",
+                    run.turn
+                ),
+            ));
+            for a in &run.actions {
+                s.lines.push(Line::new(
+                    Class::Action,
+                    key.clone(),
+                    "action",
+                    format!("- {}", action(a, project)),
+                ));
+            }
+            return s;
+        }
+    }
+    let Some(end) = lo.end_seq else {
+        return s;
+    };
+    let key = Some(format!("left-off:{end}"));
+    let t = lo.turn;
     match lo.outcome.as_str() {
         "stopped" if !interrupted_only => {
             let Some(m) = lo.message.as_deref() else {
@@ -343,7 +367,7 @@ pub(crate) fn left_off(c: &mut Ctx<'_>, interrupted_only: bool) -> Section {
                 Class::LeftOff,
                 key.clone(),
                 "interrupted",
-                format!("- Turn {t} was interrupted{during} (no Stop)"),
+                format!("- Turn {t} was interrupted{during} (no Stop came)"),
             ));
             let rest = lo.open_calls.len().saturating_sub(1);
             for a in lo.open_calls.iter().take(rest) {
@@ -363,22 +387,6 @@ pub(crate) fn left_off(c: &mut Ctx<'_>, interrupted_only: bool) -> Section {
                         format!("- before that: {}", action(a, project)),
                     ));
                 }
-            }
-        }
-        "running" if !interrupted_only => {
-            s.lines.push(Line::new(
-                Class::LeftOff,
-                key.clone(),
-                "running",
-                format!("- Turn {t} was still running when the compaction came; its last actions:"),
-            ));
-            for a in &lo.actions {
-                s.lines.push(Line::new(
-                    Class::Action,
-                    key.clone(),
-                    "action",
-                    format!("- {}", action(a, project)),
-                ));
             }
         }
         _ => {}
@@ -568,7 +576,11 @@ pub(crate) fn agents(c: &Ctx<'_>) -> Section {
     );
     let mut subs: Vec<(&String, &crate::fold::Subagent)> = st.subagents.by_id.iter().collect();
     subs.sort_by_key(|(id, a)| (a.start_seq.or(a.stop_seq).unwrap_or(0), (*id).clone()));
-    let last_turn = st.left_off.turn;
+    let last_turn = st
+        .left_off
+        .running
+        .as_ref()
+        .map_or(st.left_off.turn, |r| r.turn);
     for (id, a) in &subs {
         let ty = a
             .agent_type

@@ -18,6 +18,7 @@
 
 mod block;
 mod fit;
+pub mod lists;
 mod policy;
 pub mod text;
 

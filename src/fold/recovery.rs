@@ -43,7 +43,6 @@ use crate::limits::{
     TODO_TEXT_MAX_BYTES, TURN_ACTIONS_KEPT,
 };
 
-pub(super) const RUNNING: &str = "running";
 pub(super) const STOPPED: &str = "stopped";
 pub(super) const FAILED: &str = "failed";
 pub(super) const INTERRUPTED: &str = "interrupted";
@@ -102,26 +101,39 @@ impl State {
             EventKind::SessionStart => e.source.as_deref() != Some("compact"),
             _ => false,
         };
-        if ends && self.turns.open && self.left_off.outcome == RUNNING {
-            let mut open: Vec<Action> = self
-                .tools
-                .open
-                .values()
-                .filter(|c| c.agent_id.is_none())
-                .map(|c| Action {
-                    seq: c.seq,
-                    tool: c.tool.clone(),
-                    detail: c.detail.clone(),
-                    outcome: "open".into(),
-                    exit_code: None,
-                })
-                .collect();
-            open.sort_by_key(|a| a.seq);
-            let lo = &mut self.left_off;
-            lo.outcome = INTERRUPTED.into();
-            lo.end_seq = Some(rec.seq);
-            lo.open_calls = open;
+        if ends && self.left_off.running.is_some() {
+            self.turn_interrupted(rec);
         }
+    }
+
+    /// The turn under way ends without its Stop: interrupted, with the calls still open.
+    fn turn_interrupted(&mut self, rec: &RecordView<'_>) {
+        let mut open: Vec<Action> = self
+            .tools
+            .open
+            .values()
+            .filter(|c| c.agent_id.is_none())
+            .map(|c| Action {
+                seq: c.seq,
+                tool: c.tool.clone(),
+                detail: c.detail.clone(),
+                outcome: "open".into(),
+                exit_code: None,
+            })
+            .collect();
+        open.sort_by_key(|a| a.seq);
+        let lo = &mut self.left_off;
+        let run = lo.running.take().unwrap_or_default();
+        *lo = super::LeftOff {
+            turn: run.turn,
+            prompt_seq: run.prompt_seq,
+            outcome: INTERRUPTED.into(),
+            end_seq: Some(rec.seq),
+            message: None,
+            actions: run.actions,
+            open_calls: open,
+            running: None,
+        };
     }
 
     /// After the event's own bookkeeping. `compactions` is the compaction count before it.
@@ -192,13 +204,15 @@ impl State {
 
     /// The prompt the fold just kept (`State::prompts`' last) opens a turn.
     fn prompted(&mut self, rec: &RecordView<'_>) {
-        let turn = self.turns.count;
-        self.left_off = super::LeftOff {
-            turn,
+        if self.left_off.running.is_some() {
+            // A new prompt while a turn was under way: it ended without its Stop.
+            self.turn_interrupted(rec);
+        }
+        self.left_off.running = Some(super::Running {
+            turn: self.turns.count,
             prompt_seq: rec.seq,
-            outcome: RUNNING.into(),
-            ..Default::default()
-        };
+            actions: Default::default(),
+        });
         let Some(p) = self.prompts.back().filter(|p| p.seq == rec.seq).cloned() else {
             return;
         };
@@ -260,17 +274,16 @@ impl State {
             .map(|d| cut(&squash(&d), DETAIL_MAX_BYTES).0)
             .unwrap_or_default();
         let main = e.agent_id.is_none();
-        if main {
-            let lo = &mut self.left_off;
-            lo.actions.push_back(Action {
+        if let (true, Some(run)) = (main, self.left_off.running.as_mut()) {
+            run.actions.push_back(Action {
                 seq: rec.seq,
                 tool: key(&t.name),
                 detail: (!detail.is_empty()).then(|| detail.clone()),
                 outcome: if t.failed { FAILED } else { "ok" }.into(),
                 exit_code: t.exit_code,
             });
-            while lo.actions.len() > TURN_ACTIONS_KEPT {
-                lo.actions.pop_front();
+            while run.actions.len() > TURN_ACTIONS_KEPT {
+                run.actions.pop_front();
             }
         }
         if work::is_shell_tool(&t.name) && work::shell_mutates(&detail) {
@@ -561,7 +574,16 @@ impl State {
     }
 
     fn turn_stopped(&mut self, e: &Event<'_>, rec: &RecordView<'_>, failed: bool) {
+        let turns = self.turns.count;
         let lo = &mut self.left_off;
+        let run = lo.running.take().unwrap_or(super::Running {
+            turn: turns,
+            prompt_seq: 0,
+            actions: Default::default(),
+        });
+        lo.turn = run.turn;
+        lo.prompt_seq = run.prompt_seq;
+        lo.actions = run.actions;
         lo.outcome = if failed { FAILED } else { STOPPED }.into();
         lo.end_seq = Some(rec.seq);
         lo.open_calls.clear();

@@ -107,22 +107,32 @@ pub struct Resolution {
     pub variant: Option<String>,
 }
 
-/// Where the last turn left off.
+/// Where the work left off: the last turn that ended, and the turn under way.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LeftOff {
-    /// The turn, and the seq of its prompt (0: no turn yet).
+    /// The last turn that ended, and the seq of its prompt (0: none has ended).
     pub turn: u64,
     pub prompt_seq: u64,
-    /// How it ended: running (no end yet), stopped, failed, interrupted.
+    /// How it ended: stopped, failed, interrupted ("" until one ends).
     pub outcome: String,
     /// Seq of the event that ended it.
     pub end_seq: Option<u64>,
     /// The tail of Stop's `last_assistant_message`, or StopFailure's error.
     pub message: Option<String>,
-    /// The turn's last tool actions (`limits::TURN_ACTIONS_KEPT`), oldest first.
+    /// Its last tool actions (`limits::TURN_ACTIONS_KEPT`), oldest first.
     pub actions: VecDeque<Action>,
-    /// Calls still open when the turn was interrupted.
+    /// Calls still open when it was interrupted.
     pub open_calls: Vec<Action>,
+    /// The turn under way: a prompt came and its turn has not ended.
+    pub running: Option<Running>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Running {
+    pub turn: u64,
+    pub prompt_seq: u64,
+    /// Its last tool actions, oldest first.
+    pub actions: VecDeque<Action>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

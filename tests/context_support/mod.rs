@@ -120,3 +120,209 @@ pub fn injected(root: &Root, session: &str) -> Vec<Injected> {
         .map(|r| decode_system::<Injected>(r.seq, r.payload).unwrap())
         .collect()
 }
+
+use serde_json::{json, Value};
+use sjournal::context::{inject, Channel, Extras, Injection, InjectionPoint, Policy};
+use sjournal::fold::{RecordView, State};
+use sjournal::format::payload::{encode_event, encode_system, ContextSet};
+use sjournal::hook::protocol::Protocol;
+
+/// The project directory of simulated sessions.
+pub const PROJECT: &str = "/home/dev/project";
+
+/// A session simulated at library level: each event is folded as the hook folds it, and at
+/// the events the hook asks context for (Claude Code's defaults and the policy's configured
+/// events) the policy's injection is computed and, when not empty, journaled (folded) as an
+/// `sjournal.injected` record, as the hook does.
+pub struct Sim {
+    pub state: State,
+    pub seq: u64,
+    pub session: String,
+    pub policy: Policy,
+    pub extras: Extras,
+    /// (event seq, event name, injection) for every non-empty injection.
+    pub injections: Vec<(u64, String, Injection)>,
+}
+
+impl Sim {
+    pub fn new(session: &str) -> Sim {
+        Sim {
+            state: State::new(),
+            seq: 0,
+            session: session.to_owned(),
+            policy: Policy::default(),
+            extras: Extras::default(),
+            injections: Vec::new(),
+        }
+    }
+
+    fn rec(&mut self, kind: &str, payload: &[u8]) -> u64 {
+        self.seq += 1;
+        self.state.apply(&RecordView {
+            seq: self.seq,
+            ts_unix_ns: 1_767_225_600_000_000_000 + self.seq as i64 * 1_000_000_000,
+            kind,
+            payload,
+        });
+        self.seq
+    }
+
+    /// A Claude Code event: `fields` over the common ones. Returns what was injected.
+    pub fn ev(&mut self, name: &str, fields: Value) -> Injection {
+        let mut v = json!({
+            "session_id": self.session,
+            "transcript_path": format!("/home/dev/.claude/projects/-project/{}.jsonl", self.session),
+            "cwd": PROJECT,
+            "permission_mode": "default",
+            "hook_event_name": name,
+        });
+        for (k, x) in fields.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        self.raw(&v)
+    }
+
+    /// Any payload, as the hook receives it.
+    pub fn raw(&mut self, v: &Value) -> Injection {
+        let text = v.to_string();
+        let protocol = Protocol::detect(v);
+        let name = protocol.event_name(v).unwrap_or("event").to_owned();
+        let seq = self.rec(&name, &encode_event(&text));
+        if !self.policy.wants(protocol, &name) {
+            return Injection::default();
+        }
+        let at = InjectionPoint::of_record(&name, &text, seq);
+        let inj = inject(&self.state, &at, &self.policy, &self.extras);
+        if !inj.is_empty() {
+            let rec = inj.record(seq, &name);
+            self.rec(KIND_INJECTED, &encode_system(&rec));
+            self.injections.push((seq, name, inj.clone()));
+        }
+        inj
+    }
+
+    pub fn start(&mut self, source: &str) -> Injection {
+        self.ev("SessionStart", json!({"source": source}))
+    }
+
+    pub fn prompt(&mut self, text: &str) -> Injection {
+        self.ev("UserPromptSubmit", json!({"prompt": text}))
+    }
+
+    /// A tool call that succeeds: PreToolUse then PostToolUse.
+    pub fn tool(&mut self, name: &str, input: Value, response: Value) {
+        let id = format!("toolu_{:04}", self.seq + 1);
+        self.ev(
+            "PreToolUse",
+            json!({"tool_name": name, "tool_input": input, "tool_use_id": id}),
+        );
+        self.ev(
+            "PostToolUse",
+            json!({"tool_name": name, "tool_input": input, "tool_response": response, "tool_use_id": id}),
+        );
+    }
+
+    /// A tool call that fails with `error` (Claude Code's PostToolUseFailure).
+    pub fn fail(&mut self, name: &str, input: Value, error: &str) {
+        let id = format!("toolu_{:04}", self.seq + 1);
+        self.ev(
+            "PreToolUse",
+            json!({"tool_name": name, "tool_input": input, "tool_use_id": id}),
+        );
+        self.ev(
+            "PostToolUseFailure",
+            json!({"tool_name": name, "tool_input": input, "tool_use_id": id, "error": error, "is_interrupt": false}),
+        );
+    }
+
+    pub fn bash(&mut self, command: &str) {
+        self.tool(
+            "Bash",
+            json!({"command": command}),
+            json!({"stdout": "", "stderr": "", "interrupted": false}),
+        );
+    }
+
+    pub fn bash_fails(&mut self, command: &str, code: i32, stderr: &str) {
+        self.fail(
+            "Bash",
+            json!({"command": command}),
+            &format!("Exit code {code}\n{stderr}"),
+        );
+    }
+
+    pub fn write(&mut self, path: &str, content: &str) {
+        self.tool(
+            "Write",
+            json!({"file_path": format!("{PROJECT}/{path}"), "content": content}),
+            json!({}),
+        );
+    }
+
+    pub fn edit(&mut self, path: &str, old: &str, new: &str) {
+        self.tool(
+            "Edit",
+            json!({"file_path": format!("{PROJECT}/{path}"), "old_string": old, "new_string": new}),
+            json!({}),
+        );
+    }
+
+    pub fn stop(&mut self, message: &str) -> Injection {
+        self.ev(
+            "Stop",
+            json!({"stop_hook_active": false, "last_assistant_message": message, "background_tasks": [], "session_crons": []}),
+        )
+    }
+
+    /// A Claude Code compaction: PreCompact, the compactor's SubagentStop carrying `summary`,
+    /// SessionStart(compact) (unless `with_start` is false: a hook matcher that leaves it
+    /// out), PostCompact. Returns the SessionStart's injection.
+    pub fn compact(&mut self, trigger: &str, summary: &str, with_start: bool) -> Injection {
+        self.ev(
+            "PreCompact",
+            json!({"trigger": trigger, "custom_instructions": null}),
+        );
+        self.ev(
+            "SubagentStop",
+            json!({"agent_id": "a2a3236846df54443", "agent_type": "", "stop_hook_active": false, "last_assistant_message": summary}),
+        );
+        let inj = if with_start {
+            self.start("compact")
+        } else {
+            Injection::default()
+        };
+        self.ev(
+            "PostCompact",
+            json!({"trigger": trigger, "compact_summary": summary}),
+        );
+        inj
+    }
+
+    pub fn note(&mut self, channel: Channel, key: &str, text: &str) {
+        let c = ContextSet {
+            channel: channel.as_str().into(),
+            key: key.into(),
+            text: text.into(),
+        };
+        self.rec(
+            sjournal::format::payload::KIND_CONTEXT_SET,
+            &encode_system(&c),
+        );
+    }
+
+    /// What the policy would inject now at `kind` (`source`), without journaling it.
+    pub fn peek(&self, kind: sjournal::event::EventKind, source: Option<&str>) -> Injection {
+        let at = InjectionPoint {
+            event_seq: self.seq + 1,
+            kind,
+            source: source.map(str::to_owned),
+            host: sjournal::event::Host::Claude,
+        };
+        inject(&self.state, &at, &self.policy, &self.extras)
+    }
+
+    /// Total characters injected so far.
+    pub fn injected_chars(&self) -> usize {
+        self.injections.iter().map(|(_, _, i)| i.chars).sum()
+    }
+}

@@ -14,6 +14,7 @@ pub mod once;
 pub mod replay;
 pub mod report;
 pub mod sessions;
+pub mod show;
 pub mod slot;
 pub mod snapshot;
 pub mod state;
