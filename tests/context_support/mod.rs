@@ -142,6 +142,8 @@ pub struct Sim {
     pub extras: Extras,
     /// (event seq, event name, injection) for every non-empty injection.
     pub injections: Vec<(u64, String, Injection)>,
+    /// The `permission_mode` events carry.
+    pub permission_mode: String,
 }
 
 impl Sim {
@@ -153,6 +155,7 @@ impl Sim {
             policy: Policy::default(),
             extras: Extras::default(),
             injections: Vec::new(),
+            permission_mode: "default".into(),
         }
     }
 
@@ -173,7 +176,7 @@ impl Sim {
             "session_id": self.session,
             "transcript_path": format!("/home/dev/.claude/projects/-project/{}.jsonl", self.session),
             "cwd": PROJECT,
-            "permission_mode": "default",
+            "permission_mode": self.permission_mode,
             "hook_event_name": name,
         });
         for (k, x) in fields.as_object().unwrap() {
