@@ -1,8 +1,9 @@
 //! Fitting a block to its budget (context-recovery §3.4) and assembling its text and items.
 //!
 //! A block is a list of sections; a section a title and lines; each line has a class (what the
-//! truncation order acts on) and, when it carries an item, the item's key. Fitting runs in
-//! three passes: each section is first shrunk to its hard cap; then the truncation steps run
+//! truncation order acts on) and, when it carries an item, the item's key. Nothing is cut
+//! while the block fits. Otherwise fitting runs in three passes: each section over its hard
+//! cap is shrunk toward it (so a huge note cannot push out the rest); then the truncation steps run
 //! in order while the block is over budget, each stopping at its section's reserve; then the
 //! same steps run without reserves; last, whatever is still over goes from the least
 //! important section up, and as a final guard the text is cut at the budget. The header and
@@ -130,6 +131,9 @@ struct Fit<'a> {
     /// Lines left out, by the list that has them in full, and by what they are.
     left_out: BTreeMap<(&'static str, &'static str), usize>,
     session: &'a str,
+    /// During the cap pass: how far the section being capped is over its cap (a cut takes at
+    /// least this much).
+    cap_excess: usize,
 }
 
 /// A step of the truncation order: one shrinking action, repeated while it helps.
@@ -173,8 +177,8 @@ const LAST_RESORT: &[&str] = &[
     "agents",
     "files",
     "failures",
-    "left-off",
     "todos",
+    "left-off",
     "extra",
     "instructions",
     "turn",
@@ -273,9 +277,11 @@ impl Fit<'_> {
             .iter()
             .find(|(s, _, _)| *s == id)
             .map(|&(_, r, c)| {
+                // Reserves shrink with a smaller budget; caps never go below their size at
+                // the default budget (below it the truncation order does the work).
                 (
                     (r as f64 * self.scale) as usize,
-                    (c as f64 * self.scale) as usize,
+                    (c as f64 * self.scale.max(1.0)) as usize,
                 )
             })
             .unwrap_or((0, usize::MAX))
@@ -399,7 +405,7 @@ impl Fit<'_> {
                 true
             }
             Step::CutLongest(sec, classes, floor) => {
-                let over = self.over().max(1);
+                let over = self.over().max(self.cap_excess).max(1);
                 let Some(s) = self.sec(sec) else { return false };
                 let Some(l) = s
                     .lines
@@ -491,6 +497,7 @@ pub(crate) fn fit(secs: Vec<Section>, budget: usize, session: &str) -> Fitted {
         dropped: Vec::new(),
         left_out: BTreeMap::new(),
         session,
+        cap_excess: 0,
     };
     for s in &f.secs {
         if s.omitted > 0 {
@@ -500,18 +507,21 @@ pub(crate) fn fit(secs: Vec<Section>, budget: usize, session: &str) -> Fitted {
                 .or_default() += s.omitted;
         }
     }
-    // 1. Hard caps, section by section, with that section's own steps in order.
+    // 1. Hard caps, section by section, with that section's own steps in order: only while
+    //    the block is over budget (a section under no pressure keeps what it has).
     let ids: Vec<&'static str> = f.secs.iter().map(|s| s.id).collect();
     for id in ids {
         let cap = f.share(id).1;
         for &step in ORDER.iter().filter(|s| step_section(**s) == id) {
-            while f.sec_len(id) > cap {
+            while f.over() > 0 && f.sec_len(id) > cap {
+                f.cap_excess = f.sec_len(id) - cap;
                 if !f.apply(step) {
                     break;
                 }
             }
         }
     }
+    f.cap_excess = 0;
     // 2. The truncation order, keeping every section's reserve; 3. without reserves.
     for &step in ORDER {
         f.run(step, |f| f.share(step_section(step)).0);
@@ -531,7 +541,9 @@ pub(crate) fn fit(secs: Vec<Section>, budget: usize, session: &str) -> Fitted {
             };
             let list = s.list;
             let line = s.lines.pop().expect("not empty");
-            f.note_drop(id, list, &line);
+            if !matches!(line.class, Class::Summary | Class::FileNote) {
+                f.note_drop(id, list, &line);
+            }
         }
     }
     assemble(f)

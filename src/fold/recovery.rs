@@ -11,7 +11,7 @@
 //!   refuses.
 //! - Failures (main agent only; interruptions are not failures): keyed by tool and normalised
 //!   detail; a later success of the same key resolves it, and so does a success of the same
-//!   shell command family (program and first subcommand: `make check -j1` after
+//!   shell command family (the same words but for options: `make -j1 check` after
 //!   `make check`), noted as the variant that worked.
 //! - Where the turn left off: a prompt opens it (running), Stop ends it (stopped, with the tail
 //!   of the last assistant message), StopFailure (failed), and SessionEnd or a new
@@ -64,19 +64,18 @@ pub fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A shell command's family: its program and first subcommand (the first later word that is
-/// not an option), after leading `VAR=value` assignments.
+/// A shell command's family: its words that are not options (do not start with `-`), after
+/// leading `VAR=value` assignments. Two commands of the same family differ only in their
+/// options (`make check` and `make -j1 check`, `cargo test -p m0` and `cargo test -p m0
+/// --release`), so one passing fixes the other's failure; `cargo test -p m1` is another
+/// family than `cargo test -p m0`.
 pub fn command_family(command: &str) -> String {
-    let mut words = command
+    command
         .split_whitespace()
-        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
-    let Some(program) = words.next() else {
-        return String::new();
-    };
-    match words.find(|w| !w.starts_with('-')) {
-        Some(sub) => format!("{program} {sub}"),
-        None => program.to_owned(),
-    }
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+        .filter(|w| !w.starts_with('-'))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[derive(Deserialize, Default)]
@@ -694,6 +693,10 @@ mod tests {
         assert_eq!(command_family("make check -j1"), "make check");
         assert_eq!(command_family("make -j1 check"), "make check");
         assert_eq!(command_family("RUST_LOG=1 cargo test --lib"), "cargo test");
+        assert_ne!(
+            command_family("cargo test -p m1"),
+            command_family("cargo test -p m0 --release")
+        );
         assert_eq!(command_family("ls"), "ls");
         assert_eq!(command_family(""), "");
     }
