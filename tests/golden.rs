@@ -1,8 +1,11 @@
 //! Golden state hashes: the checked-in journals of tests/fixtures/journals (real Claude Code
 //! payloads, every other host's constructed payloads, and a scripted session with context,
-//! compaction and primitives) must fold to exactly these states. A change to the record
-//! format, the fold, the `State` types or rmp-serde's encoding that moves any of them fails
-//! here, and must come with a new `FOLD_VERSION` (so old snapshots are rebuilt).
+//! compaction and primitives, and the recovery scenario with its injections) must fold to
+//! exactly these states. A change to the record format, the fold, the `State` types or
+//! rmp-serde's encoding that moves any of them fails here, and must come with a new
+//! `FOLD_VERSION` (so old snapshots are rebuilt). And every injection journaled in
+//! `recovery.sjl` must re-derive byte for byte: a change to what the renderer makes of a
+//! state must come with a new `context::RENDER_VERSION` (and the journal regenerated).
 
 #[path = "fold_support/mod.rs"]
 mod common;
@@ -51,6 +54,34 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
     ),
+    // Version 3 folds what recovery needs (requests, todos, plan, failures, where the work
+    // left off, file line counts, subagent descriptions, the seen set). The same journals,
+    // unchanged, and `recovery.sjl`: the recovery scenario as the hook journals it, with the
+    // `sjournal.injected` records of render version 1.
+    (
+        3,
+        "claude-real.sjl",
+        37,
+        "cd0fa411d864ca0fe91f5d1762b98e9dc608c251101bea882a63c72c2191df9f",
+    ),
+    (
+        3,
+        "hosts.sjl",
+        71,
+        "e07d10a3451dc56fb0611d03d557a3bdc49e5e3a757409686da05178bdd1facc",
+    ),
+    (
+        3,
+        "recovery.sjl",
+        22,
+        "d3a673f33123650f05e385965eaf21cd8cddd0a1fffcc86e25350d9ba979ce9f",
+    ),
+    (
+        3,
+        "session.sjl",
+        121,
+        "734ff6f50a195754483064ab8e4bb7d29899a83d7eb92461ff786d0397d46ca6",
+    ),
 ];
 
 #[test]
@@ -83,6 +114,41 @@ fn fixture_journals_fold_to_their_golden_state() {
              {FOLD_VERSION}.\nIf the change is intended: bump FOLD_VERSION in src/fold/mod.rs and \
              add rows for the new version to GOLDEN (keep the old rows). Never edit the hash of an \
              existing version: snapshots written under it would be trusted with a different fold.\n"
+        );
+    }
+}
+
+#[test]
+fn checked_in_injections_re_derive_byte_for_byte() {
+    use sjournal::context::RENDER_VERSION;
+    use sjournal::replay::{replay, session::SessionFold, CheckStatus};
+    let path = common::fixtures().join("journals/recovery.sjl");
+    let reader = JournalReader::open(&path, None).unwrap();
+    let mut fold = SessionFold::default();
+    let mut checks = Vec::new();
+    replay(&reader, &mut fold, Default::default(), |s| {
+        checks.extend(s.injection);
+        Ok(())
+    })
+    .unwrap();
+    let journaled: Vec<_> = checks.iter().filter(|c| c.journaled.is_some()).collect();
+    assert!(!journaled.is_empty());
+    for c in journaled {
+        assert_eq!(
+            c.render_version,
+            Some(RENDER_VERSION),
+            "recovery.sjl was written by render version {:?}: regenerate it with \
+             `cargo run --example gen_fixture_journals` and add golden rows",
+            c.render_version
+        );
+        assert_eq!(
+            c.status,
+            CheckStatus::Match,
+            "the injection for seq {} no longer re-derives: a renderer change needs a new \
+             context::RENDER_VERSION (then regenerate recovery.sjl)\njournaled:\n{}\nnow:\n{}",
+            c.event_seq,
+            c.journaled.as_deref().unwrap_or(""),
+            c.derived.as_deref().unwrap_or("")
         );
     }
 }
