@@ -50,16 +50,28 @@ pub(crate) enum Class {
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
     pub key: Option<String>,
-    pub text: String,
+    text: String,
+    /// `text`'s length in characters (kept with it: fitting asks for it often).
+    chars: usize,
     pub class: Class,
     /// How the line is named in `dropped` (`files: src/a.rs`).
     pub label: String,
 }
 
 impl Line {
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn set_text(&mut self, text: String) {
+        self.chars = chars(&text);
+        self.text = text;
+    }
+
     pub fn new(class: Class, key: Option<String>, label: impl Into<String>, text: String) -> Line {
         Line {
             key,
+            chars: chars(&text),
             text,
             class,
             label: label.into(),
@@ -106,7 +118,7 @@ impl Section {
             return 0;
         }
         let title = self.title.as_deref().map_or(0, |t| chars(t) + 1);
-        title + self.lines.iter().map(|l| chars(&l.text)).sum::<usize>() + self.lines.len() - 1
+        title + self.lines.iter().map(|l| l.chars).sum::<usize>() + self.lines.len() - 1
     }
 
     fn count(&self, class: Class) -> usize {
@@ -134,6 +146,8 @@ struct Fit<'a> {
     /// During the cap pass: how far the section being capped is over its cap (a cut takes at
     /// least this much).
     cap_excess: usize,
+    /// The closing marker's length, while `dropped` and `left_out` stay as they are.
+    marker_len: std::cell::Cell<Option<usize>>,
 }
 
 /// A step of the truncation order: one shrinking action, repeated while it helps.
@@ -257,12 +271,25 @@ impl Fit<'_> {
     }
 
     fn total(&self) -> usize {
-        let extra = match self.marker() {
-            None => 0,
-            Some(m) if self.has_pointer() => chars(&m),
-            Some(m) => 2 + chars(&m),
+        let extra = match self.marker_len.get() {
+            Some(n) => n,
+            None => {
+                let n = match self.marker() {
+                    None => 0,
+                    Some(m) if self.has_pointer() => chars(&m),
+                    Some(m) => 2 + chars(&m),
+                };
+                self.marker_len.set(Some(n));
+                n
+            }
         };
         self.body_len() + extra
+    }
+
+    /// Notes that a line went (or was cut): the marker changes.
+    fn gone(&mut self, what: String) {
+        self.dropped.push(what);
+        self.marker_len.set(None);
     }
 
     fn over(&self) -> usize {
@@ -288,7 +315,7 @@ impl Fit<'_> {
     }
 
     fn note_drop(&mut self, sec: &'static str, list: Option<&'static str>, line: &Line) {
-        self.dropped.push(format!("{sec}: {}", line.label));
+        self.gone(format!("{sec}: {}", line.label));
         *self
             .left_out
             .entry((list.unwrap_or(""), what(line.class)))
@@ -315,7 +342,7 @@ impl Fit<'_> {
             .iter_mut()
             .find(|l| l.class == Class::Summary && l.label == tag)
         {
-            l.text = text;
+            l.set_text(text);
             return;
         }
         let at = s
@@ -385,12 +412,12 @@ impl Fit<'_> {
                 let Some(l) = s
                     .lines
                     .iter_mut()
-                    .find(|l| l.class == Class::LeftOff && chars(&l.text) > LEFT_OFF_CUT_CHARS)
+                    .find(|l| l.class == Class::LeftOff && l.chars > LEFT_OFF_CUT_CHARS)
                 else {
                     return false;
                 };
-                l.text = cut(&l.text, LEFT_OFF_CUT_CHARS);
-                self.dropped.push("left-off: cut".into());
+                l.set_text(cut(&l.text, LEFT_OFF_CUT_CHARS));
+                self.gone("left-off: cut".into());
                 true
             }
             Step::DropRunningAgents => self.drop_last("agents", Class::AgentRunning),
@@ -410,15 +437,15 @@ impl Fit<'_> {
                 let Some(l) = s
                     .lines
                     .iter_mut()
-                    .filter(|l| classes.contains(&l.class) && chars(&l.text) > floor)
-                    .max_by_key(|l| chars(&l.text))
+                    .filter(|l| classes.contains(&l.class) && l.chars > floor)
+                    .max_by_key(|l| l.chars)
                 else {
                     return false;
                 };
-                let keep = chars(&l.text).saturating_sub(over).max(floor);
-                l.text = cut(&l.text, keep);
+                let keep = l.chars.saturating_sub(over).max(floor);
+                l.set_text(cut(&l.text, keep));
                 let label = format!("{sec}: {} (cut)", l.label);
-                self.dropped.push(label);
+                self.gone(label);
                 true
             }
         }
@@ -498,10 +525,12 @@ pub(crate) fn fit(secs: Vec<Section>, budget: usize, session: &str) -> Fitted {
         left_out: BTreeMap::new(),
         session,
         cap_excess: 0,
+        marker_len: std::cell::Cell::new(None),
     };
     for s in &f.secs {
         if s.omitted > 0 {
             f.dropped.push(format!("{}: {} more", s.id, s.omitted));
+            f.marker_len.set(None);
             *f.left_out
                 .entry((s.list.unwrap_or(""), what(s.omitted_class)))
                 .or_default() += s.omitted;

@@ -242,7 +242,7 @@ fn unseen(mut secs: Vec<Section>, state: &State) -> Vec<Section> {
     for s in &secs {
         for l in &s.lines {
             if let Some(k) = &l.key {
-                groups.entry(k).or_default().push(&l.text);
+                groups.entry(k).or_default().push(l.text());
             }
         }
     }
