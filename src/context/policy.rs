@@ -149,16 +149,6 @@ impl InjectionPoint {
     pub fn of_record(record_kind: &str, raw_json: &str, event_seq: u64) -> InjectionPoint {
         InjectionPoint::of_event(&Event::parse(record_kind, raw_json), event_seq)
     }
-
-    /// As if the host compacted right now (what `context show` prints by default).
-    pub fn compaction_now(state: &State) -> InjectionPoint {
-        InjectionPoint {
-            event_seq: state.seq,
-            kind: EventKind::SessionStart,
-            source: Some("compact".into()),
-            host: Host::Unknown,
-        }
-    }
 }
 
 /// A section the caller adds: the handoff from the project's last unfinished session and
