@@ -609,3 +609,67 @@ fn the_prompt_being_answered_is_never_echoed() {
         peek.text
     );
 }
+
+/// `sjournal show` prints the full lists the block points to, as text and as JSON.
+#[test]
+fn show_prints_the_full_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = scenario("recovery");
+    for s in &steps {
+        bin::run(
+            dir.path(),
+            &["hook", "--deadline-ms", bin::PATIENT_MS],
+            s.json().as_bytes(),
+        );
+    }
+    let session = steps[0].session();
+    let o = bin::run(dir.path(), &["show", "--session", &session, "--json"], b"");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let prompts = v["prompts"].as_array().unwrap();
+    assert_eq!(prompts.len(), 4);
+    assert_eq!(prompts[0]["text"], P1);
+    assert_eq!(prompts[0]["turn"], 1);
+    assert_eq!(
+        prompts[0]["instructions"][0],
+        "Never touch vendor/ and always run `make check` before finishing."
+    );
+    assert_eq!(v["todos"]["todos"]["items"].as_array().unwrap().len(), 3);
+    let f = &v["failures"][0];
+    assert_eq!(
+        (f["detail"].as_str(), f["exit_code"].as_i64()),
+        (Some("make check"), Some(2))
+    );
+    let files: Vec<&str> = v["files"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["README.md", "src/greet.txt"]);
+    assert!(v["agents"]["subagents"].as_array().unwrap().is_empty());
+
+    let o = bin::run(
+        dir.path(),
+        &["show", "--session", &session, "failures", "files"],
+        b"",
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.starts_with("Failures (1 unresolved, 0 fixed)"),
+        "{text}"
+    );
+    assert!(text.contains("      error: missing target"), "{text}");
+    assert!(text.contains("  src/greet.txt  created"), "{text}");
+    assert!(
+        !text.contains("Prompts"),
+        "only the lists asked for: {text}"
+    );
+    let o = bin::run(dir.path(), &["show", "--session", "nope"], b"");
+    assert_eq!(o.status.code(), Some(2));
+}
