@@ -259,7 +259,9 @@ fn failures_resolved_by_the_same_command_or_a_variant() {
     let (_, _, nudge) = sim.injections.last().unwrap();
     assert_eq!(nudge.mode, Mode::Failure);
     assert!(
-        nudge.text.contains("`make check` has failed 2 times")
+        nudge
+            .text
+            .contains("`make check` failed the same way before in this session (2 times in all")
             && nudge
                 .text
                 .contains("it passed at turn 2 with `make -j1 check`"),
@@ -267,6 +269,20 @@ fn failures_resolved_by_the_same_command_or_a_variant() {
         nudge.text
     );
     assert!(nudge.chars <= 300);
+    // Failing another way is no nudge unless a fix is known; the same way again is.
+    let before = sim.injections.len();
+    sim.bash_fails("cargo build", 101, "error: a");
+    sim.bash_fails("cargo build", 101, "error: b");
+    assert_eq!(sim.injections.len(), before, "different errors: no nudge");
+    sim.bash_fails("cargo build", 101, "error: b");
+    let (_, _, nudge) = sim.injections.last().unwrap();
+    assert!(
+        nudge
+            .text
+            .contains("`cargo build` failed the same way before"),
+        "{}",
+        nudge.text
+    );
 }
 
 #[test]

@@ -62,25 +62,25 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         3,
         "claude-real.sjl",
         37,
-        "cd0fa411d864ca0fe91f5d1762b98e9dc608c251101bea882a63c72c2191df9f",
+        "c41f91d51ec3ea9de492d82135bc2dcf41d0e4a3ffd0c08902da70e6d93d4935",
     ),
     (
         3,
         "hosts.sjl",
         71,
-        "e07d10a3451dc56fb0611d03d557a3bdc49e5e3a757409686da05178bdd1facc",
+        "86b7aa095627fdfb2f30882d3173d2626aafb5eaf897c295e4e1a4ab416f7ffa",
     ),
     (
         3,
         "recovery.sjl",
         22,
-        "d3a673f33123650f05e385965eaf21cd8cddd0a1fffcc86e25350d9ba979ce9f",
+        "e5adb30a8409d34799a18343a59fc169c37a22f07a0be0009ce1686aa53f48c4",
     ),
     (
         3,
         "session.sjl",
         121,
-        "734ff6f50a195754483064ab8e4bb7d29899a83d7eb92461ff786d0397d46ca6",
+        "d8614a04127efd9e8a1f2667329e8ed85806534986a39cfa1ab4de3a8abdd04b",
     ),
 ];
 

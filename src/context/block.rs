@@ -675,21 +675,30 @@ pub(crate) fn mode(c: &Ctx<'_>) -> Section {
     s
 }
 
-/// The nudge after a failure: the same call failed before, and what fixed it then.
+/// The nudge after a failure (opt-in): the same call failed the same way before in this
+/// session, or it was fixed before; and what fixed it then.
 pub(crate) fn failure_nudge(c: &Ctx<'_>, event_seq: u64) -> Section {
     let mut s = Section::new("failures", None, Some("failures"));
     let Some(f) = c.state.failures.items.iter().find(|f| f.seq == event_seq) else {
         return s;
     };
-    if f.count < 2 && f.fixed_before.is_none() {
+    if f.identical == 0 && f.fixed_before.is_none() {
         return s;
     }
-    let mut text = format!(
-        "sjournal: {} has failed {} in this session (first at seq {})",
-        code(&f.detail, 120),
-        count(f.count, "time", "times"),
-        f.first_seq
-    );
+    let mut text = if f.identical > 0 {
+        format!(
+            "sjournal: {} failed the same way before in this session ({} in all, the first at seq {})",
+            code(&f.detail, 120),
+            count(f.count, "time", "times"),
+            f.first_seq
+        )
+    } else {
+        format!(
+            "sjournal: {} failed before in this session ({} in all)",
+            code(&f.detail, 120),
+            count(f.count, "time", "times")
+        )
+    };
     if let Some(r) = &f.fixed_before {
         let with = r
             .variant

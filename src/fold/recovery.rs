@@ -388,17 +388,20 @@ impl State {
             .collect();
         let k = failure_key(tool, detail);
         let items = &mut self.failures.items;
-        let (first_seq, count, fixed_before) = match items.iter().position(|f| f.key == k) {
-            Some(i) => {
-                let old = items.remove(i).expect("found");
-                (
-                    old.first_seq,
-                    old.count + 1,
-                    old.resolved.or(old.fixed_before),
-                )
-            }
-            None => (rec.seq, 1, None),
-        };
+        let (first_seq, count, identical, fixed_before) =
+            match items.iter().position(|f| f.key == k) {
+                Some(i) => {
+                    let old = items.remove(i).expect("found");
+                    let same = old.error_tail == error_tail && old.exit_code == exit_code;
+                    (
+                        old.first_seq,
+                        old.count + 1,
+                        old.identical + u64::from(same),
+                        old.resolved.or(old.fixed_before),
+                    )
+                }
+                None => (rec.seq, 1, 0, None),
+            };
         items.push_back(Failure {
             key: k,
             tool: key(tool),
@@ -410,6 +413,7 @@ impl State {
             seq: rec.seq,
             turn: self.turns.count,
             count,
+            identical,
             resolved: None,
             fixed_before,
         });

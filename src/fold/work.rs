@@ -93,6 +93,8 @@ pub struct Failure {
     pub turn: u64,
     /// Times it failed.
     pub count: u64,
+    /// Of those, times it failed with the same error lines as the time before.
+    pub identical: u64,
     /// The later success that resolved it, if one came.
     pub resolved: Option<Resolution>,
     /// The resolution found before it failed again ("A fails, B works" outlives B failing).
