@@ -123,6 +123,12 @@ pub enum Error {
 
     #[error("{reason}; nothing was appended")]
     InvalidInput { reason: String },
+
+    #[error(
+        "configuration {path}: {message}; fix it and run the command again (until then hooks \
+         use the default configuration, without webhooks)"
+    )]
+    InvalidConfig { path: PathBuf, message: String },
 }
 
 impl Error {

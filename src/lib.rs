@@ -34,5 +34,6 @@ pub mod primitives;
 pub mod replay;
 pub mod snapshot;
 pub mod storage;
+pub mod webhook;
 
 pub use error::{Error, Result};

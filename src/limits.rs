@@ -203,3 +203,33 @@ pub const SNAPSHOT_EVERY_RECORDS: u64 = 128;
 
 /// Largest snapshot file read.
 pub const SNAPSHOT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Webhook attempt timeout when the configuration gives none (the OpenClaw lifecycle RFC's).
+pub const WEBHOOK_TIMEOUT_MS_DEFAULT: u64 = 5_000;
+
+/// Longest webhook attempt timeout accepted.
+pub const WEBHOOK_TIMEOUT_MS_MAX: u64 = 600_000;
+
+/// Tries of one event per deliverer run, and the first wait and the cap of the exponential
+/// backoff between them, when the configuration gives none. A run that spends its attempts
+/// leaves the event pending for the next run; nothing is dropped.
+pub const WEBHOOK_ATTEMPTS_DEFAULT: u32 = 6;
+pub const WEBHOOK_BACKOFF_MS_DEFAULT: u64 = 1_000;
+pub const WEBHOOK_MAX_BACKOFF_MS_DEFAULT: u64 = 60_000;
+
+/// Longest webhook name (it names files).
+pub const WEBHOOK_NAME_MAX_BYTES: usize = 64;
+
+/// Values shorter than this are not redacted as secrets (redacting "1" would garble numbers;
+/// nothing that short is a secret).
+pub const WEBHOOK_SECRET_MIN_BYTES: usize = 4;
+
+/// Start of a failed response's body kept in the `sjournal.webhook` record.
+pub const WEBHOOK_RESPONSE_KEPT_BYTES: usize = 256;
+
+/// Pending events a deliverer plans at once per webhook; it scans again for the rest.
+pub const WEBHOOK_PLAN_MAX_EVENTS: usize = 4096;
+
+/// How long a starting deliverer waits for the session's delivery lock before it concludes
+/// another deliverer holds it (a hook probing the lock holds it for microseconds).
+pub const WEBHOOK_LOCK_WAIT_MS: u64 = 50;

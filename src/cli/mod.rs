@@ -66,6 +66,7 @@ pub enum Command {
     Unseen(commands::once::UnseenArgs),
     Fire(commands::fire::Args),
     List(commands::list::Args),
+    Webhook(commands::webhook::Args),
 }
 
 /// What a command ended with.
@@ -102,6 +103,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
             Command::Fire(a) => commands::fire::run(&root()?, a),
             Command::List(a) => commands::list::run(&root()?, a),
+            Command::Webhook(a) => commands::webhook::run(&root()?, a),
         }
     })();
     match result {

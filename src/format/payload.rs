@@ -15,6 +15,8 @@
 //!   `sjournal.list.clear`: hook-author primitives ([`Fire`], [`Once`], [`SlotSet`],
 //!   [`ListPush`], [`ListClear`]).
 //! - `sjournal.injected`: what the hook printed back for an event ([`Injected`]).
+//! - `sjournal.webhook`: one attempt to deliver an event to a webhook, and its result
+//!   ([`Webhook`]).
 //!
 //! System records are maps with named fields (`rmp_serde::to_vec_named`), so that new optional
 //! fields can be added without a format version change.
@@ -36,6 +38,7 @@ pub const KIND_SLOT_SET: &str = "sjournal.slot.set";
 pub const KIND_LIST_PUSH: &str = "sjournal.list.push";
 pub const KIND_LIST_CLEAR: &str = "sjournal.list.clear";
 pub const KIND_INJECTED: &str = "sjournal.injected";
+pub const KIND_WEBHOOK: &str = "sjournal.webhook";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -51,6 +54,7 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_INJECTED,
     KIND_EXEC,
     KIND_SPOOL_MERGE,
+    KIND_WEBHOOK,
 ];
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
@@ -257,6 +261,54 @@ pub struct SpoolMergeEntry {
     pub reason: String,
     /// blake3 of each record as merged (`kind`, a zero byte, `payload`), hex, in order.
     pub records: Vec<String>,
+}
+
+/// How a webhook attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WebhookOutcome {
+    /// The endpoint answered 2xx: the event is delivered.
+    Delivered,
+    /// No 2xx answer (connection refused, timeout, another status, a missing variable...).
+    Failed,
+}
+
+impl WebhookOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookOutcome::Delivered => "delivered",
+            WebhookOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One attempt to POST the event at `event_seq` to the webhook `webhook`, written by the
+/// deliverer after the attempt. Secrets never appear: `url` is the URL as configured (its
+/// `${VAR}`s unexpanded), header values are not kept, and any expanded value found in `error`
+/// or `response` is replaced by `[redacted]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Webhook {
+    /// The webhook's name in the configuration.
+    pub webhook: String,
+    pub event_seq: u64,
+    /// The kind of the event record at `event_seq`.
+    pub event_kind: String,
+    /// The `Idempotency-Key` header sent: the same for every attempt of this event.
+    pub key: String,
+    /// 1 for the first attempt of this event to this webhook, counted across deliverer runs.
+    pub attempt: u32,
+    pub outcome: WebhookOutcome,
+    /// The HTTP status, if a response came.
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    /// The start of the response body of a failed attempt (lossy UTF-8, redacted).
+    pub response: Option<String>,
+    pub duration_ms: u64,
+    /// The URL as configured.
+    pub url: String,
+    /// After a failure: the deliverer retries in this long. None: this run stops retrying
+    /// (attempts spent, or a failure a retry cannot fix); the event stays pending.
+    pub retry_in_ms: Option<u64>,
 }
 
 pub fn is_system_kind(kind: &str) -> bool {

@@ -18,6 +18,9 @@
 //! appended; each is killed (its whole process group) at its timeout or at half the hook's
 //! deadline, whichever comes first. Their output is journaled as `sjournal.exec` records in
 //! the event's batch. Raise the deadline if handlers need more time.
+//!
+//! `[[webhook]]` handlers POST matching events to a URL, off the hook's path: see
+//! `crate::webhook::config` for their fields.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +31,7 @@ use crate::journal::Root;
 use crate::limits::{
     CONTEXT_BUDGET_DEFAULT_CHARS, EXEC_TIMEOUT_MS_DEFAULT, HOOK_DEADLINE_MS_DEFAULT,
 };
+use crate::webhook::WebhookHandler;
 
 pub const FILE_NAME: &str = "config.toml";
 
@@ -38,6 +42,8 @@ pub struct Config {
     pub hook: HookSection,
     #[serde(default)]
     pub exec: Vec<ExecHandler>,
+    #[serde(default)]
+    pub webhook: Vec<WebhookHandler>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -146,6 +152,7 @@ impl Config {
                 ));
             }
         }
+        crate::webhook::config::validate(&c.webhook).map_err(|m| err(path, m))?;
         if c.hook.deadline_ms == 0 {
             return Err(err(path, "hook.deadline_ms must be above 0".into()));
         }

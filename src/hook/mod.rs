@@ -487,6 +487,21 @@ fn work(
         held
     };
     let result = commit::commit(req, &claim, &mut diag);
+    if let Ok(Committed {
+        landed: Landed::Journal { .. } | Landed::Spooled { .. },
+        ..
+    }) = &result
+    {
+        let deadline = start + opts.deadline;
+        crate::webhook::notify(
+            &opts.root,
+            &opts.config.webhook,
+            &cap.session_id,
+            &cap.kind,
+            deadline,
+            &mut diag,
+        );
+    }
     let (reply, landed) = match result {
         Ok(c) => {
             describe(&c, &mut diag);

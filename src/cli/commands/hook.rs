@@ -18,7 +18,7 @@ use crate::journal::Root;
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults and exec handlers; example in the README).
+Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults, exec and webhook handlers; examples in the README).
 The event is never lost: if the journal cannot take it within the deadline it is spooled
 durably and merged by the next append.")]
 pub struct Args {

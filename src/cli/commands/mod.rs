@@ -20,3 +20,4 @@ pub mod snapshot;
 pub mod state;
 pub mod tail;
 pub mod verify;
+pub mod webhook;

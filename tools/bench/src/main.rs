@@ -15,6 +15,7 @@ use sjournal::journal::{Root, Writer, WriterOptions};
 mod gen;
 mod stats;
 mod tokens;
+mod webhook;
 
 use stats::Samples;
 
@@ -38,8 +39,10 @@ fn main() {
                 println!("{r}");
             }
         }
+        Some("hookab") => webhook::hook_ab(&args[2..]),
+        Some("webhook") => webhook::rows_only(&args[2..]),
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | floor FILE | appender ROOT SESSION N | rss CMD...");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }
@@ -277,6 +280,11 @@ fn report(args: &[String]) {
         stats::ms(jq_t.p(50.0)),
         small_t.p(50.0) / jq_t.p(50.0)
     ));
+
+    // The hook with a webhook to a hanging endpoint (and to a fast one) against none.
+    if o.hook {
+        webhook::rows(&o.sjournal, &o.payload, tmp.path(), runs, &mut row);
+    }
 
     // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.
     let n = if o.quick { 300 } else { 2000 };
