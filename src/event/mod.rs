@@ -19,6 +19,7 @@ pub mod lenient;
 mod openclaw;
 pub mod tools;
 mod wire;
+pub mod work;
 
 use std::borrow::Cow;
 
@@ -51,6 +52,11 @@ pub struct Tool<'a> {
     pub duration_ms: Option<u64>,
     /// A one-line description the host gave directly (Cursor's shell `command`).
     pub detail: Option<Cow<'a, str>>,
+    /// The command's exit status, when the host reports one (Claude Code's `Exit code N`
+    /// at the head of a failure's error).
+    pub exit_code: Option<i64>,
+    /// The user interrupted the call (Claude Code `is_interrupt`).
+    pub interrupted: bool,
 }
 
 /// One hook event in canonical form, borrowed from the journal's bytes.
@@ -102,6 +108,13 @@ pub struct Event<'a> {
     pub message_count: Option<u64>,
     /// Tool calls reported only in bulk at the end of a turn (OpenClaw `toolCalls`).
     pub turn_tool_calls: Option<&'a RawValue>,
+    /// Background work still running when a turn stopped (Claude Code Stop
+    /// `background_tasks`: `[{"id", "type", "status", "description"}]`).
+    pub background_tasks: Option<&'a RawValue>,
+    /// A task-list task an event is about (Claude Code TaskCreated / TaskCompleted
+    /// `task_id`, `task_subject`).
+    pub task_id: Option<Cow<'a, str>>,
+    pub task_subject: Option<Cow<'a, str>>,
 }
 
 impl<'a> Event<'a> {
@@ -138,6 +151,9 @@ impl<'a> Event<'a> {
             context_usage_percent: None,
             message_count: None,
             turn_tool_calls: None,
+            background_tasks: None,
+            task_id: None,
+            task_subject: None,
         }
     }
 

@@ -78,6 +78,12 @@ pub(crate) struct Wire<'a> {
     // Gemini CLI BeforeModel / AfterModel: the model of the request (the rest is skipped).
     #[serde(borrow)]
     pub llm_request: Obj<super::gemini::LlmRequest<'a>>,
+    #[serde(borrow)]
+    pub background_tasks: Option<&'a RawValue>,
+    #[serde(borrow, rename = "task_id")]
+    pub task_id_snake: Str<'a>,
+    #[serde(borrow)]
+    pub task_subject: Str<'a>,
     // Cursor.
     #[serde(borrow)]
     pub conversation_id: Str<'a>,

@@ -79,6 +79,7 @@ impl State {
                 s.primitives.lists.remove(&v.name);
             }),
             p::KIND_INJECTED => self.decoded(rec, |s, i: p::Injected| {
+                s.note_injected(&i, rec);
                 s.injected.insert(
                     key(&i.event_kind),
                     Injection {
@@ -87,6 +88,7 @@ impl State {
                         text_blake3: key(&i.text_blake3),
                         len: i.len,
                         truncated: i.truncated,
+                        mode: i.mode.as_deref().map(key),
                     },
                 );
             }),

@@ -138,8 +138,10 @@ pub struct ListClear {
     pub name: String,
 }
 
-/// What the hook printed back to the host for the event at `event_seq`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the hook printed back to the host for the event at `event_seq`, and what it was made
+/// of. The fields after `text` were added with the injection policy (render version 1);
+/// records written before it lack them and decode with their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Injected {
     pub event_seq: u64,
     /// The kind of the event record at `event_seq`.
@@ -151,6 +153,37 @@ pub struct Injected {
     /// The renderer dropped parts to fit the budget.
     pub truncated: bool,
     pub text: String,
+    /// Which rule of the injection policy made the text: `recovery` (the full block after a
+    /// compaction, or its fallback), `resume`, `startup`, `clear`, `prompt`, `subagent`,
+    /// `failure`. None: written before the policy.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The version of the renderer that made the text (`context::RENDER_VERSION`); 0 for
+    /// records written before versions were recorded. A replay re-derives the text only
+    /// with the same version.
+    #[serde(default)]
+    pub render_version: u32,
+    /// The items the text carries, each keyed (`todo:list`, `fail:<call>`, `file:<path>`,
+    /// ...) with the blake3 of its rendered text: the model has seen them until the next
+    /// compaction, so they are not injected again unchanged.
+    #[serde(default)]
+    pub items: Vec<InjectedItem>,
+    /// Items left out or cut to fit the budget (`files: src/a.rs`, `left-off (cut)`).
+    #[serde(default)]
+    pub dropped: Vec<String>,
+    /// Items left out because the host's compaction summary already says them.
+    #[serde(default)]
+    pub deduped: Vec<String>,
+    /// The budget the text was fitted to, in characters.
+    #[serde(default)]
+    pub budget_chars: u64,
+}
+
+/// One item of an injection: its key and the blake3 (hex, first 16 digits) of its text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct InjectedItem {
+    pub key: String,
+    pub hash: String,
 }
 
 /// Written right after an event (in its batch) when the hook was told the host (`--host`) and

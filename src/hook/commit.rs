@@ -10,11 +10,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::context::Policy;
 use crate::error::{Error, Result};
-use crate::format::hash::content_hash;
-use crate::format::payload::{
-    self, Exec, HostOverride, Injected, KIND_EXEC, KIND_HOST, KIND_INJECTED,
-};
+use crate::format::payload::{self, Exec, HostOverride, KIND_EXEC, KIND_HOST, KIND_INJECTED};
 use crate::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
@@ -56,7 +54,7 @@ pub struct Request<'a> {
     pub execs: Vec<Exec>,
     /// Render context for this event.
     pub want_context: bool,
-    pub budget_chars: usize,
+    pub policy: Policy,
     pub lock_deadline: Instant,
     pub source: &'a dyn ContextSource,
 }
@@ -167,7 +165,7 @@ fn append_with_context(
                 raw_json: raw,
                 execs: &execs,
                 protocol,
-                budget_chars: req.budget_chars,
+                policy: &req.policy,
             };
             match req.source.render(&pending) {
                 Ok(c) => c.filter(|c| !c.text.is_empty()),
@@ -184,7 +182,7 @@ fn append_with_context(
     let exec_payloads = encode_execs(&execs, seq);
     let injected = context
         .as_ref()
-        .map(|c| payload::encode_system(&injected(seq, &cap.kind, c)));
+        .map(|c| payload::encode_system(&c.record(seq, &cap.kind)));
     let host = host_record(cap, seq);
     let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
     items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
@@ -203,18 +201,6 @@ fn append_with_context(
         landed: Landed::Journal { seq },
         context,
     })
-}
-
-/// The `sjournal.injected` record for context printed for the event `event_seq`.
-pub fn injected(event_seq: u64, event_kind: &str, c: &Context) -> Injected {
-    Injected {
-        event_seq,
-        event_kind: event_kind.to_owned(),
-        text_blake3: content_hash(c.text.as_bytes()).to_hex(),
-        len: c.text.chars().count() as u64,
-        truncated: c.truncated,
-        text: c.text.clone(),
-    }
 }
 
 /// The `sjournal.host` record that follows the event when `--host` named another host than

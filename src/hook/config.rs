@@ -3,7 +3,7 @@
 //! ```toml
 //! [hook]
 //! deadline_ms = 400            # default for --deadline-ms (250)
-//! context_budget_chars = 9500  # context rendered at most this long
+//! context_budget_chars = 4000  # the recovery block after a compaction at most this long (capped at 9500)
 //! context_events = ["PostToolUse"]  # events that get context besides the host's defaults
 //!
 //! [[exec]]
@@ -28,7 +28,9 @@ use serde::Deserialize;
 
 use crate::format::payload::ExecContext;
 use crate::journal::Root;
-use crate::limits::{EXEC_TIMEOUT_MS_DEFAULT, HOOK_CONTEXT_BUDGET_CHARS, HOOK_DEADLINE_MS_DEFAULT};
+use crate::limits::{
+    CONTEXT_BUDGET_DEFAULT_CHARS, EXEC_TIMEOUT_MS_DEFAULT, HOOK_DEADLINE_MS_DEFAULT,
+};
 use crate::webhook::WebhookHandler;
 
 pub const FILE_NAME: &str = "config.toml";
@@ -79,7 +81,7 @@ impl Default for HookSection {
     fn default() -> Self {
         HookSection {
             deadline_ms: HOOK_DEADLINE_MS_DEFAULT,
-            context_budget_chars: HOOK_CONTEXT_BUDGET_CHARS,
+            context_budget_chars: CONTEXT_BUDGET_DEFAULT_CHARS,
             context_events: Vec::new(),
         }
     }
@@ -219,7 +221,7 @@ context = "persistent"
 "#;
         let c = Config::parse(text, Path::new("config.toml")).unwrap();
         assert_eq!(c.hook.deadline_ms, 400);
-        assert_eq!(c.hook.context_budget_chars, HOOK_CONTEXT_BUDGET_CHARS);
+        assert_eq!(c.hook.context_budget_chars, CONTEXT_BUDGET_DEFAULT_CHARS);
         assert_eq!(c.exec[0].context, ExecContext::Persistent);
         assert_eq!(c.handlers_for("SessionStart").len(), 1);
         assert!(c.handlers_for("Stop").is_empty());

@@ -22,6 +22,7 @@ pub mod report;
 pub mod sessions;
 #[cfg(feature = "remote")]
 pub mod ship;
+pub mod show;
 pub mod slot;
 pub mod snapshot;
 pub mod state;
