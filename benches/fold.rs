@@ -227,20 +227,24 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
-    // Rendering the context the hook injects, from the state at the end of the journal: at
-    // the default budget, and at a small one that forces the truncation path.
+    // The recovery block the hook injects after a compaction, from the state at the end of
+    // the journal: at the default budget, and at a small one that forces the truncation path
+    // (`benches/context.rs` measures it at the size of a real session).
     let (state, _) = load_state(&f.root, SESSION, &LoadOptions::latest()).unwrap();
+    let at = sjournal::context::InjectionPoint {
+        event_seq: state.seq + 1,
+        kind: sjournal::event::EventKind::SessionStart,
+        source: Some("compact".into()),
+        host: sjournal::event::Host::Claude,
+    };
     let mut g = c.benchmark_group("context_render");
     for budget in [sjournal::limits::CONTEXT_BUDGET_DEFAULT_CHARS, 400] {
+        let policy = sjournal::context::Policy {
+            budget_chars: budget,
+            ..Default::default()
+        };
         g.bench_function(format!("budget_{budget}"), |b| {
-            b.iter(|| {
-                sjournal::context::render(
-                    &state,
-                    &sjournal::context::RenderOptions {
-                        budget_chars: budget,
-                    },
-                )
-            })
+            b.iter(|| sjournal::context::inject(&state, &at, &policy, &Default::default()))
         });
     }
     g.finish();

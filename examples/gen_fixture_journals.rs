@@ -188,6 +188,53 @@ fn session() -> Vec<(String, Vec<u8>)> {
     r
 }
 
+/// The recovery scenario (`tests/fixtures/scenarios/recovery.jsonl`) as the hook journals it:
+/// each event, then, at the events the hook asks context for, the `sjournal.injected` record
+/// of what the injection policy gives the state after the event. `tests/golden.rs` checks a
+/// replay re-derives every one of them byte for byte: a renderer change that forgets to bump
+/// `context::RENDER_VERSION` fails there.
+fn recovery(fixtures: &Path) -> Vec<Rec> {
+    use sjournal::context::{inject, Extras, InjectionPoint, Policy};
+    use sjournal::fold::{RecordView, State};
+    use sjournal::hook::protocol::Protocol;
+    let text = std::fs::read_to_string(fixtures.join("scenarios/recovery.jsonl")).unwrap();
+    let policy = Policy::default();
+    let mut state = State::new();
+    let mut out: Vec<Rec> = Vec::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let payload = &v["payload"];
+        let (kind, raw) = ev(payload.clone());
+        let json = payload.to_string();
+        let seq = out.len() as u64 + 1;
+        state.apply(&RecordView {
+            seq,
+            ts_unix_ns: 0,
+            kind: &kind,
+            payload: &raw,
+        });
+        out.push((kind.clone(), raw));
+        let protocol = Protocol::detect(payload);
+        if !policy.wants(protocol, &kind) {
+            continue;
+        }
+        let at = InjectionPoint::of_record(&kind, &json, seq);
+        let inj = inject(&state, &at, &policy, &Extras::default());
+        if inj.is_empty() {
+            continue;
+        }
+        let rec = sys(p::KIND_INJECTED, &inj.record(seq, &kind));
+        state.apply(&RecordView {
+            seq: seq + 1,
+            ts_unix_ns: 0,
+            kind: &rec.0,
+            payload: &rec.1,
+        });
+        out.push(rec);
+    }
+    out
+}
+
 fn main() {
     let out = PathBuf::from(
         std::env::args()
@@ -213,6 +260,7 @@ fn main() {
                 .collect(),
         ),
         ("session", session()),
+        ("recovery", recovery(&fixtures)),
     ];
     std::fs::create_dir_all(&out).unwrap();
     for (name, records) in sets {

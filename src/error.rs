@@ -131,6 +131,15 @@ pub enum Error {
 
     #[error("{reason}; nothing was appended")]
     InvalidInput { reason: String },
+
+    #[error(
+        "configuration {path}: {message}; fix it and run the command again (until then hooks \
+         use the default configuration, without webhooks)"
+    )]
+    InvalidConfig { path: PathBuf, message: String },
+    /// Shipping, fetching, remote verification or indexing could not run (see `remote`).
+    #[error("{reason}")]
+    Remote { reason: String },
 }
 
 impl Error {

@@ -28,12 +28,16 @@ pub mod event;
 pub mod fold;
 pub mod format;
 pub mod hook;
+pub mod host;
 pub mod install;
 pub mod journal;
 pub mod limits;
 pub mod primitives;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod replay;
 pub mod snapshot;
 pub mod storage;
+pub mod webhook;
 
 pub use error::{Error, Result};

@@ -61,10 +61,6 @@ pub const HOOK_COMMIT_GRACE_MS: u64 = 250;
 /// so a stdin with nothing waiting is a host that has not written).
 pub const HOOK_STDIN_GRACE_MS: u64 = 1000;
 
-/// Context injected by the hook is rendered at most this many characters long (Claude Code
-/// spills `additionalContext` over 10,000 characters to a file).
-pub const HOOK_CONTEXT_BUDGET_CHARS: usize = 9_500;
-
 /// Exec handler timeout when the configuration gives none.
 pub const EXEC_TIMEOUT_MS_DEFAULT: u64 = 100;
 
@@ -123,11 +119,135 @@ pub const LIST_ITEMS_MAX: u32 = 1000;
 /// Longest list item (JSON text).
 pub const LIST_ITEM_MAX_BYTES: usize = 16 * 1024;
 
-/// Context injected by default, in characters.
+/// The recovery block (after a compaction, and its fallbacks) is at most this many characters
+/// by default (`[hook] context_budget_chars` in config.toml changes it). The one budget
+/// default: the hook, `replay`, `context show` and the demo all use it.
 pub const CONTEXT_BUDGET_DEFAULT_CHARS: usize = 4000;
+
+/// No injection is ever longer than this, whatever the configuration says: Claude Code spills
+/// `additionalContext` over 10,000 characters to a file.
+pub const CONTEXT_BUDGET_MAX_CHARS: usize = 9_500;
+
+// Budgets of the other injections (context-recovery §3.2), in characters.
+
+/// SessionStart(resume | fork): the delta since the transcript was saved.
+pub const RESUME_BUDGET_CHARS: usize = 600;
+/// SessionStart(startup): session notes and the caller's handoff / memory sections.
+pub const STARTUP_BUDGET_CHARS: usize = 1_500;
+/// SessionStart(clear): notes and a pointer, nothing of the old task.
+pub const CLEAR_BUDGET_CHARS: usize = 400;
+/// UserPromptSubmit: new and changed notes only.
+pub const PROMPT_BUDGET_CHARS: usize = 800;
+/// SubagentStart (opt-in): the standing instructions.
+pub const SUBAGENT_BUDGET_CHARS: usize = 500;
+/// PostToolUseFailure (opt-in): the nudge about an identical earlier failure.
+pub const FAILURE_NUDGE_BUDGET_CHARS: usize = 300;
+
+/// Shares of the recovery block, in characters at the default budget (scaled with the
+/// budget): (section, reserve, hard cap). A section keeps its reserve until every section
+/// has given up what it has above its own; none grows past its cap. Persistent notes have no
+/// reserve and a cap of `NOTES_CAP_PERCENT` of the budget.
+pub const SECTION_SHARES_CHARS: &[(&str, usize, usize)] = &[
+    ("frame", 320, 320),
+    ("instructions", 800, 1_400),
+    ("todos", 700, 1_200),
+    ("left-off", 400, 600),
+    ("failures", 500, 800),
+    ("files", 500, 900),
+    ("agents", 300, 500),
+];
+pub const NOTES_CAP_PERCENT: usize = 40;
+
+/// Text cuts in the rendered block, in characters.
+pub const INSTRUCTION_SHOWN_CHARS: usize = 300;
+pub const ORIGINAL_REQUEST_CHARS: usize = 300;
+pub const LATEST_REQUEST_CHARS: usize = 400;
+pub const LEFT_OFF_CHARS: usize = 400;
+pub const LEFT_OFF_CUT_CHARS: usize = 200;
+pub const SUBAGENT_RESULT_CHARS: usize = 200;
+pub const ERROR_LINE_CHARS: usize = 200;
+/// Standing instructions shown at most (the newest).
+pub const INSTRUCTIONS_SHOWN_MAX: usize = 8;
+/// Instructions never dropped for room (they are cut instead).
+pub const INSTRUCTIONS_KEPT_NEWEST: usize = 3;
+/// Unresolved failures shown at most (the newest).
+pub const FAILURES_SHOWN_MAX: usize = 3;
+/// Files listed at most before "and N more".
+pub const FILES_SHOWN_MAX: usize = 15;
+/// A todo list longer than this collapses its completed items into a count.
+pub const TODOS_SHOWN_FULL_MAX: usize = 10;
+
+/// Version of the standing-instruction marker rule (`fold::instructions`). It is part of the
+/// fold: changing the rule changes states, so it goes with a `fold::FOLD_VERSION` bump.
+pub const INSTRUCTION_MARKERS_VERSION: u32 = 1;
+/// Standing instructions kept in the state, and the longest one.
+pub const INSTRUCTIONS_KEPT: usize = 32;
+pub const INSTRUCTION_MAX_BYTES: usize = 1_200;
+/// Sentences of one prompt examined for instructions.
+pub const INSTRUCTION_SENTENCES_MAX: usize = 64;
+/// Todo items kept, and the longest item text.
+pub const TODOS_MAX: usize = 100;
+pub const TODO_TEXT_MAX_BYTES: usize = 600;
+/// The head of a proposed plan kept.
+pub const PLAN_HEAD_MAX_BYTES: usize = 600;
+/// Failures of distinct calls kept; error lines kept per failure, and the longest.
+pub const FAILURES_KEPT: usize = 32;
+pub const ERROR_TAIL_LINES: usize = 2;
+pub const ERROR_LINE_MAX_BYTES: usize = 400;
+/// The tail of a turn's last assistant message kept.
+pub const LEFT_OFF_MAX_BYTES: usize = 1_600;
+/// Tool actions of the current turn kept.
+pub const TURN_ACTIONS_KEPT: usize = 3;
+/// Launched subagents waiting for their start, background tasks kept, and the longest
+/// subagent description or result head.
+pub const LAUNCHES_KEPT: usize = 16;
+pub const BACKGROUND_KEPT: usize = 16;
+pub const SUBAGENT_TEXT_MAX_BYTES: usize = 400;
+/// The longest compaction summary kept (gap-aware rendering searches it).
+pub const SUMMARY_MAX_BYTES: usize = 64 * 1024;
+/// Item keys remembered as seen since the last compaction (past this an item may be shown
+/// again, never hidden wrongly).
+pub const SEEN_MAX: usize = 4_096;
 
 /// A snapshot is written when this many records were folded since the last one.
 pub const SNAPSHOT_EVERY_RECORDS: u64 = 128;
 
 /// Largest snapshot file read.
 pub const SNAPSHOT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Webhook attempt timeout when the configuration gives none (the OpenClaw lifecycle RFC's).
+pub const WEBHOOK_TIMEOUT_MS_DEFAULT: u64 = 5_000;
+
+/// Longest webhook attempt timeout accepted.
+pub const WEBHOOK_TIMEOUT_MS_MAX: u64 = 600_000;
+
+/// Tries of one event per deliverer run, and the first wait and the cap of the exponential
+/// backoff between them, when the configuration gives none. A run that spends its attempts
+/// leaves the event pending for the next run; nothing is dropped.
+pub const WEBHOOK_ATTEMPTS_DEFAULT: u32 = 6;
+pub const WEBHOOK_BACKOFF_MS_DEFAULT: u64 = 1_000;
+pub const WEBHOOK_MAX_BACKOFF_MS_DEFAULT: u64 = 60_000;
+
+/// Longest webhook name (it names files).
+pub const WEBHOOK_NAME_MAX_BYTES: usize = 64;
+
+/// Values shorter than this are not redacted as secrets (redacting "1" would garble numbers;
+/// nothing that short is a secret).
+pub const WEBHOOK_SECRET_MIN_BYTES: usize = 4;
+
+/// Start of a failed response's body kept in the `sjournal.webhook` record.
+pub const WEBHOOK_RESPONSE_KEPT_BYTES: usize = 256;
+
+/// Pending events a deliverer plans at once per webhook; it scans again for the rest.
+pub const WEBHOOK_PLAN_MAX_EVENTS: usize = 4096;
+
+/// How long a starting deliverer waits for the session's delivery lock before it concludes
+/// another deliverer holds it (a hook probing the lock holds it for microseconds).
+pub const WEBHOOK_LOCK_WAIT_MS: u64 = 50;
+/// A shipped segment holds at most this many bytes of record frames (a single larger record is
+/// shipped alone in its own segment).
+pub const SEGMENT_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// The largest object `verify --remote`, `fetch` and `index` read: a segment can exceed
+/// `SEGMENT_MAX_BYTES` only by holding one record, itself at most `FRAME_MAX_BYTES`.
+pub const REMOTE_OBJECT_MAX_BYTES: u64 = FRAME_MAX_BYTES as u64 + SEGMENT_MAX_BYTES as u64;

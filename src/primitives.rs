@@ -336,15 +336,3 @@ pub fn context_clear(
     };
     Writer::open(root, session_id, opts)?.append(p::KIND_CONTEXT_CLEAR, &encode_system(&rec))
 }
-
-/// The `sjournal.injected` record for text printed back for the event at `event_seq`.
-pub fn injected(event_seq: u64, event_kind: &str, r: &crate::context::Rendered) -> p::Injected {
-    p::Injected {
-        event_seq,
-        event_kind: event_kind.to_owned(),
-        text_blake3: crate::format::hash::content_hash(r.text.as_bytes()).to_hex(),
-        len: r.chars as u64,
-        truncated: r.truncated,
-        text: r.text.clone(),
-    }
-}

@@ -1,5 +1,6 @@
 //! The command line over the fold: `state --json` reports the seq and the state hash the
-//! library computes; `context show` prints exactly the rendered text; the primitives' exit
+//! library computes; `context show` prints exactly what the injection policy gives (under the
+//! root's config.toml, which it honours); the primitives' exit
 //! codes say yes (0) or no (1); a compare-and-set conflict exits 1 with the current seq;
 //! `snapshot` and `snapshot rebuild --all` write snapshots that `state` then uses.
 
@@ -8,7 +9,8 @@ mod common;
 
 use assert_cmd::Command;
 use common::{event, real_claude, temp_root, write_journal};
-use sjournal::context::{render, RenderOptions};
+use sjournal::context::{inject, Extras, InjectionPoint, Policy};
+use sjournal::event::{EventKind, Host};
 use sjournal::snapshot::{load_state, LoadOptions};
 
 const S: &str = "50834a7c-d1b4-423d-a384-ec7fa97d6241";
@@ -92,14 +94,21 @@ fn context_show_prints_exactly_the_rendered_text() {
         .assert()
         .success();
     let (state, _) = load_state(&root, S, &LoadOptions::latest()).unwrap();
-    for budget in [4000, 100] {
-        let expected = render(
-            &state,
-            &RenderOptions {
-                budget_chars: budget,
-            },
-        )
-        .text;
+    let compact = InjectionPoint {
+        event_seq: state.seq + 1,
+        kind: EventKind::SessionStart,
+        source: Some("compact".into()),
+        host: Host::Claude,
+    };
+    let render = |budget: usize| {
+        let policy = Policy {
+            budget_chars: budget,
+            ..Policy::default()
+        };
+        inject(&state, &compact, &policy, &Extras::default()).text
+    };
+    for budget in [4000, 500] {
+        let expected = render(budget);
         let out = cmd(&root)
             .args([
                 "context",
@@ -113,12 +122,44 @@ fn context_show_prints_exactly_the_rendered_text() {
             .unwrap();
         assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
     }
+    // The configuration's budget is the default (it was ignored before).
+    std::fs::write(
+        root.dir().join("config.toml"),
+        "[hook]\ncontext_budget_chars = 500\n",
+    )
+    .unwrap();
     let out = cmd(&root)
-        .args(["context", "show", "--session", S, "--json"])
+        .args(["context", "show", "--session", S])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), render(500));
+    assert_ne!(render(500), render(4000));
+    let out = cmd(&root)
+        .args([
+            "context",
+            "show",
+            "--session",
+            S,
+            "--json",
+            "--budget",
+            "4000",
+        ])
         .output()
         .unwrap();
     let v = json(&out.stdout);
     assert!(v["text"].as_str().unwrap().contains("[now] from stdin"));
+    assert_eq!(v["mode"], "recovery");
+    assert_eq!(v["budget_chars"], 4000);
+    // The next prompt would get only what the model has not seen: here, both entries.
+    let out = cmd(&root)
+        .args(["context", "show", "--session", S, "--at", "prompt"])
+        .output()
+        .unwrap();
+    let prompt = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        prompt.contains("[rules] Run the tests.") && prompt.contains("[now] from stdin"),
+        "{prompt}"
+    );
     cmd(&root)
         .args(["context", "clear", "--session", S])
         .assert()

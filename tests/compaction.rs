@@ -1,15 +1,17 @@
 //! Compaction: context set early must survive it. A session (real Claude Code payloads as
 //! templates) sets persistent context, runs 100 tool events, compacts (PreCompact, the
 //! compactor's SubagentStop, SessionStart with source "compact", PostCompact), exactly as the
-//! hook would see it: after every event it loads the state from snapshot + tail, renders, and
-//! snapshots every 16 records. The context rendered after the compaction holds every
-//! persistent entry, and equals what a rebuild from scratch (full replay, no snapshot) renders.
+//! hook would see it: after every event it loads the state from snapshot + tail, asks the
+//! injection policy, and snapshots every 16 records. The recovery block injected after the
+//! compaction holds every persistent entry, and equals what a rebuild from scratch (full
+//! replay, no snapshot) gives for the same event; the events around the compaction inject
+//! nothing.
 
 #[path = "fold_support/mod.rs"]
 mod common;
 
 use common::{real_claude, temp_root};
-use sjournal::context::{render, Channel, RenderOptions};
+use sjournal::context::{inject, Channel, Extras, Injection, InjectionPoint, Mode, Policy};
 use sjournal::journal::{Writer, WriterOptions};
 use sjournal::primitives;
 use sjournal::snapshot::{load_state, maybe_snapshot, LoadOptions, SnapshotUse};
@@ -24,16 +26,17 @@ fn template(event: &str, variant: Option<&str>) -> serde_json::Value {
     serde_json::from_str(&f.raw).unwrap()
 }
 
-/// Appends one event and does what the hook does after it; returns the rendered context.
-fn hook(root: &sjournal::journal::Root, v: &serde_json::Value) -> String {
+/// Appends one event and does what the hook does after it; returns what the policy injects.
+fn hook(root: &sjournal::journal::Root, v: &serde_json::Value) -> Injection {
     let kind = v["hook_event_name"].as_str().unwrap();
     let mut w = Writer::open(root, S, &WriterOptions::default()).unwrap();
-    w.append_event(kind, &v.to_string()).unwrap();
+    let seq = w.append_event(kind, &v.to_string()).unwrap().seq;
     drop(w);
     let (state, info) = load_state(root, S, &LoadOptions::latest()).unwrap();
     assert!(info.warnings.is_empty(), "{:?}", info.warnings);
     maybe_snapshot(&root.session(S).unwrap(), &state, &info, 16).unwrap();
-    render(&state, &RenderOptions::default()).text
+    let at = InjectionPoint::of_record(kind, &v.to_string(), seq);
+    inject(&state, &at, &Policy::default(), &Extras::default())
 }
 
 #[test]
@@ -85,16 +88,26 @@ fn persistent_context_survives_compaction_and_matches_a_rebuild() {
     let after = hook(&root, &template("SessionStart", Some("compact")));
     let last = hook(&root, &template("PostCompact", Some("manual")));
 
+    // PreCompact and PostCompact take no context; the recovery block comes with the
+    // SessionStart in between.
+    assert_eq!((before.mode, before.text.as_str()), (Mode::Nothing, ""));
+    assert_eq!((last.mode, last.text.as_str()), (Mode::Nothing, ""));
+    assert_eq!(after.mode, Mode::Recovery);
+    let after = after.text;
     for (k, t) in notes {
-        for text in [&before, &after, &last] {
-            assert!(
-                text.contains(&format!("[{k}] {t}")),
-                "{k} missing from:\n{text}"
-            );
-        }
+        assert!(
+            after.contains(&format!("[{k}] {t}")),
+            "{k} missing from:\n{after}"
+        );
     }
-    assert!(after.contains("compactions: 1 (last manual)"), "{after}");
-    assert!(after.contains("src/m6.rs (4 edits)"), "{after}");
+    assert!(
+        after.starts_with("sjournal: recovered after compaction #1 (manual)"),
+        "{after}"
+    );
+    assert!(
+        after.contains("- `src/m6.rs` (modified, 4 edits, +4 -4)"),
+        "{after}"
+    );
 
     let (hooked, info) = load_state(&root, S, &LoadOptions::latest()).unwrap();
     assert!(
@@ -110,15 +123,37 @@ fn persistent_context_survives_compaction_and_matches_a_rebuild() {
     assert_eq!(info.snapshot, SnapshotUse::None);
     assert_eq!(rebuilt.seq, 2 + 3 + 100 + 4);
     assert_eq!(hooked.encode(), rebuilt.encode());
-    assert_eq!(render(&rebuilt, &RenderOptions::default()).text, last);
+    let compact_seq = rebuilt
+        .compactions
+        .last
+        .as_ref()
+        .unwrap()
+        .resumed_seq
+        .unwrap();
+    let at_compact = LoadOptions {
+        at: Some(compact_seq),
+        ..scratch
+    };
+    let (then, _) = load_state(&root, S, &at_compact).unwrap();
+    let point = InjectionPoint::of_record(
+        "SessionStart",
+        &template("SessionStart", Some("compact")).to_string(),
+        compact_seq,
+    );
+    let again = inject(&then, &point, &Policy::default(), &Extras::default());
+    assert_eq!(again.text, after);
     let c = rebuilt.compactions.last.as_ref().unwrap();
     assert!(c.pre_seq.is_some() && c.resumed_seq.is_some() && c.post_seq.is_some());
     assert_eq!(rebuilt.compactions.count, 1);
     assert_eq!(rebuilt.tools.calls, 50);
 
     // Under a tight budget the persistent entries are the last thing to go.
-    let tight = render(&rebuilt, &RenderOptions { budget_chars: 400 });
-    assert!(tight.truncated && tight.text.chars().count() <= 400);
+    let policy = Policy {
+        budget_chars: 600,
+        ..Policy::default()
+    };
+    let tight = inject(&then, &point, &policy, &Extras::default());
+    assert!(tight.truncated && tight.chars <= 600, "{}", tight.text);
     for (k, _) in notes {
         assert!(tight.text.contains(&format!("[{k}]")), "{}", tight.text);
     }

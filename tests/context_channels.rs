@@ -1,10 +1,10 @@
-//! Context channels and the renderer: persistent entries survive turns and compaction,
-//! ephemeral ones end with the turn, at-stop ones replace the persistent entry of their key
-//! when the turn ends; clear removes a key, a channel or everything. The rendered text never
-//! exceeds its budget, says when it was shortened, drops the least important parts first, and
-//! is the same for the same state.
+//! Context channels: persistent entries survive turns and compaction, ephemeral ones end with
+//! the turn, at-stop ones replace the persistent entry of their key when the turn ends; clear
+//! removes a key, a channel or everything. The recovery block shows the channels as they
+//! stand (budgets and truncation: `tests/context_budget.rs`).
 
-use sjournal::context::{render, Channel, RenderOptions};
+use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
+use sjournal::event::{EventKind, Host};
 use sjournal::fold::{RecordView, State};
 use sjournal::format::payload::{self as p, encode_event, encode_system};
 
@@ -65,8 +65,9 @@ impl Session {
         self.ev(r#"{"hook_event_name":"Stop","session_id":"s"}"#)
     }
 
+    /// The recovery block, as if the host compacted now.
     fn text(&self) -> String {
-        render(&self.state, &RenderOptions::default()).text
+        render(&self.state).text
     }
 }
 
@@ -133,159 +134,40 @@ fn channels_follow_the_turn() {
 }
 
 #[test]
-fn empty_session_renders_nothing() {
-    let r = render(&State::new(), &RenderOptions::default());
+fn empty_session_renders_only_the_frame() {
+    let r = render(&State::new());
+    assert!(!r.truncated);
+    assert!(
+        r.text.starts_with("sjournal: recovered after compaction"),
+        "{}",
+        r.text
+    );
+    assert!(
+        !r.text.contains("##"),
+        "no section without content: {}",
+        r.text
+    );
+    let prompt = InjectionPoint {
+        event_seq: 1,
+        kind: EventKind::UserPromptSubmit,
+        source: None,
+        host: Host::Claude,
+    };
+    let r = inject(
+        &State::new(),
+        &prompt,
+        &Policy::default(),
+        &Extras::default(),
+    );
     assert_eq!((r.text.as_str(), r.truncated, r.chars), ("", false, 0));
 }
 
-/// A state with every section filled.
-fn busy() -> Session {
-    let mut s = Session::new();
-    s.set(
-        Channel::Persistent,
-        "a-rules",
-        &"Keep every public function documented. ".repeat(3),
-    );
-    s.set(Channel::Persistent, "b-goal", "Finish the snapshot loader.");
-    s.prompt("Please refactor the fold so that apply allocates less, and measure it");
-    s.set(
-        Channel::Ephemeral,
-        "now",
-        "The bench is in benches/fold.rs.",
-    );
-    for i in 0..30 {
-        s.ev(&format!(
-            r#"{{"hook_event_name":"PostToolUse","session_id":"s","tool_name":"Edit","tool_use_id":"e{i}","tool_input":{{"file_path":"/src/file_{i:02}.rs"}}}}"#
-        ));
-    }
-    for i in 0..5 {
-        s.ev(&format!(
-            r#"{{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_use_id":"b{i}","tool_input":{{"command":"sleep {i}"}}}}"#
-        ));
-    }
-    s
-}
-
-#[test]
-fn every_budget_is_respected_and_least_important_goes_first() {
-    let s = busy();
-    let full = render(
-        &s.state,
-        &RenderOptions {
-            budget_chars: 100_000,
-        },
-    );
-    assert!(!full.truncated);
-    let n = full.chars;
-    for section in [
-        "## Session notes",
-        "## This turn",
-        "## Current task",
-        "## Files changed",
-        "## Tool calls in progress",
-        "## Session\n",
-    ] {
-        assert!(full.text.contains(section), "{section} in:\n{}", full.text);
-    }
-    let mut last_dropped = 0;
-    for budget in (0..=n + 5).rev().step_by(7) {
-        let r = render(
-            &s.state,
-            &RenderOptions {
-                budget_chars: budget,
-            },
-        );
-        assert!(r.chars <= budget, "budget {budget}: {} chars", r.chars);
-        assert_eq!(r.chars, r.text.chars().count());
-        assert_eq!(r.truncated, budget < n, "budget {budget}");
-        assert_eq!(r.truncated, !r.dropped.is_empty());
-        if r.truncated && budget > 80 {
-            assert!(
-                r.text.ends_with("characters]"),
-                "the marker closes a shortened text"
-            );
-        }
-        // Shrinking the budget only ever drops more.
-        assert!(
-            r.dropped.len() >= last_dropped || budget < 80,
-            "budget {budget}"
-        );
-        last_dropped = r.dropped.len();
-        assert_eq!(
-            r,
-            render(
-                &s.state,
-                &RenderOptions {
-                    budget_chars: budget
-                }
-            ),
-            "deterministic"
-        );
-    }
-
-    // Order: open tool calls, then the counts, then files, before the task and the entries.
-    let r = render(
-        &s.state,
-        &RenderOptions {
-            budget_chars: n - 10,
-        },
-    );
-    assert!(
-        r.dropped[0].starts_with("open-tool-calls:"),
-        "{:?}",
-        r.dropped
-    );
-    let r = render(&s.state, &RenderOptions { budget_chars: 600 });
-    assert!(
-        !r.text.contains("## Tool calls") && !r.text.contains("## Session\n"),
-        "{}",
-        r.text
-    );
-    assert!(
-        r.text.contains("[a-rules]")
-            && r.text.contains("[b-goal]")
-            && r.text.contains("## Current task")
-    );
-    let kinds: Vec<&str> = r
-        .dropped
-        .iter()
-        .map(|d| d.split(':').next().unwrap())
-        .collect();
-    let first_file = kinds.iter().position(|k| *k == "files").unwrap();
-    assert!(kinds[..first_file]
-        .iter()
-        .all(|k| *k == "open-tool-calls" || *k == "counts"));
-    // Files go least recently changed first.
-    assert!(
-        r.dropped.iter().any(|d| d == "files: /src/file_00.rs"),
-        "{:?}",
-        r.dropped
-    );
-    if r.text.contains("file_00") {
-        panic!("the oldest file should go first: {}", r.text);
-    }
-    // With room for little more than the notes, the task and this turn's entry go (the task
-    // first), the notes stay; with less, the last note goes and the first is cut.
-    let r = render(&s.state, &RenderOptions { budget_chars: 300 });
-    assert!(
-        r.text.contains("[a-rules]") && r.text.contains("[b-goal]"),
-        "{}",
-        r.text
-    );
-    assert!(r.dropped.contains(&"task".to_owned()), "{:?}", r.dropped);
-    let r = render(&s.state, &RenderOptions { budget_chars: 120 });
-    assert_eq!(
-        r.dropped[r.dropped.len() - 4..],
-        [
-            "task",
-            "ephemeral: now",
-            "persistent: b-goal",
-            "persistent: a-rules (cut)"
-        ]
-    );
-    assert!(
-        r.text.contains("[a-rules] Keep every") && r.text.contains('…'),
-        "{}",
-        r.text
-    );
+fn render(state: &State) -> sjournal::context::Injection {
+    let at = InjectionPoint {
+        event_seq: state.seq + 1,
+        kind: EventKind::SessionStart,
+        source: Some("compact".into()),
+        host: Host::Claude,
+    };
+    inject(state, &at, &Policy::default(), &Extras::default())
 }

@@ -169,23 +169,22 @@ fn host_specific_facts_fold() {
     assert_eq!(cline.identity.starts, 2);
 
     let oc = fold_file("openclaw.jsonl");
-    assert_eq!(
-        (oc.turns.count, oc.turns.stops),
-        (1, 1),
-        "onPostTurn is a whole turn"
-    );
+    assert_eq!((oc.turns.count, oc.turns.stops), (1, 1));
     assert_eq!(oc.tools.by_tool["email_read"].calls, 1);
     assert_eq!(oc.identity.session_kind.as_deref(), Some("spawn"));
     assert_eq!(
         oc.identity.links[0].session.as_deref(),
-        Some("agent:main:cron-nightly")
+        Some("agent:main:main")
     );
     let c = oc.compactions.last.as_ref().unwrap();
     assert_eq!(
         (c.context_usage_percent, c.message_count),
         (Some(87.5), Some(212))
     );
-    assert_eq!(oc.ended.as_ref().unwrap().duration_ms, Some(3_600_000));
+    assert_eq!(
+        oc.ended.as_ref().unwrap().reason.as_deref(),
+        Some("shutdown")
+    );
 
     let cc = fold_file("claude-code.jsonl");
     assert_eq!(cc.tools.denied, 1);

@@ -255,8 +255,9 @@ fn state_hash(root: &std::path::Path, session: &str) -> String {
 }
 
 /// Every fixture journal (real Claude Code payloads, every host, and a scripted session with
-/// context channels, primitives, injections and exec records), exported and imported into a
-/// new session, folds to the same state: the same `state_hash`.
+/// context channels, primitives, injections and exec records, and the recovery scenario with
+/// its injections), exported and imported into a new session, folds to the same state: the
+/// same `state_hash`.
 #[test]
 fn export_then_import_keeps_the_state_of_every_fixture() {
     let dir = fixtures_dir().join("journals");
@@ -290,5 +291,5 @@ fn export_then_import_keeps_the_state_of_every_fixture() {
         );
         n += 1;
     }
-    assert_eq!(n, 3);
+    assert_eq!(n, 4);
 }

@@ -169,17 +169,35 @@ fn system_record() -> impl Strategy<Value = Rec> {
                 name: format!("l{n}")
             }
         )),
-        (1..50u64, "[a-z]{0,5}").prop_map(|(s, t)| sys(
-            p::KIND_INJECTED,
-            &p::Injected {
-                event_seq: s,
-                event_kind: "Stop".into(),
-                text_blake3: "00".into(),
-                len: t.len() as u64,
-                truncated: false,
-                text: t,
-            }
-        )),
+        (
+            1..50u64,
+            "[a-z]{0,5}",
+            prop::collection::vec((0..6u8, 0..3u8), 0..4),
+            0..4u8
+        )
+            .prop_map(|(s, t, items, mode)| sys(
+                p::KIND_INJECTED,
+                &p::Injected {
+                    event_seq: s,
+                    event_kind: "Stop".into(),
+                    text_blake3: "00".into(),
+                    len: t.len() as u64,
+                    truncated: false,
+                    text: t,
+                    // The seen set (and a compaction's answer) folds from these.
+                    mode: ["recovery", "prompt", "subagent"]
+                        .get(mode as usize)
+                        .map(|m| m.to_string()),
+                    items: items
+                        .into_iter()
+                        .map(|(k, h)| p::InjectedItem {
+                            key: format!("file:f{k}"),
+                            hash: format!("{h:016}"),
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+            )),
         Just(sys(
             p::KIND_UNPARSED,
             &p::Unparsed {

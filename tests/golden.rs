@@ -1,8 +1,11 @@
 //! Golden state hashes: the checked-in journals of tests/fixtures/journals (real Claude Code
 //! payloads, every other host's constructed payloads, and a scripted session with context,
-//! compaction and primitives) must fold to exactly these states. A change to the record
-//! format, the fold, the `State` types or rmp-serde's encoding that moves any of them fails
-//! here, and must come with a new `FOLD_VERSION` (so old snapshots are rebuilt).
+//! compaction and primitives, and the recovery scenario with its injections) must fold to
+//! exactly these states. A change to the record format, the fold, the `State` types or
+//! rmp-serde's encoding that moves any of them fails here, and must come with a new
+//! `FOLD_VERSION` (so old snapshots are rebuilt). And every injection journaled in
+//! `recovery.sjl` must re-derive byte for byte: a change to what the renderer makes of a
+//! state must come with a new `context::RENDER_VERSION` (and the journal regenerated).
 
 #[path = "fold_support/mod.rs"]
 mod common;
@@ -51,25 +54,38 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
     ),
-    // Version 3 reads events leniently (a lone surrogate escape, an out-of-range number) and
-    // knows `sjournal.repaired` / `sjournal.lost`; these journals have none of them.
+    // Version 3: events are read leniently (a lone surrogate escape reads as U+FFFD, an
+    // out-of-range number as its text; these journals have neither); `sjournal.repaired` and
+    // `sjournal.lost` are known system kinds; the host adapters read the real hosts' payloads
+    // (Gemini's automatic PreCompress is no compaction, OpenClaw's events come from its
+    // plugin, Codex's subagent prompts are no turns, a forced host is recorded), and the fold
+    // keeps what recovery needs (requests, todos, plan, failures, where the work left off,
+    // file line counts, subagent descriptions, the seen set). The same journals, unchanged,
+    // and `recovery.sjl`: the recovery scenario as the hook journals it, with the
+    // `sjournal.injected` records of render version 1.
     (
         3,
         "claude-real.sjl",
         37,
-        "aaaea6c8d9d3eb174abeb789cec92e205ed1977b8a67d10fbe89c4ee6b05c845",
+        "c41f91d51ec3ea9de492d82135bc2dcf41d0e4a3ffd0c08902da70e6d93d4935",
     ),
     (
         3,
         "hosts.sjl",
         71,
-        "d4f56962b015d8cbaf86a9fd4016e15c523f486251e6ce079795f88dba250086",
+        "f27191c3e32d589ee95a4796fdfe50f413384a33362d20164a752521cdf3fc4e",
+    ),
+    (
+        3,
+        "recovery.sjl",
+        22,
+        "e5adb30a8409d34799a18343a59fc169c37a22f07a0be0009ce1686aa53f48c4",
     ),
     (
         3,
         "session.sjl",
         121,
-        "39a5d45fb85b4803fae5a997f1df9660eff2ede98b77738e5fdbdcebbb47e870",
+        "d8614a04127efd9e8a1f2667329e8ed85806534986a39cfa1ab4de3a8abdd04b",
     ),
 ];
 
@@ -103,6 +119,41 @@ fn fixture_journals_fold_to_their_golden_state() {
              {FOLD_VERSION}.\nIf the change is intended: bump FOLD_VERSION in src/fold/mod.rs and \
              add rows for the new version to GOLDEN (keep the old rows). Never edit the hash of an \
              existing version: snapshots written under it would be trusted with a different fold.\n"
+        );
+    }
+}
+
+#[test]
+fn checked_in_injections_re_derive_byte_for_byte() {
+    use sjournal::context::RENDER_VERSION;
+    use sjournal::replay::{replay, session::SessionFold, CheckStatus};
+    let path = common::fixtures().join("journals/recovery.sjl");
+    let reader = JournalReader::open(&path, None).unwrap();
+    let mut fold = SessionFold::default();
+    let mut checks = Vec::new();
+    replay(&reader, &mut fold, Default::default(), |s| {
+        checks.extend(s.injection);
+        Ok(())
+    })
+    .unwrap();
+    let journaled: Vec<_> = checks.iter().filter(|c| c.journaled.is_some()).collect();
+    assert!(!journaled.is_empty());
+    for c in journaled {
+        assert_eq!(
+            c.render_version,
+            Some(RENDER_VERSION),
+            "recovery.sjl was written by render version {:?}: regenerate it with \
+             `cargo run --example gen_fixture_journals` and add golden rows",
+            c.render_version
+        );
+        assert_eq!(
+            c.status,
+            CheckStatus::Match,
+            "the injection for seq {} no longer re-derives: a renderer change needs a new \
+             context::RENDER_VERSION (then regenerate recovery.sjl)\njournaled:\n{}\nnow:\n{}",
+            c.event_seq,
+            c.journaled.as_deref().unwrap_or(""),
+            c.derived.as_deref().unwrap_or("")
         );
     }
 }

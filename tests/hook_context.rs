@@ -1,5 +1,5 @@
 //! The injected context is journaled with its event: through the library's hook path with a
-//! stand-in context source (the fold is not wired yet), a SessionStart gets the exact
+//! stand-in context source, a SessionStart gets the exact
 //! `hookSpecificOutput` JSON on stdout, and the journal holds the event at seq S and a
 //! `sjournal.injected` record for event S with the same text, its blake3 and length, written
 //! in the same batch (same timestamp, consecutive seqs). Events that take no context get
@@ -35,6 +35,7 @@ impl ContextSource for Stub {
         Ok(Some(Context {
             text: format!("{}#{} \"quoted\"\nline two", ev.kind, ev.seq),
             truncated: self.truncated,
+            ..Default::default()
         }))
     }
 }

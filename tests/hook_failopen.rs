@@ -121,6 +121,7 @@ impl ContextSource for Gate {
         Ok(Some(Context {
             text: "late".into(),
             truncated: false,
+            ..Default::default()
         }))
     }
 }

@@ -232,6 +232,8 @@ fn codex_and_gemini() {
             "SubagentStart",
             "SubagentStop",
             "Stop",
+            // Real Codex 0.171.0 fires it (real-hosts.md).
+            "SessionEnd",
         ],
     );
     round_trip(
@@ -243,6 +245,8 @@ fn codex_and_gemini() {
         &[
             "SessionStart",
             "BeforeAgent",
+            // The only event that names the model.
+            "BeforeModel",
             "BeforeTool",
             "AfterTool",
             "AfterAgent",

@@ -64,6 +64,45 @@ fn the_hook_journals_them_as_events_byte_for_byte() {
     assert_eq!(s["turns"]["count"], 1, "{s}");
     assert_eq!(s["tools"]["calls"], 1, "{s}");
     assert_eq!(s["prompts"][0]["text"], "fix the bug \u{fffd}", "{s}");
+    // `sjournal show` reads the journal's events itself, as leniently as the fold.
+    let out = cli(root)
+        .args(["show", "--session", "s", "prompts", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["prompts"][0]["text"], "fix the bug \u{fffd}", "{v}");
+}
+
+/// The injection point of an event is read as leniently as the fold reads it: a compaction's
+/// SessionStart whose payload has a lone surrogate still gets the recovery context, as the
+/// same event without it does, and replay re-derives it.
+#[test]
+fn a_lone_surrogate_does_not_cost_the_context() {
+    let context = |start: &str| {
+        let dir = common::scratch();
+        let root = dir.path();
+        let mut printed = Vec::new();
+        for p in [PROMPT, start] {
+            let out = cli(root).arg("hook").write_stdin(p).output().unwrap();
+            assert_eq!(out.status.code(), Some(0));
+            printed = out.stdout;
+        }
+        let out = cli(root)
+            .args(["replay", "--session", "s", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let last = String::from_utf8(out.stdout).unwrap();
+        let fin: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+        assert_eq!(fin["differing"], serde_json::json!([]), "{fin}");
+        String::from_utf8(printed).unwrap()
+    };
+    let plain =
+        r#"{"session_id":"s","hook_event_name":"SessionStart","source":"compact","cwd":"/p"}"#;
+    let cut = r#"{"session_id":"s","hook_event_name":"SessionStart","source":"compact","cwd":"/p\ud83d"}"#;
+    let (a, b) = (context(plain), context(cut));
+    assert!(a.contains("Original request: fix the bug"), "{a}");
+    assert_eq!(a, b);
 }
 
 #[test]

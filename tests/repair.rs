@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 use sjournal::format::hash::content_hash;
-use sjournal::format::payload::{self, Injected, Repaired, KIND_INJECTED, KIND_REPAIRED};
+use sjournal::format::payload::{
+    self, HostOverride, Injected, Repaired, KIND_HOST, KIND_INJECTED, KIND_REPAIRED,
+};
 use sjournal::journal::{Root, Target, Writer};
 
 fn cli(root: &Path) -> Command {
@@ -329,9 +331,16 @@ fn rescued_system_records_follow_their_events() {
         len: 0,
         truncated: false,
         text: String::new(),
+        ..Default::default()
     };
     w.append(KIND_INJECTED, &payload::encode_system(&inj))
         .unwrap();
+    let host = HostOverride {
+        event_seq: ev.seq,
+        host: "codex".into(),
+        detected: "claude".into(),
+    };
+    w.append(KIND_HOST, &payload::encode_system(&host)).unwrap();
     drop(w);
     assert!(cli(root)
         .args(["repair", "--session", "s"])
@@ -344,6 +353,9 @@ fn rescued_system_records_follow_their_events() {
     let got: Injected = payload::decode_system(i.seq, &i.payload).unwrap();
     assert_eq!(got.event_seq, i.seq - 1);
     assert_eq!(p.records[i.seq as usize - 2].kind, "Stop");
+    let h = p.records.iter().find(|r| r.kind == KIND_HOST).unwrap();
+    let got: HostOverride = payload::decode_system(h.seq, &h.payload).unwrap();
+    assert_eq!(got.event_seq, i.seq - 1);
 }
 
 /// A repair that stopped after it renamed the new journal into place, before it moved the

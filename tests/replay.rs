@@ -19,7 +19,7 @@ use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{decode_event, is_system_kind};
 use sjournal::format::Hash;
 use sjournal::journal::{JournalReader, Record};
-use sjournal::replay::{replay, Fold, Range, Step};
+use sjournal::replay::{replay, CheckStatus, Fold, Range, Step};
 
 #[derive(Debug, Default, Serialize)]
 struct MiniState {
@@ -157,8 +157,13 @@ fn replay_of_the_fixture_matches_expected_output() {
     let prompt = &steps[1];
     assert_eq!(prompt.kind, "UserPromptSubmit");
     assert!(prompt.changes.iter().any(|c| c.path == "/turns"));
-    assert!(prompt
-        .context
+    // The fixture journal has no `sjournal.injected` records: the re-derived text is shown
+    // as not journaled.
+    let check = prompt.injection.as_ref().unwrap();
+    assert_eq!(check.status, CheckStatus::NotJournaled);
+    assert!(check.journaled.is_none());
+    assert!(check
+        .derived
         .as_deref()
         .unwrap()
         .contains("task: run echo hello"));
@@ -172,7 +177,7 @@ fn replay_of_the_fixture_matches_expected_output() {
         .iter()
         .any(|c| c.path == "/tools/Bash/failures"));
     assert!(steps[5].changes.is_empty(), "Stop changes nothing here");
-    assert!(steps.iter().filter(|s| s.context.is_some()).count() == 2);
+    assert!(steps.iter().filter(|s| s.injection.is_some()).count() == 2);
 }
 
 #[test]

@@ -85,12 +85,22 @@ fn human_outputs_escape_control_and_bidi_characters() {
     let (o, _) = clean(&root, &["state", "--session", EVIL_ID]);
     assert!(o.contains("evil\\x1b"), "{o}");
     let (o, _) = clean(&root, &["log", "--session", EVIL_ID]);
-    assert_eq!(o.lines().count(), 2, "{o}");
+    let records = cli(&root)
+        .args(["log", "--session", EVIL_ID, "--json"])
+        .output()
+        .unwrap()
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    assert_eq!(o.lines().count(), records, "one line per record: {o}");
     clean(&root, &["tail", "--session", EVIL_ID]);
     clean(&root, &["replay", "--session", EVIL_ID]);
     clean(&root, &["verify", "--session", EVIL_ID]);
     clean(&root, &["verify", "--all"]);
     clean(&root, &["context", "show", "--session", EVIL_ID]);
+    let (o, _) = clean(&root, &["show", "--session", EVIL_ID, "prompts"]);
+    assert!(o.contains("there"), "{o}");
     let stem = sjournal::journal::paths::file_stem(EVIL_ID).unwrap();
     let file = root.join(format!("sessions/{stem}.sjl"));
     let (o, _) = clean(&root, &["inspect", file.to_str().unwrap()]);
@@ -125,4 +135,10 @@ fn json_outputs_stay_exact() {
     assert_eq!(v["state"]["prompts"][0]["text"], EVIL_PROMPT);
     // Bidi characters are valid raw in JSON strings and stay as they are.
     assert!(String::from_utf8(out.stdout).unwrap().contains('\u{2069}'));
+    let out = cli(&root)
+        .args(["show", "--session", EVIL_ID, "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["session"], EVIL_ID);
 }

@@ -59,6 +59,7 @@ pub enum Command {
     Repair(commands::repair::Args),
     Report(commands::report::Args),
     State(commands::state::Args),
+    Show(commands::show::Args),
     Snapshot(commands::snapshot::Args),
     Context(commands::context::Args),
     Slot(commands::slot::Args),
@@ -66,6 +67,13 @@ pub enum Command {
     Unseen(commands::once::UnseenArgs),
     Fire(commands::fire::Args),
     List(commands::list::Args),
+    Webhook(commands::webhook::Args),
+    #[cfg(feature = "remote")]
+    Ship(commands::ship::Args),
+    #[cfg(feature = "remote")]
+    Fetch(commands::fetch::Args),
+    #[cfg(feature = "remote")]
+    Index(commands::index::Args),
 }
 
 /// What a command ended with.
@@ -95,6 +103,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Repair(a) => commands::repair::run(&root()?, a),
             Command::Report(a) => commands::report::run(&root()?, a),
             Command::State(a) => commands::state::run(&root()?, a),
+            Command::Show(a) => commands::show::run(&root()?, a),
             Command::Snapshot(a) => commands::snapshot::run(&root()?, a),
             Command::Context(a) => commands::context::run(&root()?, a),
             Command::Slot(a) => commands::slot::run(&root()?, a),
@@ -102,6 +111,13 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
             Command::Fire(a) => commands::fire::run(&root()?, a),
             Command::List(a) => commands::list::run(&root()?, a),
+            Command::Webhook(a) => commands::webhook::run(&root()?, a),
+            #[cfg(feature = "remote")]
+            Command::Ship(a) => commands::ship::run(&root()?, a),
+            #[cfg(feature = "remote")]
+            Command::Fetch(a) => commands::fetch::run(a),
+            #[cfg(feature = "remote")]
+            Command::Index(a) => commands::index::run(a),
         }
     })();
     match result {

@@ -34,6 +34,9 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     e.summary = w.compact_summary.take();
     e.custom_instructions = w.custom_instructions.take();
     e.parent_session = w.parent_session_id.take();
+    e.background_tasks = w.background_tasks.take();
+    e.task_id = w.task_id_snake.take();
+    e.task_subject = w.task_subject.take();
     if let Some(name) = w.tool_name.take() {
         e.tool = Some(Tool {
             name,
@@ -41,8 +44,11 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
             input: w.tool_input,
             response: w.tool_response,
             failed: false,
+            outcome_unknown: false,
             duration_ms: w.duration_ms.as_u64(),
             detail: None,
+            exit_code: None,
+            interrupted: w.is_interrupt.0 == Some(true),
         });
     }
 }
@@ -54,8 +60,10 @@ pub(super) fn normalize<'a>(host: Host, w: &mut Wire<'a>, record_kind: &'a str) 
     common(&mut e, w);
     match kind {
         EventKind::PostToolUseFailure => {
+            let code = e.error.as_deref().and_then(super::work::exit_code_in);
             if let Some(t) = e.tool.as_mut() {
                 t.failed = true;
+                t.exit_code = code;
             }
         }
         // The switch is done only at PostModelSwitch; PreModelSwitch may still be refused.

@@ -31,6 +31,7 @@ fn tool(t: ClineTool<'_>) -> Option<Tool<'_>> {
         input: t.parameters,
         response: t.result,
         failed: t.success.0 == Some(false),
+        outcome_unknown: false,
         duration_ms: t.execution_time_ms.as_u64(),
         ..Tool::default()
     })

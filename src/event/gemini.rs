@@ -1,25 +1,25 @@
 //! Gemini CLI (hook-protocols §3.2): Claude-style fields under other event names.
 //! BeforeAgent ≈ UserPromptSubmit, AfterAgent ≈ Stop, BeforeTool/AfterTool ≈ Pre/PostToolUse,
-//! PreCompress ≈ PreCompact. BeforeModel, AfterModel and BeforeToolSelection have no
-//! counterpart and stay `Other` under their own names.
+//! PreCompress(manual) ≈ PreCompact. What the real 0.61.0 sends (`tests/fixtures/gemini/`)
+//! adds:
+//! - BeforeAgent's (and AfterAgent's) `prompt` begins with the `<hook_context>` block a
+//!   SessionStart hook injected: it is cut off, so the prompt is the user's own;
+//! - PreCompress(auto) fires before every model request, whether or not anything is
+//!   compressed: it is not a compaction (kind `Other`); a manual `/compress` is;
+//! - there is no `model` in the common payload: BeforeModel/AfterModel carry it in
+//!   `llm_request.model` (their request is read for that field only, however large);
+//! - a slash command run with `-p` (`/compress`) fires BeforeAgent/AfterAgent: no turn;
+//! - a failing shell command is a plain AfterTool whose `llmContent` says `Exit Code: N`
+//!   (N ≠ 0); a failed tool may also carry an `error` in its response.
+
+use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::lenient::Str;
 use super::wire::Wire;
 use super::{claude, Event, EventKind, Host};
-
-/// Event names only Gemini CLI uses (it shares SessionStart, SessionEnd, Notification).
-pub(crate) const ONLY_NAMES: &[&str] = &[
-    "BeforeAgent",
-    "AfterAgent",
-    "BeforeModel",
-    "AfterModel",
-    "BeforeToolSelection",
-    "BeforeTool",
-    "AfterTool",
-    "PreCompress",
-];
 
 fn kind(name: &str) -> EventKind {
     match name {
@@ -35,27 +35,164 @@ fn kind(name: &str) -> EventKind {
     }
 }
 
-/// Gemini reports a failed tool inside its response: `{"error": ...}` (not null).
+/// The parts of a tool response that tell a failure.
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct ResponseError<'a> {
+struct Response<'a> {
     #[serde(borrow)]
     error: Option<&'a RawValue>,
+    #[serde(borrow, rename = "llmContent")]
+    llm_content: Str<'a>,
+}
+
+/// `llm_request` of BeforeModel/AfterModel: only the model is read; the rest is skipped.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+pub(super) struct LlmRequest<'a> {
+    #[serde(borrow)]
+    pub model: Str<'a>,
+}
+
+/// The prompt without the `<hook_context>…</hook_context>` blocks Gemini CLI put before it.
+pub fn strip_hook_context(mut prompt: &str) -> &str {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    while let Some(rest) = prompt.strip_prefix(OPEN) {
+        match rest.find(CLOSE) {
+            Some(end) => prompt = rest[end + CLOSE.len()..].trim_start_matches(['\n', '\r']),
+            None => break,
+        }
+    }
+    prompt
+}
+
+fn strip<'a>(p: Cow<'a, str>) -> Cow<'a, str> {
+    match p {
+        Cow::Borrowed(b) => Cow::Borrowed(strip_hook_context(b)),
+        Cow::Owned(o) => Cow::Owned(strip_hook_context(&o).to_owned()),
+    }
+}
+
+/// A shell command's exit code as Gemini CLI reports it in the tool output (`Exit Code: N`).
+fn exit_code(llm_content: &str) -> Option<i64> {
+    let at = llm_content.find("Exit Code: ")?;
+    let digits: String = llm_content[at + 11..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
+    digits.parse().ok()
 }
 
 pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = claude::name(w, record_kind);
-    let mut e = Event::bare(Host::Gemini, kind(&name), name);
+    let mut kind = kind(&name);
     let response = w.prompt_response.take();
+    let llm_request = w.llm_request.0.take();
+    let mut e = Event::bare(Host::Gemini, kind, name);
     claude::common(&mut e, w);
-    if e.kind == EventKind::Stop {
+    if kind == EventKind::PreCompact && e.trigger.as_deref() != Some("manual") {
+        kind = EventKind::Other;
+        e.kind = kind;
+    }
+    e.prompt = e.prompt.take().map(strip);
+    // `gemini -p "/compress"` runs the command, not a turn, yet fires BeforeAgent/AfterAgent
+    // with the command as the prompt: it must not become the session's task.
+    let command = e.prompt.as_deref().is_some_and(|p| {
+        p.strip_prefix('/')
+            .is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_alphabetic()) && !c.contains(' '))
+    });
+    if command && matches!(kind, EventKind::UserPromptSubmit | EventKind::Stop) {
+        kind = EventKind::Other;
+        e.kind = kind;
+    }
+    if kind == EventKind::Stop {
         e.message = e.message.or(response);
     }
+    if let Some(req) = llm_request {
+        e.model = req.model.0;
+    }
     if let Some(t) = e.tool.as_mut() {
-        t.failed = t.response.is_some_and(|r| {
-            super::is_object(r.get())
-                && serde_json::from_str::<ResponseError>(r.get()).is_ok_and(|x| x.error.is_some())
-        });
+        let r = t
+            .response
+            .filter(|r| super::is_object(r.get()))
+            .and_then(|r| serde_json::from_str::<Response>(r.get()).ok())
+            .unwrap_or_default();
+        let code = r.llm_content.as_deref().and_then(exit_code);
+        t.failed = r.error.is_some() || code.is_some_and(|c| c != 0);
+        if t.failed && e.error.is_none() {
+            e.error = code.map(|c| Cow::Owned(format!("Exit Code: {c}")));
+        }
     }
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Real Gemini CLI 0.61.0 payloads (tests/fixtures/gemini).
+    fn fixture(event: &str, variant: &str) -> String {
+        let text = include_str!("../../tests/fixtures/gemini/payloads-0.61.0.jsonl");
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|v| v["event"] == event && v["variant"].as_str().unwrap_or("") == variant)
+            .map(|v| v["payload"].to_string())
+            .unwrap_or_else(|| panic!("no fixture {event}/{variant}"))
+    }
+
+    #[test]
+    fn the_prompt_loses_the_injected_hook_context() {
+        let raw = r#"{"session_id":"s","hook_event_name":"BeforeAgent","timestamp":"t",
+            "prompt":"<hook_context>## Current task\nold</hook_context>\n\nrun echo hello"}"#;
+        let e = Event::parse("BeforeAgent", raw);
+        assert_eq!(e.kind, EventKind::UserPromptSubmit);
+        assert_eq!(e.prompt.as_deref(), Some("run echo hello"));
+        assert_eq!(strip_hook_context("plain"), "plain");
+        assert_eq!(
+            strip_hook_context("<hook_context>unclosed"),
+            "<hook_context>unclosed"
+        );
+    }
+
+    #[test]
+    fn only_a_manual_precompress_is_a_compaction() {
+        let (a, m) = (
+            fixture("PreCompress", "auto"),
+            fixture("PreCompress", "manual"),
+        );
+        let auto = Event::parse("PreCompress", &a);
+        assert_eq!(
+            (auto.kind, auto.name.as_ref()),
+            (EventKind::Other, "PreCompress")
+        );
+        let manual = Event::parse("PreCompress", &m);
+        assert_eq!(manual.kind, EventKind::PreCompact);
+    }
+
+    #[test]
+    fn the_model_comes_from_beforemodel() {
+        let raw = fixture("BeforeModel", "");
+        let e = Event::parse("BeforeModel", &raw);
+        assert_eq!(e.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(e.kind, EventKind::Other);
+    }
+
+    #[test]
+    fn a_failing_shell_is_told_by_its_exit_code() {
+        let raw = fixture("AfterTool", "run_shell_command");
+        let ok = Event::parse("AfterTool", &raw);
+        assert!(!ok.tool.unwrap().failed);
+        let raw = r#"{"session_id":"s","hook_event_name":"AfterTool","timestamp":"t",
+            "tool_name":"run_shell_command","tool_input":{"command":"ls /nope"},
+            "tool_response":{"llmContent":"Output: ls: cannot access '/nope'\nExit Code: 2\n","returnDisplay":"x"}}"#;
+        let e = Event::parse("AfterTool", raw);
+        assert!(e.tool.unwrap().failed);
+        assert_eq!(e.error.as_deref(), Some("Exit Code: 2"));
+    }
+
+    #[test]
+    fn a_slash_command_is_no_turn() {
+        let raw = r#"{"session_id":"s","hook_event_name":"BeforeAgent","timestamp":"t","prompt":"/compress"}"#;
+        assert_eq!(Event::parse("BeforeAgent", raw).kind, EventKind::Other);
+    }
 }

@@ -20,73 +20,21 @@ pub mod lenient_json;
 mod openclaw;
 pub mod tools;
 mod wire;
+pub mod work;
 
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+pub use crate::host::Host;
+pub(crate) use cursor::NAMES as CURSOR_NAMES;
 pub use kind::EventKind;
 pub use tools::{FileOp, ToolInput};
-use wire::{Clues, Wire};
+use wire::Wire;
 
 /// True if the JSON text is an object (by its first character; the parser checks the rest).
 pub(crate) fn is_object(raw: &str) -> bool {
     raw.trim_start().starts_with('{')
-}
-
-/// The agent host that sent an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Host {
-    Claude,
-    Codex,
-    Gemini,
-    Cursor,
-    Cline,
-    OpenClaw,
-    Unknown,
-}
-
-impl Host {
-    pub const ALL: [Host; 7] = [
-        Host::Claude,
-        Host::Codex,
-        Host::Gemini,
-        Host::Cursor,
-        Host::Cline,
-        Host::OpenClaw,
-        Host::Unknown,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Host::Claude => "claude",
-            Host::Codex => "codex",
-            Host::Gemini => "gemini",
-            Host::Cursor => "cursor",
-            Host::Cline => "cline",
-            Host::OpenClaw => "openclaw",
-            Host::Unknown => "unknown",
-        }
-    }
-
-    /// The host named `s` (`claude`, `codex`, ...), as given to `--host`.
-    pub fn from_name(s: &str) -> Option<Host> {
-        Host::ALL.into_iter().find(|h| h.as_str() == s)
-    }
-
-    /// Which host sent this payload, judged by the keys only that host sends (Cline's
-    /// `hookName`, Cursor's `conversation_id`, OpenClaw's `sessionKey`, Gemini's event names
-    /// and `timestamp`, Codex's `turn_id`). Claude Code is the default for any payload with a
-    /// `hook_event_name`; `Unknown` when nothing matches.
-    pub fn detect(value: &serde_json::Value) -> Host {
-        Clues::from_value(value).host()
-    }
-}
-
-impl std::fmt::Display for Host {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// A tool call, as far as the event tells it.
@@ -99,9 +47,17 @@ pub struct Tool<'a> {
     pub response: Option<&'a RawValue>,
     /// The call failed (PostToolUseFailure, Cline `success: false`, an error in the response).
     pub failed: bool,
+    /// The host does not say whether the call succeeded (Codex's shell output is a plain
+    /// string without its exit code): `failed` is false for want of evidence, not proof.
+    pub outcome_unknown: bool,
     pub duration_ms: Option<u64>,
     /// A one-line description the host gave directly (Cursor's shell `command`).
     pub detail: Option<Cow<'a, str>>,
+    /// The command's exit status, when the host reports one (Claude Code's `Exit code N`
+    /// at the head of a failure's error).
+    pub exit_code: Option<i64>,
+    /// The user interrupted the call (Claude Code `is_interrupt`).
+    pub interrupted: bool,
 }
 
 /// One hook event in canonical form, borrowed from the journal's bytes.
@@ -153,6 +109,13 @@ pub struct Event<'a> {
     pub message_count: Option<u64>,
     /// Tool calls reported only in bulk at the end of a turn (OpenClaw `toolCalls`).
     pub turn_tool_calls: Option<&'a RawValue>,
+    /// Background work still running when a turn stopped (Claude Code Stop
+    /// `background_tasks`: `[{"id", "type", "status", "description"}]`).
+    pub background_tasks: Option<&'a RawValue>,
+    /// A task-list task an event is about (Claude Code TaskCreated / TaskCompleted
+    /// `task_id`, `task_subject`).
+    pub task_id: Option<Cow<'a, str>>,
+    pub task_subject: Option<Cow<'a, str>>,
 }
 
 impl<'a> Event<'a> {
@@ -189,6 +152,9 @@ impl<'a> Event<'a> {
             context_usage_percent: None,
             message_count: None,
             turn_tool_calls: None,
+            background_tasks: None,
+            task_id: None,
+            task_subject: None,
         }
     }
 
@@ -221,7 +187,10 @@ impl<'a> Event<'a> {
         let host = host.unwrap_or_else(|| wire.clues().host());
         let w = &mut wire;
         match host {
-            Host::Claude | Host::Unknown => claude::normalize(host, w, record_kind),
+            // The OpenCode and Pi bridges send Claude Code's shapes.
+            Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::normalize(host, w, record_kind)
+            }
             Host::Codex => codex::normalize(w, record_kind),
             Host::Gemini => gemini::normalize(w, record_kind),
             Host::Cursor => cursor::normalize(w, record_kind),
@@ -243,49 +212,6 @@ impl<'a> Event<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn detect(json: &str) -> Host {
-        Host::detect(&serde_json::from_str(json).unwrap())
-    }
-
-    #[test]
-    fn hosts_by_their_keys() {
-        assert_eq!(
-            detect(r#"{"hook_event_name":"Stop","session_id":"s"}"#),
-            Host::Claude
-        );
-        assert_eq!(
-            detect(r#"{"hook_event_name":"MessageDisplay","turn_id":"t"}"#),
-            Host::Claude,
-            "Claude's MessageDisplay carries a turn_id too"
-        );
-        assert_eq!(
-            detect(r#"{"hook_event_name":"Stop","turn_id":"t"}"#),
-            Host::Codex
-        );
-        assert_eq!(detect(r#"{"hook_event_name":"BeforeTool"}"#), Host::Gemini);
-        assert_eq!(
-            detect(r#"{"hook_event_name":"SessionStart","timestamp":"2026-01-01T00:00:00Z"}"#),
-            Host::Gemini
-        );
-        assert_eq!(
-            detect(r#"{"hook_event_name":"stop","conversation_id":"c"}"#),
-            Host::Cursor
-        );
-        assert_eq!(
-            detect(r#"{"hookName":"TaskStart","taskId":"1"}"#),
-            Host::Cline
-        );
-        assert_eq!(
-            detect(r#"{"event":"onSessionEnd","reason":"x"}"#),
-            Host::OpenClaw
-        );
-        assert_eq!(detect(r#"{"anything":1}"#), Host::Unknown);
-        assert_eq!(detect("[1]"), Host::Unknown);
-        for h in Host::ALL {
-            assert_eq!(Host::from_name(h.as_str()), Some(h));
-        }
-    }
 
     #[test]
     fn forced_host_wins() {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::lenient::{Bool, FirstStr, Num, Obj, Present, Str};
-use super::{cursor, gemini, openclaw, Host};
+use crate::host::Clues;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -18,6 +18,10 @@ pub(crate) struct Wire<'a> {
     pub event: Str<'a>,
     #[serde(borrow)]
     pub session_id: Str<'a>,
+    #[serde(borrow)]
+    pub transcript_path: Str<'a>,
+    #[serde(borrow)]
+    pub sjournal_bridge: Str<'a>,
     #[serde(borrow)]
     pub cwd: Str<'a>,
     #[serde(borrow)]
@@ -71,6 +75,15 @@ pub(crate) struct Wire<'a> {
     #[serde(borrow)]
     pub parent_session_id: Str<'a>,
     pub timestamp: Present,
+    // Gemini CLI BeforeModel / AfterModel: the model of the request (the rest is skipped).
+    #[serde(borrow)]
+    pub llm_request: Obj<super::gemini::LlmRequest<'a>>,
+    #[serde(borrow)]
+    pub background_tasks: Option<&'a RawValue>,
+    #[serde(borrow, rename = "task_id")]
+    pub task_id_snake: Str<'a>,
+    #[serde(borrow)]
+    pub task_subject: Str<'a>,
     // Cursor.
     #[serde(borrow)]
     pub conversation_id: Str<'a>,
@@ -139,24 +152,8 @@ pub(crate) struct ClinePrompt<'a> {
     pub prompt: Str<'a>,
 }
 
-/// The keys that tell hosts apart.
-#[derive(Debug, Default)]
-pub(crate) struct Clues<'a> {
-    pub hook_event_name: Option<&'a str>,
-    pub event: Option<&'a str>,
-    pub hook_name: bool,
-    pub cline_version: bool,
-    pub task_id: bool,
-    pub session_key: bool,
-    pub conversation_id: bool,
-    pub cursor_version: bool,
-    pub generation_id: bool,
-    pub workspace_roots: bool,
-    pub timestamp: bool,
-    pub turn_id: bool,
-}
-
 impl<'a> Wire<'a> {
+    /// The clues the one detector (`crate::host`) reads.
     pub fn clues(&self) -> Clues<'_> {
         Clues {
             hook_event_name: self.hook_event_name.as_deref(),
@@ -165,64 +162,17 @@ impl<'a> Wire<'a> {
             cline_version: self.cline_version.0,
             task_id: self.task_id.0.is_some(),
             session_key: self.session_key.0.is_some(),
+            bridge: self.sjournal_bridge.as_deref(),
             conversation_id: self.conversation_id.0.is_some(),
             cursor_version: self.cursor_version.0,
             generation_id: self.generation_id.0,
             workspace_roots: self.workspace_roots.0.is_some(),
             timestamp: self.timestamp.0,
             turn_id: self.turn_id.0.is_some(),
+            rollout_transcript: self
+                .transcript_path
+                .as_deref()
+                .is_some_and(crate::host::is_rollout),
         }
-    }
-}
-
-impl<'a> Clues<'a> {
-    pub fn from_value(v: &'a serde_json::Value) -> Clues<'a> {
-        let has = |k: &str| v.get(k).is_some();
-        Clues {
-            hook_event_name: v.get("hook_event_name").and_then(|x| x.as_str()),
-            event: v.get("event").and_then(|x| x.as_str()),
-            hook_name: has("hookName"),
-            cline_version: has("clineVersion"),
-            task_id: has("taskId"),
-            session_key: has("sessionKey"),
-            conversation_id: has("conversation_id"),
-            cursor_version: has("cursor_version"),
-            generation_id: has("generation_id"),
-            workspace_roots: has("workspace_roots"),
-            timestamp: has("timestamp"),
-            turn_id: has("turn_id"),
-        }
-    }
-
-    pub fn host(&self) -> Host {
-        let name = self.hook_event_name;
-        if self.hook_name || self.cline_version || (self.task_id && name.is_none()) {
-            return Host::Cline;
-        }
-        let openclaw_name = |n: Option<&str>| n.is_some_and(|n| openclaw::NAMES.contains(&n));
-        if self.session_key || openclaw_name(name) || (name.is_none() && openclaw_name(self.event))
-        {
-            return Host::OpenClaw;
-        }
-        if self.conversation_id
-            || self.cursor_version
-            || self.generation_id
-            || self.workspace_roots
-            || name.is_some_and(|n| cursor::NAMES.contains(&n))
-        {
-            return Host::Cursor;
-        }
-        if name.is_some_and(|n| gemini::ONLY_NAMES.contains(&n))
-            || (self.timestamp && name.is_some())
-        {
-            return Host::Gemini;
-        }
-        if self.turn_id && name != Some("MessageDisplay") {
-            return Host::Codex;
-        }
-        if name.is_some() {
-            return Host::Claude;
-        }
-        Host::Unknown
     }
 }

@@ -8,7 +8,7 @@ use crate::event::lenient::{Obj, Str};
 use crate::event::{Event, EventKind, FileOp, Host};
 use crate::limits::{
     DETAIL_MAX_BYTES, FILES_TRACKED_MAX, LINKS_MAX, OPEN_CALLS_MAX, OTHER_NAMES_MAX, PROMPTS_KEPT,
-    STATE_TEXT_MAX_BYTES, SUBAGENTS_TRACKED_MAX, TOOLS_TRACKED_MAX,
+    STATE_TEXT_MAX_BYTES, SUBAGENTS_TRACKED_MAX, SUMMARY_MAX_BYTES, TOOLS_TRACKED_MAX,
 };
 
 /// Statistics of tools beyond `TOOLS_TRACKED_MAX` distinct names are kept under this name.
@@ -30,6 +30,8 @@ impl State {
             bump(&mut self.counts.other_names, &e.name);
         }
         self.identify(e, rec.seq);
+        self.work_before(e, rec);
+        let compactions = self.compactions.count;
         match e.kind {
             EventKind::SessionStart => self.session_start(e, rec),
             EventKind::UserPromptSubmit => self.turn_start(e, rec),
@@ -56,6 +58,7 @@ impl State {
         if let Some((op, path)) = &e.file_touch {
             self.touch_file(*op, path, rec.seq);
         }
+        self.work_after(e, rec, compactions);
     }
 
     fn identify(&mut self, e: &Event<'_>, seq: u64) {
@@ -300,6 +303,10 @@ impl State {
     }
 
     fn subagent(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
+        if e.agent_type.as_deref() == Some("") {
+            // The host's own agent (Claude Code's compactor), not a subagent of the session.
+            return self.internal_agent(e, rec);
+        }
         let id = e.agent_id.as_deref().unwrap_or("");
         let subs = &mut self.subagents;
         if !subs.by_id.contains_key(id) {
@@ -319,7 +326,7 @@ impl State {
     }
 
     /// The compaction an event belongs to: the last one if `fits` it, else a new one.
-    fn compaction_for(
+    pub(super) fn compaction_for(
         &mut self,
         fits: impl Fn(&Compaction) -> bool,
         rec: &RecordView<'_>,
@@ -349,8 +356,9 @@ impl State {
             c.post_seq = Some(rec.seq);
         }
         set(&mut c.trigger, e.trigger.as_deref());
-        if let Some(s) = text(e.summary.as_deref()) {
-            c.summary = Some(s);
+        if let Some(s) = e.summary.as_deref() {
+            c.summary = Some(cut(s, SUMMARY_MAX_BYTES).0);
+            c.summary_seq = Some(rec.seq);
         }
         if let Some(s) = text(e.custom_instructions.as_deref()) {
             c.custom_instructions = Some(s);

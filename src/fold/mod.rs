@@ -14,8 +14,11 @@
 mod bounded;
 mod bulk;
 mod events;
+pub mod instructions;
+mod recovery;
 mod state;
 mod system;
+mod work;
 
 use std::sync::LazyLock;
 
@@ -121,4 +124,5 @@ pub fn fold<'a>(records: impl IntoIterator<Item = RecordView<'a>>) -> State {
 }
 
 pub use events::OTHER_TOOLS;
+pub use recovery::{command_family, failure_key, squash};
 pub use system::{json_type, valid_name};

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::work::*;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
     /// Seq of the last record folded (0: none).
@@ -31,6 +33,15 @@ pub struct State {
     #[serde(deserialize_with = "super::bulk::map")]
     pub injected: BTreeMap<String, Injection>,
     pub journal: JournalFacts,
+    /// What recovery after a compaction needs (`work.rs`).
+    pub requests: Requests,
+    pub todos: Todos,
+    pub plan: Option<Plan>,
+    pub failures: Failures,
+    pub left_off: LeftOff,
+    /// Background work the last Stop reported (`limits::BACKGROUND_KEPT`).
+    pub background: Vec<Background>,
+    pub seen: Seen,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -47,6 +58,11 @@ pub struct Identity {
     pub agent_type: Option<String>,
     /// `source` of the latest SessionStart: startup, resume, clear, compact, fork.
     pub start_source: Option<String>,
+    /// The first `cwd` seen: the project directory paths are shown relative to.
+    pub project_dir: Option<String>,
+    /// The first model and permission mode seen, to tell when they changed.
+    pub first_model: Option<String>,
+    pub first_permission_mode: Option<String>,
     pub starts: u64,
     /// Sessions this one is linked to, in order (`limits::LINKS_MAX`).
     pub links: Vec<Link>,
@@ -132,6 +148,9 @@ pub struct Files {
     pub by_path: BTreeMap<String, FileStats>,
     /// Files forgotten to keep the table bounded.
     pub forgotten: u64,
+    /// Shell commands that change files in ways the table does not follow (`sed -i`, `mv`,
+    /// redirections: `event::work::shell_mutates`).
+    pub shell_mutations: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -143,6 +162,15 @@ pub struct FileStats {
     pub last_seq: u64,
     /// Seq of the last write or edit (0: only read).
     pub last_change_seq: u64,
+    /// The session created the file (its first change was a write creating it).
+    pub created: bool,
+    /// Lines added and removed by the changes whose size is known.
+    pub added: u64,
+    pub removed: u64,
+    /// Changes whose size is not known (a write over content the fold never saw).
+    pub unsized_changes: u64,
+    /// The file's line count after the last whole-file write, when known.
+    pub lines: Option<u64>,
 }
 
 impl FileStats {
@@ -168,7 +196,14 @@ pub struct Compaction {
     pub post_seq: Option<u64>,
     pub resumed_seq: Option<u64>,
     pub custom_instructions: Option<String>,
+    /// The host's summary: the compactor's last message (Claude Code SubagentStop with
+    /// `agent_type` ""), or PostCompact `compact_summary`.
     pub summary: Option<String>,
+    pub summary_seq: Option<u64>,
+    /// The turn the compaction happened in.
+    pub turn: u64,
+    /// Seq of the `sjournal.injected` record that carried the recovery block after it.
+    pub recovered_seq: Option<u64>,
     pub context_usage_percent: Option<f64>,
     pub message_count: Option<u64>,
 }
@@ -180,6 +215,11 @@ pub struct Subagents {
     #[serde(deserialize_with = "super::bulk::map")]
     pub by_id: BTreeMap<String, Subagent>,
     pub forgotten: u64,
+    /// Launches (Task / Agent / spawn_agent calls) whose subagent has not started yet.
+    pub launches: VecDeque<Launch>,
+    /// Stops of the host's internal agents (Claude Code's compactor: `agent_type` ""), which
+    /// are not subagents.
+    pub internal_stops: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -189,6 +229,19 @@ pub struct Subagent {
     pub stop_seq: Option<u64>,
     pub tool_calls: u64,
     pub last_seq: u64,
+    /// What it was asked to do (the launching call's description), cut.
+    pub description: Option<String>,
+    /// The head of its last message when it stopped.
+    pub result: Option<String>,
+    /// The turn it started in.
+    pub turn: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    pub seq: u64,
+    pub agent_type: Option<String>,
+    pub description: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -287,6 +340,9 @@ pub struct Injection {
     pub text_blake3: String,
     pub len: u64,
     pub truncated: bool,
+    /// The policy's mode (`recovery`, `resume`, `prompt`, ...); None for records written
+    /// before the policy named it.
+    pub mode: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

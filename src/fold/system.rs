@@ -34,6 +34,19 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 impl State {
+    /// The event just folded was `h.host`'s, though its payload reads as `h.detected`'s.
+    fn host_override(&mut self, h: p::HostOverride) {
+        let by_host = &mut self.counts.by_host;
+        if let Some(n) = by_host.get_mut(h.detected.as_str()) {
+            *n -= 1;
+            if *n == 0 {
+                by_host.remove(h.detected.as_str());
+            }
+        }
+        bump(by_host, &h.host);
+        self.identity.host = Some(key(&h.host));
+    }
+
     pub(super) fn apply_system(&mut self, rec: &RecordView<'_>) {
         self.counts.system += 1;
         let known = p::SYSTEM_KINDS.contains(&rec.kind);
@@ -66,6 +79,7 @@ impl State {
                 s.primitives.lists.remove(&v.name);
             }),
             p::KIND_INJECTED => self.decoded(rec, |s, i: p::Injected| {
+                s.note_injected(&i, rec);
                 s.injected.insert(
                     key(&i.event_kind),
                     Injection {
@@ -74,6 +88,7 @@ impl State {
                         text_blake3: key(&i.text_blake3),
                         len: i.len,
                         truncated: i.truncated,
+                        mode: i.mode.as_deref().map(key),
                     },
                 );
             }),
@@ -97,6 +112,7 @@ impl State {
             }),
             // The merged events follow as ordinary records; the merge itself is counted.
             p::KIND_SPOOL_MERGE => true,
+            p::KIND_HOST => self.decoded(rec, |s, h: p::HostOverride| s.host_override(h)),
             _ => true,
         };
         if !ok {

@@ -17,6 +17,8 @@
 //! - `sjournal.injected`: what the hook printed back for an event ([`Injected`]).
 //! - `sjournal.repaired`, `sjournal.lost`: written by `sjournal repair` ([`Repaired`],
 //!   [`Lost`]).
+//! - `sjournal.webhook`: one attempt to deliver an event to a webhook, and its result
+//!   ([`Webhook`]).
 //!
 //! System records are maps with named fields (`rmp_serde::to_vec_named`), so that new optional
 //! fields can be added without a format version change.
@@ -40,6 +42,8 @@ pub const KIND_LIST_CLEAR: &str = "sjournal.list.clear";
 pub const KIND_INJECTED: &str = "sjournal.injected";
 pub const KIND_REPAIRED: &str = "sjournal.repaired";
 pub const KIND_LOST: &str = "sjournal.lost";
+pub const KIND_WEBHOOK: &str = "sjournal.webhook";
+pub const KIND_HOST: &str = "sjournal.host";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -57,6 +61,8 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_SPOOL_MERGE,
     KIND_REPAIRED,
     KIND_LOST,
+    KIND_WEBHOOK,
+    KIND_HOST,
 ];
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
@@ -138,8 +144,10 @@ pub struct ListClear {
     pub name: String,
 }
 
-/// What the hook printed back to the host for the event at `event_seq`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the hook printed back to the host for the event at `event_seq`, and what it was made
+/// of. The fields after `text` were added with the injection policy (render version 1);
+/// records written before it lack them and decode with their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Injected {
     pub event_seq: u64,
     /// The kind of the event record at `event_seq`.
@@ -151,6 +159,49 @@ pub struct Injected {
     /// The renderer dropped parts to fit the budget.
     pub truncated: bool,
     pub text: String,
+    /// Which rule of the injection policy made the text: `recovery` (the full block after a
+    /// compaction, or its fallback), `resume`, `startup`, `clear`, `prompt`, `subagent`,
+    /// `failure`. None: written before the policy.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The version of the renderer that made the text (`context::RENDER_VERSION`); 0 for
+    /// records written before versions were recorded. A replay re-derives the text only
+    /// with the same version.
+    #[serde(default)]
+    pub render_version: u32,
+    /// The items the text carries, each keyed (`todo:list`, `fail:<call>`, `file:<path>`,
+    /// ...) with the blake3 of its rendered text: the model has seen them until the next
+    /// compaction, so they are not injected again unchanged.
+    #[serde(default)]
+    pub items: Vec<InjectedItem>,
+    /// Items left out or cut to fit the budget (`files: src/a.rs`, `left-off (cut)`).
+    #[serde(default)]
+    pub dropped: Vec<String>,
+    /// Items left out because the host's compaction summary already says them.
+    #[serde(default)]
+    pub deduped: Vec<String>,
+    /// The budget the text was fitted to, in characters.
+    #[serde(default)]
+    pub budget_chars: u64,
+}
+
+/// One item of an injection: its key and the blake3 (hex, first 16 digits) of its text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct InjectedItem {
+    pub key: String,
+    pub hash: String,
+}
+
+/// Written right after an event (in its batch) when the hook was told the host (`--host`) and
+/// the payload alone reads as another host's: the event is `host`'s, so the fold attributes it
+/// (and the session) to `host`, as the hook did, not to `detected`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostOverride {
+    pub event_seq: u64,
+    /// The host the hook was told (`claude`, `codex`, ...).
+    pub host: String,
+    /// The host the payload alone is read as.
+    pub detected: String,
 }
 
 /// How an exec handler's stdout is meant to be folded into context.
@@ -230,6 +281,54 @@ pub struct SpoolMergeEntry {
     pub reason: String,
     /// blake3 of each record as merged (`kind`, a zero byte, `payload`), hex, in order.
     pub records: Vec<String>,
+}
+
+/// How a webhook attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WebhookOutcome {
+    /// The endpoint answered 2xx: the event is delivered.
+    Delivered,
+    /// No 2xx answer (connection refused, timeout, another status, a missing variable...).
+    Failed,
+}
+
+impl WebhookOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookOutcome::Delivered => "delivered",
+            WebhookOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One attempt to POST the event at `event_seq` to the webhook `webhook`, written by the
+/// deliverer after the attempt. Secrets never appear: `url` is the URL as configured (its
+/// `${VAR}`s unexpanded), header values are not kept, and any expanded value found in `error`
+/// or `response` is replaced by `[redacted]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Webhook {
+    /// The webhook's name in the configuration.
+    pub webhook: String,
+    pub event_seq: u64,
+    /// The kind of the event record at `event_seq`.
+    pub event_kind: String,
+    /// The `Idempotency-Key` header sent: the same for every attempt of this event.
+    pub key: String,
+    /// 1 for the first attempt of this event to this webhook, counted across deliverer runs.
+    pub attempt: u32,
+    pub outcome: WebhookOutcome,
+    /// The HTTP status, if a response came.
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    /// The start of the response body of a failed attempt (lossy UTF-8, redacted).
+    pub response: Option<String>,
+    pub duration_ms: u64,
+    /// The URL as configured.
+    pub url: String,
+    /// After a failure: the deliverer retries in this long. None: this run stops retrying
+    /// (attempts spent, or a failure a retry cannot fix); the event stays pending.
+    pub retry_in_ms: Option<u64>,
 }
 
 /// Written by `sjournal repair` into the journal it rebuilds, after the records it salvaged

@@ -10,9 +10,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::context::Policy;
 use crate::error::{Error, Result};
-use crate::format::hash::content_hash;
-use crate::format::payload::{self, Exec, Injected, KIND_EXEC, KIND_INJECTED};
+use crate::format::payload::{self, Exec, HostOverride, KIND_EXEC, KIND_HOST, KIND_INJECTED};
 use crate::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
@@ -54,7 +54,7 @@ pub struct Request<'a> {
     pub execs: Vec<Exec>,
     /// Render context for this event.
     pub want_context: bool,
-    pub budget_chars: usize,
+    pub policy: Policy,
     pub lock_deadline: Instant,
     pub source: &'a dyn ContextSource,
 }
@@ -103,7 +103,9 @@ pub fn commit(
                             return Ok(None);
                         }
                         let execs = encode_execs(&req.execs, w.next_seq());
+                        let host = host_record(cap, w.next_seq());
                         let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+                        items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
                         items.extend(execs.iter().map(|p| (KIND_EXEC, p.as_slice())));
                         Ok(Some(w.append_batch(&items)?[0].seq))
                     });
@@ -163,7 +165,7 @@ fn append_with_context(
                 raw_json: raw,
                 execs: &execs,
                 protocol,
-                budget_chars: req.budget_chars,
+                policy: &req.policy,
             };
             match req.source.render(&pending) {
                 Ok(c) => c.filter(|c| !c.text.is_empty()),
@@ -180,8 +182,10 @@ fn append_with_context(
     let exec_payloads = encode_execs(&execs, seq);
     let injected = context
         .as_ref()
-        .map(|c| payload::encode_system(&injected(seq, &cap.kind, c)));
+        .map(|c| payload::encode_system(&c.record(seq, &cap.kind)));
+    let host = host_record(cap, seq);
     let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+    items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
     items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
     if let Some(p) = &injected {
         items.push((KIND_INJECTED, p));
@@ -199,16 +203,15 @@ fn append_with_context(
     })
 }
 
-/// The `sjournal.injected` record for context printed for the event `event_seq`.
-pub fn injected(event_seq: u64, event_kind: &str, c: &Context) -> Injected {
-    Injected {
+/// The `sjournal.host` record that follows the event when `--host` named another host than
+/// the payload reads as, so the fold attributes the event as the hook did.
+fn host_record(cap: &Captured, event_seq: u64) -> Option<Vec<u8>> {
+    let (host, detected) = (cap.protocol?, cap.detected?);
+    Some(payload::encode_system(&HostOverride {
         event_seq,
-        event_kind: event_kind.to_owned(),
-        text_blake3: content_hash(c.text.as_bytes()).to_hex(),
-        len: c.text.chars().count() as u64,
-        truncated: c.truncated,
-        text: c.text.clone(),
-    }
+        host: host.as_str().to_owned(),
+        detected: detected.as_str().to_owned(),
+    }))
 }
 
 fn encode_execs(execs: &[Exec], event_seq: u64) -> Vec<Vec<u8>> {
@@ -232,12 +235,20 @@ pub fn spool_captured(
     diag: &mut Vec<String>,
 ) -> Result<PathBuf> {
     let exec_payloads = encode_execs(execs, 0);
+    let host = host_record(cap, 0);
     let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
+    items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
     items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
     match spool::spool_attempted(root, &cap.session_id, &items, reason, attempted) {
         Err(Error::TooLarge { .. }) if items.len() > 1 => {
             diag.push("the exec outputs did not fit in the spool file with the event; spooled the event alone".into());
-            spool::spool_attempted(root, &cap.session_id, &items[..1], reason, attempted)
+            spool::spool_attempted(
+                root,
+                &cap.session_id,
+                &items[..1 + host.iter().count()],
+                reason,
+                attempted,
+            )
         }
         r => r,
     }

@@ -3,7 +3,7 @@
 //! ```toml
 //! [hook]
 //! deadline_ms = 400            # default for --deadline-ms (250)
-//! context_budget_chars = 9500  # context rendered at most this long
+//! context_budget_chars = 4000  # the recovery block after a compaction at most this long (capped at 9500)
 //! context_events = ["PostToolUse"]  # events that get context besides the host's defaults
 //!
 //! [[exec]]
@@ -18,6 +18,9 @@
 //! appended; each is killed (its whole process group) at its timeout or at half the hook's
 //! deadline, whichever comes first. Their output is journaled as `sjournal.exec` records in
 //! the event's batch. Raise the deadline if handlers need more time.
+//!
+//! `[[webhook]]` handlers POST matching events to a URL, off the hook's path: see
+//! `crate::webhook::config` for their fields.
 
 use std::path::{Path, PathBuf};
 
@@ -26,8 +29,10 @@ use serde::Deserialize;
 use crate::format::payload::ExecContext;
 use crate::journal::Root;
 use crate::limits::{
-    CONFIG_MAX_BYTES, EXEC_TIMEOUT_MS_DEFAULT, HOOK_CONTEXT_BUDGET_CHARS, HOOK_DEADLINE_MS_DEFAULT,
+    CONFIG_MAX_BYTES, CONTEXT_BUDGET_DEFAULT_CHARS, EXEC_TIMEOUT_MS_DEFAULT,
+    HOOK_DEADLINE_MS_DEFAULT,
 };
+use crate::webhook::WebhookHandler;
 
 pub const FILE_NAME: &str = "config.toml";
 
@@ -38,6 +43,31 @@ pub struct Config {
     pub hook: HookSection,
     #[serde(default)]
     pub exec: Vec<ExecHandler>,
+    #[serde(default)]
+    pub webhook: Vec<WebhookHandler>,
+    /// `sjournal ship` and friends (see `crate::remote`); read whether or not the binary was
+    /// built with the `remote` feature, so one config serves both.
+    #[serde(default)]
+    pub remote: RemoteSection,
+}
+
+/// `[remote]`: where `sjournal ship` sends journals, and whether the hook starts it when a
+/// session ends.
+///
+/// ```toml
+/// [remote]
+/// to = "s3://BUCKET/PREFIX"        # default destination of `ship`, `verify --remote`
+/// ship_on_session_end = false      # spawn a detached `sjournal ship` after SessionEnd
+/// host_id = "laptop-1"             # default: made once, kept in <root>/remote/host-id
+/// sign_key = "remote/host.key"     # relative to the root; default: made once
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemoteSection {
+    pub to: Option<String>,
+    pub ship_on_session_end: bool,
+    pub host_id: Option<String>,
+    pub sign_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -52,7 +82,7 @@ impl Default for HookSection {
     fn default() -> Self {
         HookSection {
             deadline_ms: HOOK_DEADLINE_MS_DEFAULT,
-            context_budget_chars: HOOK_CONTEXT_BUDGET_CHARS,
+            context_budget_chars: CONTEXT_BUDGET_DEFAULT_CHARS,
             context_events: Vec::new(),
         }
     }
@@ -203,6 +233,13 @@ impl Config {
                 ));
             }
         }
+        crate::webhook::config::validate(&c.webhook).map_err(|m| err(path, m))?;
+        if c.remote.ship_on_session_end && c.remote.to.is_none() {
+            return Err(err(
+                path,
+                "remote.ship_on_session_end needs remote.to (the destination)".into(),
+            ));
+        }
         if c.hook.deadline_ms == 0 {
             return Err(err(path, "hook.deadline_ms must be above 0".into()));
         }
@@ -257,7 +294,7 @@ context = "persistent"
 "#;
         let c = Config::parse(text, Path::new("config.toml")).unwrap();
         assert_eq!(c.hook.deadline_ms, 400);
-        assert_eq!(c.hook.context_budget_chars, HOOK_CONTEXT_BUDGET_CHARS);
+        assert_eq!(c.hook.context_budget_chars, CONTEXT_BUDGET_DEFAULT_CHARS);
         assert_eq!(c.exec[0].context, ExecContext::Persistent);
         assert_eq!(c.handlers_for("SessionStart").len(), 1);
         assert!(c.handlers_for("Stop").is_empty());

@@ -5,7 +5,7 @@
 //! hook then appends the event, those records and a `sjournal.injected` record holding the
 //! rendered text in one batch (one fsync) and prints the text.
 
-use crate::context::{self, RenderOptions};
+use crate::context::{self, Extras, InjectionPoint, Policy};
 use crate::error::{Error, Result};
 use crate::fold::RecordView;
 use crate::format::payload;
@@ -33,17 +33,13 @@ pub struct PendingEvent<'a> {
     /// Exec handler outputs that will follow the event (seqs `seq + 1 ..`), in order.
     pub execs: &'a [Exec],
     pub protocol: Protocol,
-    /// Render at most this many characters (the host's limit, less a margin).
-    pub budget_chars: usize,
+    /// The injection policy (budgets), from the configuration.
+    pub policy: &'a Policy,
 }
 
-/// Rendered context, ready to inject.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Context {
-    pub text: String,
-    /// True if the renderer cut it to fit the budget.
-    pub truncated: bool,
-}
+/// Rendered context, ready to inject, with what it is made of (journaled in the
+/// `sjournal.injected` record).
+pub type Context = context::Injection;
 
 /// Something that renders a session's context for a pending event.
 pub trait ContextSource: Send + Sync {
@@ -103,17 +99,10 @@ pub fn context_for(event: &PendingEvent<'_>) -> Result<Option<Context>> {
             payload: &p,
         });
     }
-    let r = context::render(
-        &state,
-        &RenderOptions {
-            budget_chars: event.budget_chars,
-        },
-    );
-    if r.text.is_empty() {
+    let at = InjectionPoint::of_record(event.kind, event.raw_json, event.seq);
+    let r = context::inject(&state, &at, event.policy, &Extras::default());
+    if r.is_empty() {
         return Ok(None);
     }
-    Ok(Some(Context {
-        text: r.text,
-        truncated: r.truncated,
-    }))
+    Ok(Some(r))
 }

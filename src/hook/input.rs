@@ -30,6 +30,8 @@ pub struct Captured {
     /// The host's event name, for events.
     pub event: Option<String>,
     pub protocol: Option<Protocol>,
+    /// The host the payload alone reads as (the fold's reading), when `--host` named another.
+    pub detected: Option<Protocol>,
 }
 
 /// Reads stdin up to the input limit. Returns the bytes and whether more followed.
@@ -104,12 +106,14 @@ pub fn capture(
                     HostFlag::Fixed(p) => Some(p),
                     HostFlag::Auto => None,
                 },
+                detected: None,
             };
         }
     };
+    let detected = Protocol::detect(&value);
     let protocol = match host {
         HostFlag::Fixed(p) => p,
-        HostFlag::Auto => Protocol::detect(&value),
+        HostFlag::Auto => detected,
     };
     let event = protocol.event_name(&value).map(str::to_owned);
     let kind = event
@@ -145,6 +149,7 @@ pub fn capture(
         raw_json: Some(text),
         event,
         protocol: Some(protocol),
+        detected: (detected != protocol).then_some(detected),
     }
 }
 

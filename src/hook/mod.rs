@@ -464,12 +464,9 @@ fn work(
     }
     sh.note(&mut diag);
 
+    let policy = crate::context::Policy::from_config(&opts.config);
     let want_context = match (cap.protocol, event) {
-        (Some(p), Some(ev)) => {
-            p.default_context_event(ev)
-                || (p.accepts_context(ev)
-                    && opts.config.hook.context_events.iter().any(|c| c == ev))
-        }
+        (Some(p), Some(ev)) => policy.wants(p, ev),
         _ => false,
     };
     let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
@@ -478,7 +475,7 @@ fn work(
         captured: &cap,
         execs,
         want_context,
-        budget_chars: opts.config.hook.context_budget_chars,
+        policy,
         lock_deadline: start + opts.deadline - reserve,
         source,
     };
@@ -490,6 +487,21 @@ fn work(
         held
     };
     let result = commit::commit(req, &claim, &mut diag);
+    if let Ok(Committed {
+        landed: Landed::Journal { .. } | Landed::Spooled { .. },
+        ..
+    }) = &result
+    {
+        let deadline = start + opts.deadline;
+        crate::webhook::notify(
+            &opts.root,
+            &opts.config.webhook,
+            &cap.session_id,
+            &cap.kind,
+            deadline,
+            &mut diag,
+        );
+    }
     let (reply, landed) = match result {
         Ok(c) => {
             describe(&c, &mut diag);

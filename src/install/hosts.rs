@@ -6,9 +6,8 @@
 use std::path::{Path, PathBuf};
 
 /// A host sjournal can install its hooks into.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Host {
-    #[value(name = "claude-code")]
     ClaudeCode,
     Codex,
     Gemini,
@@ -16,7 +15,7 @@ pub enum Host {
 
 /// Which configuration file: the user's, the project's shared one, or the project's local
 /// (not committed) one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     User,
     Project,
@@ -66,11 +65,16 @@ const CODEX: &[HookSpec] = &[
     spec("SubagentStart", None, 5),
     spec("SubagentStop", None, 5),
     spec("Stop", None, 10),
+    // Codex clamps SessionEnd hooks to 3 s.
+    spec("SessionEnd", None, 3),
 ];
 
 const GEMINI: &[HookSpec] = &[
     spec("SessionStart", None, 10_000),
     spec("BeforeAgent", None, 5_000),
+    // The only event that names the model (`llm_request.model`); its payload is the whole
+    // request, which the hook journals without reading more than the model.
+    spec("BeforeModel", None, 5_000),
     spec("BeforeTool", None, 5_000),
     spec("AfterTool", None, 5_000),
     spec("AfterAgent", None, 5_000),
@@ -102,6 +106,24 @@ impl Host {
             Host::ClaudeCode => CLAUDE,
             Host::Codex => CODEX,
             Host::Gemini => GEMINI,
+        }
+    }
+
+    /// What the user must still do for the host to run the hooks (printed after installing).
+    pub fn after_install(self) -> Option<&'static str> {
+        match self {
+            Host::ClaudeCode => None,
+            Host::Codex => Some(
+                "Codex runs a hook only once it is trusted, and skips untrusted hooks silently: \
+                 start `codex`, open `/hooks`, review sjournal's hooks and choose Trust (again \
+                 after any change to them). For one unattended run, \
+                 `codex exec --dangerously-bypass-hook-trust` runs them without review.",
+            ),
+            Host::Gemini => Some(
+                "Gemini CLI loads hooks only in a trusted folder: trust the project when Gemini \
+                 asks (or add it to ~/.gemini/trustedFolders.json as TRUST_FOLDER); in an \
+                 untrusted folder no hook runs.",
+            ),
         }
     }
 

@@ -13,6 +13,7 @@
 //! original (a symlinked settings file is edited at its target). Nothing is written when
 //! nothing changes.
 
+pub mod bridge;
 pub mod hosts;
 
 use std::io::Write;
@@ -38,7 +39,7 @@ pub enum InstallError {
     Usage(String),
 }
 
-fn io(op: &'static str, path: &Path, source: std::io::Error) -> InstallError {
+pub(crate) fn io(op: &'static str, path: &Path, source: std::io::Error) -> InstallError {
     InstallError::Io {
         op,
         path: path.to_owned(),

@@ -20,7 +20,7 @@
 //!    fell short of, if any;
 //! 4. the records of the rescue journal (events written there while the journal refused
 //!    them, so after all of its records), renumbered, with the `event_seq` of their
-//!    `sjournal.exec` and `sjournal.injected` records renumbered alike.
+//!    `sjournal.exec`, `sjournal.injected` and `sjournal.host` records renumbered alike.
 //!
 //! Order of the steps, so that a crash anywhere leaves something the next run finishes: the
 //! new file is synced; the old journal is hard-linked to its kept name; the high-water mark is
@@ -41,8 +41,8 @@ use crate::format::hash::{content_hash, genesis_hash, record_hash};
 use crate::format::header::Header;
 use crate::format::mark::Mark;
 use crate::format::payload::{
-    self, AcknowledgedMark, ByteRange, Exec, Injected, Lost, Renumbered, Repaired, RescueMerged,
-    KIND_EXEC, KIND_INJECTED, KIND_LOST, KIND_REPAIRED,
+    self, AcknowledgedMark, ByteRange, Exec, HostOverride, Injected, Lost, Renumbered, Repaired,
+    RescueMerged, KIND_EXEC, KIND_HOST, KIND_INJECTED, KIND_LOST, KIND_REPAIRED,
 };
 use crate::format::record::{self, FrameError, FrameRef, FRAME_MIN_BYTES};
 use crate::format::Hash;
@@ -402,6 +402,12 @@ fn merge_rescue(found: &[Found<'_>], out: &mut Builder<'_>) -> Result<()> {
                 .and_then(|mut i| {
                     i.event_seq = *renumber.get(&i.event_seq)?;
                     Some(payload::encode_system(&i))
+                }),
+            KIND_HOST => payload::decode_system::<HostOverride>(f.seq, f.payload)
+                .ok()
+                .and_then(|mut h| {
+                    h.event_seq = *renumber.get(&h.event_seq)?;
+                    Some(payload::encode_system(&h))
                 }),
             _ => None,
         };

@@ -369,6 +369,13 @@ pub(crate) fn merge_pending<S: Storage>(w: &mut Writer<S>, mode: MergeMode) -> R
                         e.event_seq = event_seq;
                         r.payload = payload::encode_system(&e);
                     }
+                } else if r.kind == payload::KIND_HOST {
+                    if let Ok(mut h) =
+                        payload::decode_system::<payload::HostOverride>(0, &r.payload)
+                    {
+                        h.event_seq = event_seq;
+                        r.payload = payload::encode_system(&h);
+                    }
                 }
                 digests.push(record_digest(&r.kind, &r.payload));
                 records.push(r);

@@ -1,8 +1,15 @@
 //! Replay: a session's records one by one through a fold, with what each record changed in
-//! the state (a diff of the state as JSON before and after it) and the context the hook
-//! would have injected at that point. Deterministic: the same journal and fold give the same
-//! steps and the same final state hash, which equals the hash of folding the journal in one
-//! go (`sjournal state`).
+//! the state (a diff of the state as JSON before and after it), and for every event the text
+//! the hook injected, checked against a re-derivation. Deterministic: the same journal and
+//! fold give the same steps and the same final state hash, which equals the hash of folding
+//! the journal in one go (`sjournal state`).
+//!
+//! The hook renders an event's context after folding the event and its `sjournal.exec`
+//! records, and journals the text in an `sjournal.injected` record after them, in the same
+//! batch. Replay does the same: when an event's batch ends (or right before its injected
+//! record is folded) it asks the fold what it would inject, and compares the blake3 of that
+//! with the journaled record ([`InjectionCheck`]). A journaled text that the fold does not
+//! re-derive exactly is a finding, unless an older renderer made it (`render_version`).
 //!
 //! The driver is generic over [`Fold`], so it does not depend on how the state is built.
 
@@ -11,7 +18,13 @@ pub mod session;
 
 use serde::Serialize;
 
+use crate::context::RENDER_VERSION;
 use crate::error::{Error, Result};
+use crate::format::hash::content_hash;
+use crate::format::payload::{
+    decode_system, is_system_kind, Exec, Injected, SpoolMerge, KIND_EXEC, KIND_INJECTED,
+    KIND_SPOOL_MERGE,
+};
 use crate::format::Hash;
 use crate::journal::scan::Stop;
 use crate::journal::{JournalReader, Record};
@@ -31,9 +44,10 @@ pub trait Fold {
     /// The hash `sjournal state` reports for this state.
     fn state_hash(&self) -> Hash;
 
-    /// The context the hook would print for `rec`, which was just applied: None when the
+    /// The context the hook injects for the event `event`, with the state as the hook sees
+    /// it: after the event and its exec records, before its injected record. None when the
     /// hook injects nothing at this event.
-    fn context(&self, rec: &Record<'_>) -> Option<String>;
+    fn context(&self, event: &Record<'_>) -> Option<String>;
 
     /// JSON Pointers of state fields that change with every record (counters, the last
     /// seq): the text output leaves them out so the changes that matter stand out. The JSON
@@ -53,10 +67,101 @@ pub struct Step {
     pub hash: String,
     /// What the record changed in the state.
     pub changes: Vec<Change>,
-    /// The context that would have been injected after this record.
-    pub context: Option<String>,
+    /// The injection of the event whose batch ends with this record: what the journal says
+    /// was injected, and what the fold re-derives.
+    pub injection: Option<InjectionCheck>,
     /// The state hash after this record.
     pub state_hash: String,
+}
+
+/// An event's injection, journaled and re-derived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InjectionCheck {
+    pub event_seq: u64,
+    pub status: CheckStatus,
+    /// The journaled text (its `sjournal.injected` record), if there is one.
+    pub journaled: Option<String>,
+    pub journaled_blake3: Option<String>,
+    /// The renderer version that made the journaled text.
+    pub render_version: Option<u32>,
+    /// What this build's fold re-derives.
+    pub derived: Option<String>,
+    pub derived_blake3: Option<String>,
+}
+
+/// How a journaled injection compares with its re-derivation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    /// Same bytes (same blake3).
+    Match,
+    /// The same renderer version re-derives other text, or none, or the record's hash does
+    /// not match its own text: a finding.
+    Differs,
+    /// Made by another renderer version: shown, not compared.
+    OtherVersion,
+    /// Nothing journaled, but the fold derives text: the hook may not have been asked, timed
+    /// out, or failed open. Shown, not a finding.
+    NotJournaled,
+    /// Nothing journaled for an event that reached the journal through the spool (the hook
+    /// injected nothing then).
+    Spooled,
+}
+
+impl InjectionCheck {
+    pub fn is_finding(&self) -> bool {
+        self.status == CheckStatus::Differs
+    }
+}
+
+fn hex(text: &str) -> String {
+    content_hash(text.as_bytes()).to_hex()
+}
+
+fn check<F: Fold>(
+    fold: &F,
+    event: &Record<'_>,
+    spooled: bool,
+    j: Option<Injected>,
+) -> Option<InjectionCheck> {
+    let derived = fold.context(event).filter(|t| !t.is_empty());
+    if j.is_none() && derived.is_none() {
+        return None;
+    }
+    let derived_blake3 = derived.as_deref().map(hex);
+    let status = match &j {
+        None if spooled => CheckStatus::Spooled,
+        None => CheckStatus::NotJournaled,
+        Some(j) if j.render_version != RENDER_VERSION => CheckStatus::OtherVersion,
+        Some(j)
+            if hex(&j.text) == j.text_blake3 && derived_blake3.as_ref() == Some(&j.text_blake3) =>
+        {
+            CheckStatus::Match
+        }
+        Some(_) => CheckStatus::Differs,
+    };
+    Some(InjectionCheck {
+        event_seq: event.seq,
+        status,
+        journaled_blake3: j.as_ref().map(|j| j.text_blake3.clone()),
+        render_version: j.as_ref().map(|j| j.render_version),
+        journaled: j.map(|j| j.text),
+        derived,
+        derived_blake3,
+    })
+}
+
+/// The event a batch record (exec output or injected text) belongs to.
+fn batch_event(rec: &Record<'_>) -> Option<u64> {
+    match rec.kind {
+        KIND_EXEC => decode_system::<Exec>(rec.seq, rec.payload)
+            .ok()
+            .map(|e| e.event_seq),
+        KIND_INJECTED => decode_system::<Injected>(rec.seq, rec.payload)
+            .ok()
+            .map(|i| i.event_seq),
+        _ => None,
+    }
 }
 
 /// Which records to show. Records before `from` are folded without being shown; records
@@ -84,6 +189,8 @@ pub struct End {
     /// Where the journal stopped being valid, if it did before `to`.
     #[serde(skip)]
     pub stop: Option<Stop>,
+    /// Injections whose re-derivation differs (`CheckStatus::Differs`), by event seq.
+    pub differing: Vec<u64>,
 }
 
 fn to_json<S: Serialize>(seq: u64, state: &S) -> Result<serde_json::Value> {
@@ -106,10 +213,17 @@ pub fn replay<F: Fold>(
         state_hash: fold.state_hash().to_hex(),
         steps: 0,
         stop: None,
+        differing: Vec::new(),
     };
     // The state as JSON after the previous record, when that record was shown.
     let mut prev: Option<serde_json::Value> = None;
-    for r in reader.records()? {
+    // The event whose batch (exec records, injected record) may still continue, and whether
+    // it came through the spool.
+    let mut pending: Option<(Record<'_>, bool)> = None;
+    // Records still to come from the last spool merge.
+    let mut merged_left: usize = 0;
+    let mut records = reader.records()?.peekable();
+    while let Some(r) = records.next() {
         let rec = match r {
             Ok(rec) => rec,
             Err(stop) => {
@@ -126,8 +240,43 @@ pub fn replay<F: Fold>(
             (true, Some(v)) => Some(v),
             (true, None) => Some(to_json(rec.seq, fold.state())?),
         };
+        let spooled = merged_left > 0;
+        merged_left = merged_left.saturating_sub(1);
+        let mut injection = None;
+        if rec.kind == KIND_INJECTED {
+            let j = decode_system::<Injected>(rec.seq, rec.payload).ok();
+            match (pending.take(), j) {
+                (Some((ev, sp)), Some(j)) if j.event_seq == ev.seq => {
+                    injection = check(fold, &ev, sp, Some(j));
+                }
+                (p, _) => pending = p,
+            }
+        }
         fold.apply(&rec)?;
         end.last_seq = rec.seq;
+        if rec.kind == KIND_SPOOL_MERGE {
+            if let Ok(m) = decode_system::<SpoolMerge>(rec.seq, rec.payload) {
+                merged_left = m.entries.iter().map(|e| e.records.len()).sum();
+            }
+        }
+        if !is_system_kind(rec.kind) {
+            pending = Some((rec, spooled));
+        }
+        if let Some((ev, sp)) = pending {
+            let continues = match records.peek() {
+                Some(Ok(next)) => {
+                    range.to.is_none_or(|to| next.seq <= to) && batch_event(next) == Some(ev.seq)
+                }
+                _ => false,
+            };
+            if !continues {
+                injection = check(fold, &ev, sp, None);
+                pending = None;
+            }
+        }
+        if let Some(c) = injection.as_ref().filter(|c| c.is_finding()) {
+            end.differing.push(c.event_seq);
+        }
         if let Some(before) = before {
             let after = to_json(rec.seq, fold.state())?;
             let state_hash = fold.state_hash().to_hex();
@@ -137,7 +286,7 @@ pub fn replay<F: Fold>(
                 kind: rec.kind.to_owned(),
                 hash: rec.hash.to_hex(),
                 changes: diff(&before, &after),
-                context: fold.context(&rec),
+                injection,
                 state_hash,
             })?;
             end.steps += 1;

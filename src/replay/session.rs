@@ -1,19 +1,45 @@
 //! The session fold as a replay fold: `State::apply` for each record, `State::state_hash`,
-//! and at the events where the hook injects by default (SessionStart, UserPromptSubmit) the
-//! context `context::render` makes of the state after the event, as the hook renders it.
-//! What was actually injected is journaled as `sjournal.injected` records, which the fold
-//! keeps in `State::injected`, so the diff of the next steps shows it beside this.
+//! and for each event the context the injection policy gives the state after the event's
+//! batch (`context::inject`, the function the hook calls), at the events the hook asks for
+//! context (the host's defaults and the configured ones).
 
-use crate::context::{render, RenderOptions};
+use crate::context::{inject, Extras, InjectionPoint, Policy};
 use crate::error::Result;
 use crate::fold::{RecordView, State};
+use crate::format::payload::decode_event;
 use crate::format::Hash;
+use crate::hook::protocol::Protocol;
 use crate::journal::Record;
 
 #[derive(Debug, Default)]
 pub struct SessionFold {
     pub state: State,
-    pub render: RenderOptions,
+    /// The policy the hook ran with (from the root's config.toml).
+    pub policy: Policy,
+}
+
+impl SessionFold {
+    pub fn new(policy: Policy) -> SessionFold {
+        SessionFold {
+            state: State::new(),
+            policy,
+        }
+    }
+}
+
+/// What the hook injects for `event` given `state` (the state after the event's batch), or
+/// None if the hook does not ask for context at this event or has nothing to say.
+pub fn derive(state: &State, policy: &Policy, event: &Record<'_>) -> Option<String> {
+    let raw = decode_event(event.seq, event.payload).ok()?;
+    let v: serde_json::Value = crate::event::lenient_json::value(raw.as_bytes()).ok()?;
+    let protocol = Protocol::detect(&v);
+    let name = protocol.event_name(&v)?;
+    if !policy.wants(protocol, name) {
+        return None;
+    }
+    let at = InjectionPoint::of_record(event.kind, raw, event.seq);
+    let r = inject(state, &at, policy, &Extras::default());
+    (!r.is_empty()).then_some(r.text)
 }
 
 impl super::Fold for SessionFold {
@@ -32,9 +58,8 @@ impl super::Fold for SessionFold {
         self.state.state_hash()
     }
 
-    fn context(&self, rec: &Record<'_>) -> Option<String> {
-        matches!(rec.kind, "SessionStart" | "UserPromptSubmit")
-            .then(|| render(&self.state, &self.render).text)
+    fn context(&self, event: &Record<'_>) -> Option<String> {
+        derive(&self.state, &self.policy, event)
     }
 
     fn bookkeeping(&self) -> &'static [&'static str] {

@@ -1,7 +1,9 @@
 //! `sjournal context show|set|clear --session ID`: the session's context channels.
 //!
-//! `show` prints exactly the text the hook would inject now (nothing at all when it is empty);
-//! `--json` prints `{"text", "truncated", "dropped": [..], "chars", "budget_chars", "seq"}`.
+//! `show` prints exactly the text the hook would inject if the event `--at` (default
+//! `compact`: the host compacting now) came next, under the root's config.toml: the injection
+//! policy's own function, on the session's current state. Nothing at all when it is empty.
+//! `--json` prints the [`Injection`](crate::context::Injection) with `"seq"` (the state's).
 //! `set` writes an entry (`--channel persistent|ephemeral|at-stop`, default persistent) with
 //! the text given as an argument or on stdin; `clear` removes one key, one channel or all.
 
@@ -11,11 +13,37 @@ use serde_json::json;
 
 use crate::cli::commands::{append::read_stdin, state::load};
 use crate::cli::{output, Outcome};
-use crate::context::{render, Channel, RenderOptions};
+use crate::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use crate::error::{Error, Result};
+use crate::event::{EventKind, Host};
+use crate::hook::config::Config;
 use crate::journal::{Root, WriterOptions};
-use crate::limits::CONTEXT_BUDGET_DEFAULT_CHARS;
 use crate::primitives;
+
+/// The injection policy of `root` (its config.toml); a broken configuration is reported on
+/// stderr and the defaults are used, as the hook does.
+pub fn load_policy(root: &Root) -> Policy {
+    let config = Config::load(root).unwrap_or_else(|e| {
+        output::warn(&format!("sjournal: {e}"));
+        Config::default()
+    });
+    Policy::from_config(&config)
+}
+
+/// An event to show the injection for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum At {
+    /// SessionStart after a compaction: the full recovery block
+    Compact,
+    /// SessionStart(resume)
+    Resume,
+    /// SessionStart(startup)
+    Startup,
+    /// SessionStart(clear)
+    Clear,
+    /// The next UserPromptSubmit
+    Prompt,
+}
 
 /// Show or change a session's context channels
 #[derive(Debug, clap::Args)]
@@ -27,13 +55,16 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Print exactly the context that would be injected now
+    /// Print exactly the context the hook would inject at the next event
     Show {
         #[arg(long)]
         session: String,
-        /// Most characters to inject
-        #[arg(long, default_value_t = CONTEXT_BUDGET_DEFAULT_CHARS)]
-        budget: usize,
+        /// The event (default: the host compacting now)
+        #[arg(long, value_enum, default_value_t = At::Compact)]
+        at: At,
+        /// The recovery block's budget in characters (default: config.toml's, else 4000)
+        #[arg(long)]
+        budget: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -71,21 +102,38 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     match args.action {
         Action::Show {
             session,
+            at,
             budget,
             json,
         } => {
             let (state, _) = load(root, &session, None, true)?;
-            let r = render(
-                &state,
-                &RenderOptions {
-                    budget_chars: budget,
-                },
-            );
+            let mut policy = load_policy(root);
+            if let Some(b) = budget {
+                policy.budget_chars = b;
+            }
+            let (kind, source) = match at {
+                At::Compact => (EventKind::SessionStart, Some("compact")),
+                At::Resume => (EventKind::SessionStart, Some("resume")),
+                At::Startup => (EventKind::SessionStart, Some("startup")),
+                At::Clear => (EventKind::SessionStart, Some("clear")),
+                At::Prompt => (EventKind::UserPromptSubmit, None),
+            };
+            let point = InjectionPoint {
+                // The next event: no prompt of the journal is the one being answered.
+                event_seq: state.seq + 1,
+                kind,
+                source: source.map(str::to_owned),
+                host: state
+                    .identity
+                    .host
+                    .as_deref()
+                    .and_then(Host::from_name)
+                    .unwrap_or(Host::Unknown),
+            };
+            let r = inject(&state, &point, &policy, &Extras::default());
             if json {
-                let v = json!({
-                    "text": r.text, "truncated": r.truncated, "dropped": r.dropped,
-                    "chars": r.chars, "budget_chars": budget, "seq": state.seq,
-                });
+                let mut v = serde_json::to_value(&r).expect("serializable");
+                v["seq"] = json!(state.seq);
                 output::json_line(&mut out, &v.to_string())?;
             } else {
                 // Escaped for the terminal (`--json` has the exact text).

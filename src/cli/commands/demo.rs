@@ -1,22 +1,24 @@
 //! `sjournal demo`: the main job end to end, in a temporary root. A recorded Claude Code
 //! session (real payload shapes from `tests/fixtures/claude-code`) is played through the real
 //! hook path — this binary spawned as `sjournal hook` once per event, as the host runs it —
-//! with a context entry set early, many tool calls, and an automatic compaction. It shows
-//! what was injected before and after the compaction, checks the re-injected context equals
-//! a rebuild from the journal alone, verifies the chain, and finally simulates a crash that
-//! tears the last write and shows recovery quarantining it.
+//! with a context entry set early, a request with standing rules, a todo list, many tool
+//! calls, a failing test run, and an automatic compaction. It shows what was injected at each
+//! step (nothing where the model already has it), the recovery block after the compaction,
+//! checks that every injection equals a re-derivation from the journal alone (a replay),
+//! verifies the chain, and finally simulates a crash that tears the last write and shows
+//! recovery quarantining it.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::cli::{output, Outcome};
 use crate::context::Channel;
-use crate::context::{render, RenderOptions};
 use crate::error::{Error, Result};
-use crate::journal::{verify_file, Root, Writer, WriterOptions};
+use crate::journal::{verify_file, JournalReader, Root, Writer, WriterOptions};
+use crate::replay::{replay, session::SessionFold, CheckStatus};
 use crate::snapshot::{load_state, LoadOptions};
 
 const FIXTURE: &str = include_str!("../../../tests/fixtures/claude-code/payloads-2.1.332.jsonl");
@@ -45,12 +47,42 @@ fn payload(event: &str, variant: Option<&str>, edit: impl FnOnce(&mut Value)) ->
     p.to_string()
 }
 
+/// Tool call `i` of the session: edits and reads of the journal's source files, a new test
+/// file now and then.
 fn tool(event: &str, i: usize) -> String {
     payload(event, None, |p| {
         p["tool_use_id"] = Value::String(format!("toolu_demo_{i:03}"));
-        p["tool_name"] = Value::String(if i.is_multiple_of(3) { "Edit" } else { "Read" }.into());
-        p["tool_input"] =
-            serde_json::json!({ "file_path": format!("/home/dev/project/src/part{}.rs", i % 7) });
+        let file = format!("/home/dev/project/src/part{}.rs", i % 7);
+        let (name, input, response) = match i % 4 {
+            0 => (
+                "Edit",
+                json!({"file_path": file, "old_string": "let crc = 0;", "new_string": "let crc = crc32(&frame);\nassert_ne!(crc, 0);"}),
+                json!({}),
+            ),
+            1 | 2 => ("Read", json!({"file_path": file}), json!({})),
+            _ => (
+                "Write",
+                json!({"file_path": format!("/home/dev/project/tests/torn_{i}.rs"), "content": "#[test]\nfn torn() {}\n"}),
+                json!({"type": "create"}),
+            ),
+        };
+        p["tool_name"] = name.into();
+        p["tool_input"] = input;
+        if p.get("tool_response").is_some() {
+            p["tool_response"] = response;
+        }
+    })
+}
+
+/// A tool call with its own input (and response for the PostToolUse).
+fn call(event: &str, id: &str, name: &str, input: Value, extra: Value) -> String {
+    payload(event, None, |p| {
+        p["tool_use_id"] = id.into();
+        p["tool_name"] = name.into();
+        p["tool_input"] = input;
+        for (k, v) in extra.as_object().expect("an object") {
+            p[k] = v.clone();
+        }
     })
 }
 
@@ -95,6 +127,22 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("      | {l}\n")).collect()
 }
 
+/// Checks every injection the hook journaled against a re-derivation from the journal
+/// alone: (journaled, matching).
+fn rebuild_check(root: &Root) -> Result<(usize, usize)> {
+    let reader = JournalReader::open(&root.session(SESSION)?.journal, None)?;
+    let mut fold = SessionFold::new(super::context::load_policy(root));
+    let (mut journaled, mut matching) = (0, 0);
+    replay(&reader, &mut fold, Default::default(), |step| {
+        if let Some(c) = step.injection.filter(|c| c.journaled.is_some()) {
+            journaled += 1;
+            matching += usize::from(c.status == CheckStatus::Match);
+        }
+        Ok(())
+    })?;
+    Ok((journaled, matching))
+}
+
 pub fn run(args: Args) -> Result<Outcome> {
     let tmp;
     let kept_dir = args.keep.is_some();
@@ -111,17 +159,21 @@ pub fn run(args: Args) -> Result<Outcome> {
         output::line(&mut out, s)?;
         out.flush().map_err(output::write_err)
     };
+    let shown = |c: &Option<String>| indent(c.as_deref().unwrap_or("(nothing)"));
+    // Characters injected, and what the renderer before the policy would have injected: a
+    // block of about the compact block's size on every SessionStart and UserPromptSubmit.
+    let mut injected = 0usize;
+    let mut count = |c: &Option<String>| injected += c.as_deref().map_or(0, |t| t.chars().count());
 
     say(&format!(
         "sjournal demo: a Claude Code session played through `sjournal hook`\nroot: {}\n",
         dir.display()
     ))?;
 
-    say(
-        "1. SessionStart (startup): the hook journals the event and injects the session's context",
-    )?;
+    say("1. SessionStart (startup): the hook journals the event; nothing to inject yet")?;
     let ctx = hook(&root, &payload("SessionStart", Some("startup"), |_| {}))?;
-    say(&indent(ctx.as_deref().unwrap_or("(nothing)")))?;
+    count(&ctx);
+    say(&shown(&ctx))?;
 
     say("2. A hook author pins a decision as persistent context (survives compaction)")?;
     let decision =
@@ -138,71 +190,134 @@ pub fn run(args: Args) -> Result<Outcome> {
         "      sjournal context set --session {SESSION} --key decision '{decision}'\n"
     ))?;
 
-    say("3. UserPromptSubmit: the context comes back with the prompt")?;
+    let request = "Add a checksum to every record and test torn writes. Never change the \
+                   on-disk format without a version bump, and always run `cargo test` before \
+                   you finish.";
+    say("3. UserPromptSubmit: only what the model has not seen (the new note), never the prompt")?;
     let ctx = hook(
         &root,
-        &payload("UserPromptSubmit", None, |p| {
-            p["prompt"] =
-                Value::String("Add a checksum to every record and test torn writes".into())
-        }),
+        &payload("UserPromptSubmit", None, |p| p["prompt"] = request.into()),
     )?;
-    say(&indent(ctx.as_deref().unwrap_or("(nothing)")))?;
+    count(&ctx);
+    say(&shown(&ctx))?;
 
     let calls = 24;
     say(&format!(
-        "4. {calls} tool calls (PreToolUse + PostToolUse), one failure, then Stop"
+        "4. A todo list, {calls} tool calls (edits, reads, new tests), `cargo test` failing, Stop"
     ))?;
+    let todos = json!({"todos": [
+        {"content": "Add the checksum to the frame", "status": "completed", "activeForm": "Adding the checksum"},
+        {"content": "Test torn writes", "status": "in_progress", "activeForm": "Testing torn writes"},
+        {"content": "Document the format change", "status": "pending", "activeForm": "Documenting"}
+    ]});
+    hook(
+        &root,
+        &call(
+            "PreToolUse",
+            "toolu_todo",
+            "TodoWrite",
+            todos.clone(),
+            json!({}),
+        ),
+    )?;
+    hook(
+        &root,
+        &call(
+            "PostToolUse",
+            "toolu_todo",
+            "TodoWrite",
+            todos,
+            json!({"tool_response": {}}),
+        ),
+    )?;
     for i in 0..calls {
         hook(&root, &tool("PreToolUse", i))?;
         hook(&root, &tool("PostToolUse", i))?;
     }
-    hook(&root, &payload("PostToolUseFailure", None, |_| {}))?;
-    hook(&root, &payload("Stop", None, |_| {}))?;
+    let test = json!({"command": "cargo test", "description": "Run the tests"});
+    hook(
+        &root,
+        &call("PreToolUse", "toolu_test", "Bash", test.clone(), json!({})),
+    )?;
+    hook(
+        &root,
+        &call(
+            "PostToolUseFailure",
+            "toolu_test",
+            "Bash",
+            test,
+            json!({"error": "Exit code 101\ntest torn::torn_write_is_quarantined ... FAILED\nerror: test failed, to rerun pass `--test torn`"}),
+        ),
+    )?;
+    hook(
+        &root,
+        &payload("Stop", None, |p| {
+            p["last_assistant_message"] =
+                "The checksum is in. `cargo test` fails in torn_write_is_quarantined; next I will make recovery quarantine the torn tail.".into()
+        }),
+    )?;
     say("      done\n")?;
 
-    say("5. The host compacts: PreCompact -> SubagentStop (the compactor) -> SessionStart(compact) -> PostCompact")?;
+    say("5. Another prompt: the model has all of it in its transcript, so nothing is injected")?;
+    let ctx = hook(
+        &root,
+        &payload("UserPromptSubmit", None, |p| p["prompt"] = "go on".into()),
+    )?;
+    count(&ctx);
+    say(&shown(&ctx))?;
+
+    say("6. The host compacts: PreCompact -> SubagentStop (the compactor) -> SessionStart(compact) -> PostCompact")?;
     hook(&root, &payload("PreCompact", Some("auto"), |_| {}))?;
     hook(&root, &payload("SubagentStop", Some("compaction"), |_| {}))?;
     let after = hook(&root, &payload("SessionStart", Some("compact"), |_| {}))?;
+    count(&after);
     hook(&root, &payload("PostCompact", Some("auto"), |_| {}))?;
-    say("   The context re-injected after the compaction, rebuilt from the journal:")?;
+    say("   The recovery block injected after the compaction (what the summary may have lost):")?;
+    say(&shown(&after))?;
     let after = after.unwrap_or_default();
-    say(&indent(&after))?;
-    let survived = after.contains(decision);
+    let kept = [
+        ("the pinned decision", decision),
+        ("the standing rule", "always run `cargo test`"),
+        (
+            "the todo in progress",
+            "- [>] Test torn writes (in progress)",
+        ),
+        ("the failing command", "`cargo test` → exit 101"),
+        ("where it left off", "next I will make recovery quarantine"),
+    ];
+    let mut all_kept = true;
+    for (what, s) in kept {
+        let yes = after.contains(s);
+        all_kept &= yes;
+        say(&format!(
+            "   {what} present: {}",
+            if yes { "yes" } else { "NO" }
+        ))?;
+    }
+
+    say("\n7. The next prompt after the compaction: nothing again")?;
+    let ctx = hook(
+        &root,
+        &payload("UserPromptSubmit", None, |p| p["prompt"] = "status?".into()),
+    )?;
+    count(&ctx);
+    say(&shown(&ctx))?;
+    let prompts_and_starts = 5;
     say(&format!(
-        "   persistent decision present after compaction: {}",
-        if survived { "yes" } else { "NO" }
+        "   injected in all: {injected} characters; a block of this size at each of the {prompts_and_starts} \
+         SessionStart/UserPromptSubmit events would be about {}",
+        prompts_and_starts * after.chars().count()
     ))?;
 
-    // What a rebuild from scratch (no snapshot, the journal alone) renders at that point.
-    let compact_seq = {
-        // The reader holds a shared lock while it lives (recovery waits for it): keep it short.
-        let reader = crate::journal::JournalReader::open(&root.session(SESSION)?.journal, None)?;
-        let last = reader
-            .records()?
-            .filter_map(|r| r.ok())
-            .filter(|r| r.kind == "SessionStart")
-            .map(|r| r.seq)
-            .last();
-        last.unwrap_or(0)
-    };
-    let (at, _) = load_state(
-        &root,
-        SESSION,
-        &LoadOptions {
-            at: Some(compact_seq),
-            use_snapshot: false,
-            ..LoadOptions::latest()
-        },
-    )?;
-    let rebuilt = render(&at, &RenderOptions::default()).text;
-    let same = rebuilt == after;
+    // Every injection, re-derived from the journal alone (a full replay, no snapshot).
+    let (journaled, matching) = rebuild_check(&root)?;
+    let same = journaled > 0 && journaled == matching;
     say(&format!(
-        "   equal to a full replay of the journal up to that event (seq {compact_seq}): {}\n",
+        "   every injection equal to a re-derivation from the journal (replay): {} ({matching} of {journaled})\n",
         if same { "yes" } else { "NO" }
     ))?;
 
-    say("6. SessionEnd, then verify: CRCs, contiguous seq, every blake3 chain link")?;
+    say("8. SessionEnd, then verify: CRCs, contiguous seq, every blake3 chain link")?;
     hook(&root, &payload("SessionEnd", Some("other"), |_| {}))?;
     let path = root.session(SESSION)?.journal;
     let report = verify_file(&path, None)?;
@@ -217,7 +332,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         state_end.state_hash()
     ))?;
 
-    say("7. A crash tears the next write in half; the next append quarantines the torn bytes")?;
+    say("9. A crash tears the next write in half; the next append quarantines the torn bytes")?;
     let torn_at = {
         let mut w = Writer::open(&root, SESSION, &WriterOptions::default())?;
         let a = w.append_event(
@@ -261,13 +376,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     ))?;
     if kept_dir {
         say(&format!(
-            "\nExplore it: sjournal --root {} log|replay|state|report --session {SESSION}",
+            "\nExplore it: sjournal --root {} log|replay|state|show|report --session {SESSION}",
             dir.display()
         ))?;
     } else {
-        say("\n(sjournal demo --keep DIR keeps the files, to explore with log, replay, state, report)")?;
+        say("\n(sjournal demo --keep DIR keeps the files, to explore with log, replay, state, show, report)")?;
     }
-    Ok(if report.ok && survived && same {
+    Ok(if report.ok && all_kept && same {
         Outcome::Ok
     } else {
         Outcome::Findings

@@ -1,4 +1,4 @@
-//! `sjournal hook [--host auto|claude|codex|gemini|cursor|cline] [--deadline-ms 250]`: what
+//! `sjournal hook [--host auto|claude|codex|gemini|cursor|cline|openclaw] [--deadline-ms 250]`: what
 //! agent hosts run on every event (see `crate::hook`). It always exits 0: a hook that exits 2
 //! would block the host's action (Claude Code erases the user's prompt on UserPromptSubmit).
 //! Stdout carries only the host's JSON; everything else goes to stderr, which hosts keep in
@@ -20,11 +20,11 @@ use crate::limits::HOOK_DEADLINE_MS_DEFAULT;
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults and exec handlers; example in the README).
+Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults, exec and webhook handlers; examples in the README).
 The event is never lost: if the journal cannot take it within the deadline it is spooled
 durably and merged by the next append.")]
 pub struct Args {
-    /// Host protocol: auto, claude, codex, gemini, cursor or cline
+    /// Host protocol: auto, claude, codex, gemini, cursor, cline or openclaw
     #[arg(long, value_name = "HOST", default_value = "auto")]
     pub host: String,
     /// Answer within this many milliseconds [default: config hook.deadline_ms, else 250]
@@ -98,9 +98,21 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         input_ready: Some(hook::InputReady(Arc::new(hook::input::stdin_ready))),
         checkpoints: None,
     };
-    let out = hook::run(opts, std::io::stdin(), Arc::new(FoldContext));
+    // Shipping at session end (`[remote] ship_on_session_end`) needs to see the event after
+    // the hook is done with it: keep a copy of stdin only then.
+    let ship = ShipAfter::new(&opts);
+    if cfg!(not(feature = "remote")) && opts.config.remote.ship_on_session_end {
+        diag.push(
+            "[remote] ship_on_session_end is set, but this sjournal was built without the \
+             `remote` feature: nothing is shipped (install with --features remote)"
+                .into(),
+        );
+    }
+    let out = match &ship {
+        Some(s) => hook::run(opts.clone(), s.tee(), Arc::new(FoldContext)),
+        None => hook::run(opts.clone(), std::io::stdin(), Arc::new(FoldContext)),
+    };
     diag.extend(out.diagnostics);
-    print_diag(&diag);
     if let Some(s) = out.stdout {
         use std::io::Write;
         let mut o = std::io::stdout().lock();
@@ -108,7 +120,68 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         let _ = o.write_all(format!("{s}\n").as_bytes());
         let _ = o.flush();
     }
+    if let (Some(s), Some(_)) = (&ship, &out.landed) {
+        diag.extend(s.spawn(&opts));
+    }
+    print_diag(&diag);
     Ok(Outcome::Ok)
+}
+
+/// A copy of the hook's stdin, to start `sjournal ship` after a session's end.
+struct ShipAfter(Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(feature = "remote")]
+impl ShipAfter {
+    fn new(opts: &HookOptions) -> Option<ShipAfter> {
+        let r = &opts.config.remote;
+        (r.ship_on_session_end && r.to.is_some()).then(|| ShipAfter(Default::default()))
+    }
+
+    fn tee(&self) -> Tee {
+        Tee(std::io::stdin(), self.0.clone())
+    }
+
+    fn spawn(&self, opts: &HookOptions) -> Option<String> {
+        let raw = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
+        let over = raw.len() > crate::limits::INPUT_MAX_BYTES;
+        let env = |k: &str| {
+            (k == "CLAUDE_CODE_SESSION_ID")
+                .then(|| opts.env_session_id.clone())
+                .flatten()
+        };
+        let c = hook::input::capture(raw, over, opts.host, &env, &mut Vec::new());
+        crate::remote::spawn::after_event(&opts.root, &opts.config, &c)
+    }
+}
+
+#[cfg(not(feature = "remote"))]
+impl ShipAfter {
+    fn new(opts: &HookOptions) -> Option<ShipAfter> {
+        let _ = opts;
+        None
+    }
+
+    fn tee(&self) -> Tee {
+        Tee(std::io::stdin(), self.0.clone())
+    }
+
+    fn spawn(&self, _: &HookOptions) -> Option<String> {
+        None
+    }
+}
+
+/// Stdin, copied as it is read (at most the hook's input limit).
+struct Tee(std::io::Stdin, Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Read for Tee {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        let mut copy = self.1.lock().unwrap_or_else(|p| p.into_inner());
+        if copy.len() <= crate::limits::INPUT_MAX_BYTES {
+            copy.extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
+    }
 }
 
 fn print_diag(diag: &[String]) {

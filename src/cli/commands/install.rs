@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
+use crate::install::bridge::{self, Bridge, Places};
 use crate::install::{self, Host, InstallError, Plan, Scope};
 
 /// Install sjournal's hooks into a host's configuration (kept: everything else in it)
@@ -25,14 +26,66 @@ pub struct UninstallArgs {
     pub common: Common,
 }
 
+/// The hosts `install` knows (the library's `install::Host`, named for the command line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostArg {
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    Codex,
+    Gemini,
+    #[value(name = "opencode")]
+    OpenCode,
+    Pi,
+    #[value(name = "openclaw")]
+    OpenClaw,
+}
+
+/// A host with exec hooks (its settings file is edited), or one reached through a bridge.
+enum Target {
+    Hooks(Host),
+    Bridge(Bridge),
+}
+
+impl From<HostArg> for Target {
+    fn from(h: HostArg) -> Target {
+        match h {
+            HostArg::ClaudeCode => Target::Hooks(Host::ClaudeCode),
+            HostArg::Codex => Target::Hooks(Host::Codex),
+            HostArg::Gemini => Target::Hooks(Host::Gemini),
+            HostArg::OpenCode => Target::Bridge(Bridge::OpenCode),
+            HostArg::Pi => Target::Bridge(Bridge::Pi),
+            HostArg::OpenClaw => Target::Bridge(Bridge::OpenClaw),
+        }
+    }
+}
+
+/// `--scope`, for the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    User,
+    Project,
+    Local,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::User => Scope::User,
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::Local => Scope::Local,
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// claude-code, codex or gemini
-    pub host: Host,
+    /// claude-code, codex, gemini (hooks in their settings), or opencode, pi, openclaw (a
+    /// bridge plugin where the host loads it)
+    pub host: HostArg,
     /// user (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json), project
     /// (<project>/.claude/settings.json, ...), or local (<project>/.claude/settings.local.json)
     #[arg(long, value_enum, default_value = "user")]
-    pub scope: Scope,
+    pub scope: ScopeArg,
     /// The project's root, for --scope project|local [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub project_dir: Option<PathBuf>,
@@ -41,19 +94,100 @@ pub struct Common {
     pub dry_run: bool,
 }
 
-fn config_path(c: &Common) -> Result<PathBuf> {
+fn project(c: &Common) -> Result<PathBuf> {
+    match &c.project_dir {
+        Some(d) => Ok(d.clone()),
+        None => std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e)),
+    }
+}
+
+fn config_path(c: &Common, host: Host) -> Result<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
-    let project = match &c.project_dir {
-        Some(d) => d.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e))?
-        }
-    };
-    c.host
-        .config_path(c.scope, home.as_deref(), &project)
+    host.config_path(c.scope.into(), home.as_deref(), &project(c)?)
         .map_err(|m| usage(InstallError::Usage(m)))
+}
+
+fn this_binary() -> Result<String> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("find", "this executable", e))?;
+    Ok(exe.to_string_lossy().into_owned())
+}
+
+/// `install opencode|pi|openclaw`: the bridge's files where the host loads them.
+fn run_bridge(b: Bridge, c: &Common, command: Option<String>, on: bool) -> Result<Outcome> {
+    let places = Places::from_env(project(c)?);
+    let command = match command {
+        Some(c) => c,
+        None => this_binary()?,
+    };
+    let files = b.files(c.scope.into(), &places, &command).map_err(usage)?;
+    let mut out = output::stdout();
+    let name = b.display_name();
+    if c.dry_run {
+        for f in &files {
+            let what = if on {
+                "write"
+            } else {
+                "remove (if sjournal's)"
+            };
+            output::line(&mut out, &format!("would {what} {}", f.path.display()))?;
+        }
+        output::line(&mut out, "(dry run: nothing was written)")?;
+        return Ok(Outcome::Ok);
+    }
+    let changed = if on {
+        bridge::write(&files).map_err(usage)?
+    } else {
+        bridge::remove(&files).map_err(usage)?
+    };
+    let did = if on { "installed" } else { "removed" };
+    for p in &changed {
+        output::line(
+            &mut out,
+            &format!("sjournal bridge for {name} {did}: {}", p.display()),
+        )?;
+    }
+    if changed.is_empty() {
+        let state = if on {
+            "already installed"
+        } else {
+            "not installed"
+        };
+        output::line(
+            &mut out,
+            &format!("sjournal bridge for {name} {state}: nothing to change"),
+        )?;
+    }
+    if b == Bridge::OpenClaw && c.scope != ScopeArg::Project {
+        let config = Bridge::openclaw_config(&places).map_err(usage)?;
+        match bridge::edit_openclaw_config(&config, on) {
+            Ok(true) => output::line(
+                &mut out,
+                &format!(
+                    "plugins.entries.{} {} in {}",
+                    bridge::OPENCLAW_PLUGIN_ID,
+                    if on {
+                        "enabled, with conversation access,"
+                    } else {
+                        "removed"
+                    },
+                    config.display()
+                ),
+            )?,
+            Ok(false) => {}
+            Err(e) => output::line(&mut out, &format!("note: {e}"))?,
+        }
+    }
+    if on {
+        let note = match b {
+            Bridge::OpenCode => "OpenCode loads it at its next start.",
+            Bridge::Pi => "Pi loads it at its next start (`pi --list-extensions` shows it).",
+            Bridge::OpenClaw => "the Gateway loads it at its next start (`openclaw plugins list` shows it); OpenClaw notes that it cannot verify where a local plugin came from.",
+        };
+        output::line(&mut out, &format!("note: {note}"))?;
+    }
+    Ok(Outcome::Ok)
 }
 
 fn usage(e: InstallError) -> Error {
@@ -63,28 +197,37 @@ fn usage(e: InstallError) -> Error {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let path = config_path(&args.common)?;
+    let host = match Target::from(args.common.host) {
+        Target::Hooks(h) => h,
+        Target::Bridge(b) => return run_bridge(b, &args.common, args.command, true),
+    };
+    let path = config_path(&args.common, host)?;
     let command = match args.command {
         Some(c) => c,
-        None => {
-            let exe =
-                std::env::current_exe().map_err(|e| Error::io("find", "this executable", e))?;
-            install::shell_quote(&exe.to_string_lossy())
-        }
+        None => install::shell_quote(&this_binary()?),
     };
-    let plan = install::plan_install(&path, args.common.host, &command).map_err(usage)?;
-    finish(plan, &args.common, "installed", "already installed")
+    let plan = install::plan_install(&path, host, &command).map_err(usage)?;
+    let dry = args.common.dry_run;
+    let outcome = finish(plan, &args.common, host, "installed", "already installed")?;
+    if let (Some(note), false) = (host.after_install(), dry) {
+        output::line(&mut output::stdout(), &format!("note: {note}"))?;
+    }
+    Ok(outcome)
 }
 
 pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
-    let path = config_path(&args.common)?;
+    let host = match Target::from(args.common.host) {
+        Target::Hooks(h) => h,
+        Target::Bridge(b) => return run_bridge(b, &args.common, None, false),
+    };
+    let path = config_path(&args.common, host)?;
     let plan = install::plan_uninstall(&path).map_err(usage)?;
-    finish(plan, &args.common, "removed", "not installed")
+    finish(plan, &args.common, host, "removed", "not installed")
 }
 
-fn finish(plan: Plan, c: &Common, did: &str, nothing: &str) -> Result<Outcome> {
+fn finish(plan: Plan, c: &Common, host: Host, did: &str, nothing: &str) -> Result<Outcome> {
     let mut out = output::stdout();
-    let host = c.host.display_name();
+    let host = host.display_name();
     if !plan.changed {
         output::line(
             &mut out,

@@ -1,17 +1,20 @@
 //! `sjournal replay --session ID [--from SEQ] [--to SEQ] [--json]`: the session's records one
-//! by one, each with what it changed in the state and the context that would have been
-//! injected after it; last, the final state hash (equal to `sjournal state`'s at that seq).
+//! by one, each with what it changed in the state; for every event, the context the hook
+//! injected (its `sjournal.injected` record) checked against what the injection policy
+//! re-derives from the journal, under the root's config.toml; last, the final state hash
+//! (equal to `sjournal state`'s at that seq).
 //!
 //! `--json` prints one [`Step`](crate::replay::Step) per line, then
-//! `{"final":true,"last_seq":N,"state_hash":"<hex>","steps":K}`. Exit 1 if the journal stops
-//! being valid before `--to` (the steps before the problem are printed).
+//! `{"final":true,"last_seq":N,"state_hash":"<hex>","steps":K,"differing":[seq..]}`. Exit 1
+//! if the journal stops being valid before `--to` (the steps before the problem are printed),
+//! or if a journaled injection differs from its re-derivation.
 
 use std::io::Write;
 
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
 use crate::journal::{JournalReader, Root};
-use crate::replay::{diff, replay, Range, Step};
+use crate::replay::{diff, replay, CheckStatus, InjectionCheck, Range, Step};
 
 /// Replay a session record by record: state changes and the injected context at each step
 #[derive(Debug, clap::Args)]
@@ -31,10 +34,9 @@ pub struct Args {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     if args.to.is_some_and(|to| to < args.from) {
-        return Err(Error::Fold {
-            seq: args.from,
+        return Err(Error::InvalidInput {
             reason: format!(
-                "--to {} is before --from {}",
+                "--to {} is before --from {}: give a range that starts before it ends",
                 args.to.unwrap_or(0),
                 args.from
             ),
@@ -42,7 +44,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     let paths = crate::cli::existing_session(root, &args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
-    let mut fold = crate::replay::session::SessionFold::default();
+    let policy = super::context::load_policy(root);
+    let mut fold = crate::replay::session::SessionFold::new(policy);
     let mut out = output::stdout();
     let mut last_context: Option<String> = None;
     let range = Range {
@@ -65,6 +68,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         "last_seq": end.last_seq,
         "state_hash": end.state_hash,
         "steps": end.steps,
+        "differing": end.differing,
     });
     if args.json {
         output::json_line(&mut out, &fin.to_string())?;
@@ -78,8 +82,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         )?;
     }
     out.flush().map_err(output::write_err)?;
+    if !end.differing.is_empty() {
+        output::warn(&format!(
+            "sjournal: the injections for event(s) {:?} differ from what the journal re-derives \
+             (same renderer version): the hook and the fold disagree; report it with the journal",
+            end.differing
+        ));
+    }
     match end.stop {
-        None => Ok(Outcome::Ok),
+        None if end.differing.is_empty() => Ok(Outcome::Ok),
+        None => Ok(Outcome::Findings),
         Some(stop) => {
             output::warn(&format!(
                 "sjournal: {}: replay stopped at offset {}: {} (run `sjournal inspect` on it)",
@@ -117,22 +129,68 @@ fn render(
     for line in diff::render(&shown, 100) {
         output::line(out, &format!("    {line}"))?;
     }
-    if let Some(ctx) = &step.context {
-        if last_context.as_ref() == Some(ctx) {
-            output::line(
-                out,
-                &format!("    context: unchanged ({} chars)", ctx.chars().count()),
-            )?;
+    if let Some(c) = &step.injection {
+        injection(out, c, last_context)?;
+    }
+    Ok(())
+}
+
+fn text_lines(out: &mut impl Write, text: &str) -> Result<()> {
+    for l in text.lines() {
+        output::line(out, &format!("    | {l}"))?;
+    }
+    Ok(())
+}
+
+fn injection(
+    out: &mut impl Write,
+    c: &InjectionCheck,
+    last_context: &mut Option<String>,
+) -> Result<()> {
+    let n = |t: &Option<String>| t.as_deref().map_or(0, |t| t.chars().count());
+    let head = match c.status {
+        CheckStatus::Match => format!(
+            "    injected for seq {} ({} chars), re-derived identically",
+            c.event_seq,
+            n(&c.journaled)
+        ),
+        CheckStatus::Differs => format!(
+            "    injected for seq {} ({} chars) DIFFERS from the re-derivation ({} chars)",
+            c.event_seq,
+            n(&c.journaled),
+            n(&c.derived)
+        ),
+        CheckStatus::OtherVersion => format!(
+            "    injected for seq {} ({} chars) by renderer version {} (this build: {}), not compared",
+            c.event_seq,
+            n(&c.journaled),
+            c.render_version.unwrap_or(0),
+            crate::context::RENDER_VERSION
+        ),
+        CheckStatus::NotJournaled => format!(
+            "    nothing journaled for seq {}; the policy derives ({} chars):",
+            c.event_seq,
+            n(&c.derived)
+        ),
+        CheckStatus::Spooled => format!(
+            "    seq {} was spooled, nothing injected; the policy derives ({} chars):",
+            c.event_seq,
+            n(&c.derived)
+        ),
+    };
+    output::line(out, &head)?;
+    let shown = c.journaled.as_ref().or(c.derived.as_ref());
+    if let Some(text) = shown {
+        if last_context.as_ref() == Some(text) {
+            output::line(out, "    | (unchanged)")?;
         } else {
-            output::line(
-                out,
-                &format!("    context ({} chars):", ctx.chars().count()),
-            )?;
-            for l in ctx.lines() {
-                output::line(out, &format!("    | {l}"))?;
-            }
-            *last_context = Some(ctx.clone());
+            text_lines(out, text)?;
+            *last_context = Some(text.clone());
         }
+    }
+    if c.status == CheckStatus::Differs {
+        output::line(out, "    re-derived:")?;
+        text_lines(out, c.derived.as_deref().unwrap_or("(nothing)"))?;
     }
     Ok(())
 }

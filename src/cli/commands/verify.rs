@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{output, progress, Outcome};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::journal::{verify_file, Root, VerifyReport};
 
 /// Verify journals: framing, CRCs, contiguous seq, the hash chain, the header binding
@@ -18,7 +18,11 @@ use crate::journal::{verify_file, Root, VerifyReport};
 pub struct Args {
     // Not a struct-level `#[group]`: clap puts every field of the struct in that group, which
     // made `--json` conflict with `--session`.
-    #[arg(long, required_unless_present = "all", conflicts_with = "all")]
+    #[arg(
+        long,
+        required_unless_present_any = ["all", "remote"],
+        conflicts_with = "all"
+    )]
     pub session: Option<String>,
     /// Every journal under the root
     #[arg(long)]
@@ -28,12 +32,25 @@ pub struct Args {
     /// Also prove the journal still extends this checkpoint (from `sjournal checkpoint`)
     #[arg(long, value_name = "FILE", requires = "session")]
     pub checkpoint: Option<PathBuf>,
-    /// Require the checkpoint to carry a valid signature by this verifier key (KEYFILE.pub)
-    #[arg(long, value_name = "KEYFILE", requires = "checkpoint")]
+    /// Require the checkpoint (or, with --remote, every segment's checkpoint) to carry a valid
+    /// signature by this verifier key (KEYFILE.pub)
+    #[arg(long, value_name = "KEYFILE")]
     pub pubkey: Option<PathBuf>,
+    /// Verify shipped journals instead: s3://BUCKET/PREFIX[/v1/...] or file:///DIR (needs the
+    /// `remote` feature); compares with this root's journals of the same host id
+    #[arg(long, value_name = "URL", conflicts_with_all = ["all", "session", "checkpoint"])]
+    pub remote: Option<String>,
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    if let Some(url) = &args.remote {
+        return remote(root, url, args.pubkey.as_slice(), args.json);
+    }
+    if args.pubkey.is_some() && args.checkpoint.is_none() {
+        return Err(Error::InvalidInput {
+            reason: "--pubkey needs --checkpoint FILE or --remote URL".into(),
+        });
+    }
     let paths = match &args.session {
         Some(s) => {
             let p = crate::cli::existing_session(root, s)?;
@@ -85,5 +102,19 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         Outcome::Ok
     } else {
         Outcome::Findings
+    })
+}
+
+#[cfg(feature = "remote")]
+fn remote(root: &Root, url: &str, pubkey: &[PathBuf], json: bool) -> Result<Outcome> {
+    super::remote_verify::run(root, url, pubkey, json)
+}
+
+#[cfg(not(feature = "remote"))]
+fn remote(_: &Root, _: &str, _: &[PathBuf], _: bool) -> Result<Outcome> {
+    Err(Error::Remote {
+        reason: "this sjournal was built without the `remote` feature; \
+                 install it with `cargo install --path . --features remote`"
+            .into(),
     })
 }

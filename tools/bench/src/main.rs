@@ -14,6 +14,8 @@ use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
 mod stats;
+mod tokens;
+mod webhook;
 
 use stats::Samples;
 
@@ -26,8 +28,21 @@ fn main() {
         Some("report") => report(&args[2..]),
         Some("hashspeed") => hash_speed(args[2].parse().unwrap()),
         Some("rssprobe") => rss_probe(Path::new(&args[2]), &args[3]),
+        Some("tokens") => {
+            let flag = |f: &str| {
+                args.iter()
+                    .position(|a| a == f)
+                    .map(|i| PathBuf::from(&args[i + 1]))
+            };
+            let bin = flag("--sjournal").unwrap_or_else(|| PathBuf::from("target/release/sjournal"));
+            for r in tokens::rows(&bin, flag("--baseline").as_deref()) {
+                println!("{r}");
+            }
+        }
+        Some("hookab") => webhook::hook_ab(&args[2..]),
+        Some("webhook") => webhook::rows_only(&args[2..]),
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | floor FILE | appender ROOT SESSION N | rss CMD...");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }
@@ -266,6 +281,11 @@ fn report(args: &[String]) {
         small_t.p(50.0) / jq_t.p(50.0)
     ));
 
+    // The hook with a webhook to a hanging endpoint (and to a fast one) against none.
+    if o.hook {
+        webhook::rows(&o.sjournal, &o.payload, tmp.path(), runs, &mut row);
+    }
+
     // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.
     let n = if o.quick { 300 } else { 2000 };
     let payload = encode_event(&p_small);
@@ -392,6 +412,14 @@ fn report(args: &[String]) {
             "| peak RSS of `sjournal verify`, {mb100} MB journal | {} MiB | | | |",
             p100 / 1024
         ));
+    }
+
+    // The context injected over a scripted session (issue 10), against the issue's model of
+    // the code before (a build of it can be compared with `sjournal-bench tokens --baseline`).
+    if o.hook {
+        for r in tokens::rows(&o.sjournal, None) {
+            row(r);
+        }
     }
 
     let _ = std::fs::write("bench-table.md", rows.join("\n") + "\n");

@@ -1,0 +1,75 @@
+//! `sjournal verify --remote URL [--pubkey KEYFILE]…`: the remote part of verify (see
+//! [`crate::remote::verify`]). Compares with the local root's journals of the same host id.
+
+use std::path::{Path, PathBuf};
+
+use super::ship::remote_err;
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::hook::config::Config;
+use crate::journal::Root;
+use crate::remote::{self, verify};
+
+/// Reads verifier key files (one key per line, several lines allowed).
+pub fn load_keys(paths: &[PathBuf]) -> Result<Vec<verify::Key>> {
+    let mut keys = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e))?;
+        keys.extend(verify::Key::parse_all(&text).map_err(|reason| Error::Key {
+            path: p.clone(),
+            reason,
+        })?);
+    }
+    Ok(keys)
+}
+
+/// The local host id, if this root has shipped before (or names one in its config).
+fn local_host(root: &Root) -> Option<String> {
+    let config = Config::load(root).ok()?;
+    if let Some(h) = config.remote.host_id {
+        return Some(h);
+    }
+    let p = root.dir().join("remote").join("host-id");
+    std::fs::read_to_string(Path::new(&p))
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+pub fn run(root: &Root, url: &str, pubkeys: &[PathBuf], json: bool) -> Result<Outcome> {
+    let remote = remote::Remote::open(url).map_err(remote_err)?;
+    let opts = verify::Options {
+        keys: load_keys(pubkeys)?,
+        local: local_host(root).map(|h| (root.clone(), h)),
+    };
+    let rt = remote::runtime().map_err(|e| Error::io("start runtime", root.dir(), e))?;
+    let verdicts = rt
+        .block_on(verify::verify(&remote, &opts))
+        .map_err(remote_err)?;
+    let mut out = output::stdout();
+    let mut bad = 0;
+    for v in &verdicts {
+        if !v.ok {
+            bad += 1;
+        }
+        let line = if json {
+            serde_json::to_string(v).expect("serializable")
+        } else {
+            v.summary()
+        };
+        output::emit(&mut out, &line, json)?;
+    }
+    if !json {
+        output::line(
+            &mut out,
+            &format!(
+                "{} remote journal(s) verified under {url}, {bad} with problems",
+                verdicts.iter().filter(|v| v.location.is_some()).count()
+            ),
+        )?;
+    }
+    Ok(if bad == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Findings
+    })
+}

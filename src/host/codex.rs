@@ -1,0 +1,24 @@
+//! Codex CLI (hook-protocols §3.1, real-hosts.md): Claude Code's protocol and names, plus
+//! `turn_id` on turn events. SessionStart and SessionEnd carry no `turn_id`; their
+//! `transcript_path` is a `rollout-<time>-<id>.jsonl` file, which Claude Code never writes.
+
+use super::Clues;
+
+pub(super) fn matches(c: &Clues<'_>) -> bool {
+    (c.turn_id && c.hook_event_name != Some("MessageDisplay"))
+        || (c.rollout_transcript && c.hook_event_name.is_some())
+}
+
+/// Codex's session files: `.../sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+pub(crate) fn is_rollout(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.starts_with("rollout-") && file.ends_with(".jsonl")
+}
+
+/// Codex turns additionalContext of these events into developer messages (real-hosts.md).
+pub(super) fn accepts_context(event: &str) -> bool {
+    matches!(
+        event,
+        "SessionStart" | "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "SubagentStart"
+    )
+}

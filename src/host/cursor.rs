@@ -1,0 +1,26 @@
+//! Cursor (hook-protocols §3.3): its own camelCase event names and `conversation_id`.
+
+use serde_json::json;
+
+use super::Clues;
+
+pub(super) fn matches(c: &Clues<'_>) -> bool {
+    c.conversation_id
+        || c.cursor_version
+        || c.generation_id
+        || c.workspace_roots
+        || c.hook_event_name
+            .is_some_and(|n| crate::event::CURSOR_NAMES.contains(&n))
+}
+
+pub(super) fn default_context_event(event: &str) -> bool {
+    event == "sessionStart"
+}
+
+pub(super) fn accepts_context(event: &str) -> bool {
+    event == "sessionStart"
+}
+
+pub(super) fn reply(context: &str) -> String {
+    json!({"additional_context": context}).to_string()
+}

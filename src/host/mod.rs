@@ -1,0 +1,256 @@
+//! The agent hosts: one module per host, each declaring what is particular to it — the clues
+//! that tell its payloads apart, where its payload keeps the session id and the event name,
+//! which events take injected context and the exact stdout it expects back. Sources:
+//! `hook-protocols.md` and `real-hosts.md` (the hosts' real payloads, in `tests/fixtures/`).
+//!
+//! There is **one** detector, [`Clues::host`], used both by the hook (which answers in the
+//! host's protocol and files the event under its session) and by the fold (which normalizes
+//! the event with the host's adapter in `crate::event`), so the two always agree. The hook
+//! reads the clues from a parsed `serde_json::Value` ([`Clues::from_value`]); the fold from
+//! its borrowed wire view. Replies are built with serde_json, so the context text is always
+//! escaped correctly, and are one line with no trailing text.
+
+mod claude;
+mod cline;
+mod codex;
+mod cursor;
+mod gemini;
+mod openclaw;
+
+use serde_json::Value;
+
+pub(crate) use codex::is_rollout;
+
+/// The agent host that sent an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Host {
+    Claude,
+    Codex,
+    Gemini,
+    Cursor,
+    Cline,
+    OpenClaw,
+    /// OpenCode and Pi, through their bridges (`tools/opencode-plugin`, `tools/pi-extension`),
+    /// which send Claude Code's payload shapes marked `"sjournal_bridge": "opencode"` / `"pi"`.
+    OpenCode,
+    Pi,
+    Unknown,
+}
+
+/// The name the hook module used for a host's protocol; the same type.
+pub type Protocol = Host;
+
+impl Host {
+    pub const ALL: [Host; 9] = [
+        Host::Claude,
+        Host::Codex,
+        Host::Gemini,
+        Host::Cursor,
+        Host::Cline,
+        Host::OpenClaw,
+        Host::OpenCode,
+        Host::Pi,
+        Host::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Host::Claude => "claude",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+            Host::Cursor => "cursor",
+            Host::Cline => "cline",
+            Host::OpenClaw => "openclaw",
+            Host::OpenCode => "opencode",
+            Host::Pi => "pi",
+            Host::Unknown => "unknown",
+        }
+    }
+
+    /// Same as [`Host::as_str`].
+    pub fn name(self) -> &'static str {
+        self.as_str()
+    }
+
+    /// The host named `s` (`claude`, `codex`, ...), as given to `--host`.
+    pub fn from_name(s: &str) -> Option<Host> {
+        Host::ALL.into_iter().find(|h| h.as_str() == s)
+    }
+
+    /// Which host sent this payload (see [`Clues::host`]).
+    pub fn detect(value: &Value) -> Host {
+        Clues::from_value(value).host()
+    }
+
+    /// The session the event belongs to.
+    pub fn session_id(self, v: &Value) -> Option<&str> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+        match self {
+            Host::Cursor => s("conversation_id").or_else(|| s("session_id")),
+            Host::Cline => s("taskId"),
+            Host::OpenClaw => openclaw::session_id(v),
+            _ => s("session_id"),
+        }
+    }
+
+    /// The host's name for the event.
+    pub fn event_name(self, v: &Value) -> Option<&str> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str);
+        match self {
+            Host::Cline => s("hookName"),
+            Host::OpenClaw => s("hook_event_name").or_else(|| s("event")),
+            _ => s("hook_event_name"),
+        }
+    }
+
+    /// Events that get the session's context by default.
+    pub fn default_context_event(self, event: &str) -> bool {
+        match self {
+            Host::Claude | Host::Codex | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::default_context_event(event)
+            }
+            Host::Gemini => gemini::default_context_event(event),
+            Host::Cursor => cursor::default_context_event(event),
+            Host::Cline => cline::default_context_event(event),
+            Host::OpenClaw => openclaw::default_context_event(event),
+        }
+    }
+
+    /// Events whose reply can carry context at all (configuration may add these).
+    pub fn accepts_context(self, event: &str) -> bool {
+        match self {
+            Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::accepts_context(event)
+            }
+            Host::Codex => codex::accepts_context(event),
+            Host::Gemini => gemini::accepts_context(event),
+            Host::Cursor => cursor::accepts_context(event),
+            Host::Cline => true,
+            Host::OpenClaw => openclaw::accepts_context(event),
+        }
+    }
+
+    /// The stdout for an event: `Some(json)` to print, `None` to print nothing.
+    pub fn reply(self, event: &str, context: Option<&str>) -> Option<String> {
+        let context = context.filter(|c| !c.is_empty() && self.accepts_context(event));
+        match self {
+            Host::Cline => Some(cline::reply(context)),
+            Host::Cursor => context.map(cursor::reply),
+            _ => context.map(|c| claude::reply(event, c)),
+        }
+    }
+
+    /// What to print when the hook has nothing to say or failed: nothing, except for Cline,
+    /// whose hooks answer every event with a JSON object (`cancel: false` lets it proceed).
+    pub fn fail_open_reply(self) -> Option<String> {
+        match self {
+            Host::Cline => Some(cline::reply(None)),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `--host`: a host, or `auto` (detect from the payload).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostFlag {
+    Auto,
+    Fixed(Host),
+}
+
+impl std::str::FromStr for HostFlag {
+    type Err = String;
+    fn from_str(s: &str) -> Result<HostFlag, String> {
+        let s = s.to_ascii_lowercase();
+        match s.as_str() {
+            "auto" => Ok(HostFlag::Auto),
+            "claude-code" => Ok(HostFlag::Fixed(Host::Claude)),
+            _ => match Host::from_name(&s).filter(|h| *h != Host::Unknown) {
+                Some(h) => Ok(HostFlag::Fixed(h)),
+                None => Err(format!(
+                    "unknown host {s:?} (expected auto, claude, codex, gemini, cursor, cline, \
+                     openclaw, opencode or pi)"
+                )),
+            },
+        }
+    }
+}
+
+/// The keys that tell hosts apart.
+#[derive(Debug, Default, Clone)]
+pub struct Clues<'a> {
+    pub hook_event_name: Option<&'a str>,
+    pub event: Option<&'a str>,
+    pub hook_name: bool,
+    pub cline_version: bool,
+    pub task_id: bool,
+    pub session_key: bool,
+    /// `sjournal_bridge`: the bridge that made the payload (`openclaw`, `opencode`, `pi`).
+    pub bridge: Option<&'a str>,
+    pub conversation_id: bool,
+    pub cursor_version: bool,
+    pub generation_id: bool,
+    pub workspace_roots: bool,
+    pub timestamp: bool,
+    pub turn_id: bool,
+    /// The transcript's file name starts with `rollout-` (Codex's session files).
+    pub rollout_transcript: bool,
+}
+
+impl<'a> Clues<'a> {
+    pub fn from_value(v: &'a Value) -> Clues<'a> {
+        let has = |k: &str| v.get(k).is_some();
+        let str_of = |k: &str| v.get(k).and_then(Value::as_str);
+        Clues {
+            hook_event_name: str_of("hook_event_name"),
+            event: str_of("event"),
+            hook_name: has("hookName"),
+            cline_version: has("clineVersion"),
+            task_id: has("taskId"),
+            session_key: has("sessionKey"),
+            bridge: str_of("sjournal_bridge"),
+            conversation_id: has("conversation_id"),
+            cursor_version: has("cursor_version"),
+            generation_id: has("generation_id"),
+            workspace_roots: has("workspace_roots"),
+            timestamp: has("timestamp"),
+            turn_id: has("turn_id"),
+            rollout_transcript: str_of("transcript_path").is_some_and(codex::is_rollout),
+        }
+    }
+
+    /// Which host sent the payload, judged by the keys only that host sends (Cline's
+    /// `hookName`, OpenClaw's `sessionKey` or bridge, Cursor's `conversation_id`, Gemini's
+    /// event names and `timestamp`, Codex's `turn_id` or `rollout-` transcript). Claude Code
+    /// is the default for any payload with a `hook_event_name`; `Unknown` when nothing matches.
+    pub fn host(&self) -> Host {
+        let name = self.hook_event_name;
+        if cline::matches(self) {
+            Host::Cline
+        } else if openclaw::matches(self) {
+            Host::OpenClaw
+        } else if self.bridge == Some("opencode") {
+            Host::OpenCode
+        } else if self.bridge == Some("pi") {
+            Host::Pi
+        } else if cursor::matches(self) {
+            Host::Cursor
+        } else if gemini::matches(self) {
+            Host::Gemini
+        } else if codex::matches(self) {
+            Host::Codex
+        } else if name.is_some() {
+            Host::Claude
+        } else {
+            Host::Unknown
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

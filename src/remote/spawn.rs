@@ -1,0 +1,74 @@
+//! Shipping at session end, off the hook's path. With `[remote] ship_on_session_end = true`
+//! (and `to`), `sjournal hook`, after it has answered the host, starts
+//! `sjournal --root ROOT ship --session ID --to URL` as a detached process (its own process
+//! group, stdin and stdout closed, stderr appended to `<root>/remote/ship.log`) and exits
+//! without waiting for it. The hook itself never touches the network; the detached process
+//! runs under no deadline and a failed run is retried by the next one (the cursor makes it
+//! safe to run any number of times).
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use crate::event::{Event, EventKind};
+use crate::hook::config::Config;
+use crate::hook::input::Captured;
+use crate::journal::Root;
+
+/// True if the captured event ends its session (SessionEnd on any host).
+pub fn ends_session(c: &Captured) -> bool {
+    c.raw_json.as_deref().is_some_and(|raw| {
+        let raw = crate::event::lenient_json::text(raw);
+        Event::parse(&c.kind, &raw).kind == EventKind::SessionEnd
+    })
+}
+
+/// Starts the detached shipper if the configuration asks for it and `c` ends its session.
+/// Returns what it did, for the hook's stderr; never waits.
+pub fn after_event(root: &Root, config: &Config, c: &Captured) -> Option<String> {
+    let to = config.remote.to.as_deref()?;
+    if !config.remote.ship_on_session_end || !ends_session(c) {
+        return None;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return Some(format!("could not start `sjournal ship`: {e}")),
+    };
+    let log = (|| {
+        let dir = root.dir().join("remote");
+        crate::journal::paths::ensure_dir(&dir, false).ok()?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .custom_flags_nofollow()
+            .open(dir.join("ship.log"))
+            .ok()
+    })();
+    let mut cmd = Command::new(exe);
+    cmd.arg("--root")
+        .arg(root.dir())
+        .args(["ship", "--session", &c.session_id, "--to", to])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log.map(Stdio::from).unwrap_or_else(Stdio::null))
+        .process_group(0);
+    match cmd.spawn() {
+        // Not waited for: it is reparented when the hook exits.
+        Ok(child) => Some(format!(
+            "started `sjournal ship` (pid {}) for the ended session",
+            child.id()
+        )),
+        Err(e) => Some(format!("could not start `sjournal ship`: {e}")),
+    }
+}
+
+trait NoFollow {
+    fn custom_flags_nofollow(&mut self) -> &mut Self;
+}
+
+impl NoFollow for std::fs::OpenOptions {
+    fn custom_flags_nofollow(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+    }
+}

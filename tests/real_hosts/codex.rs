@@ -1,0 +1,245 @@
+//! Codex CLI 0.171.0 (`codex exec`), hooks installed by `sjournal install codex`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::mock::{Mock, Rule, Script, Step};
+use crate::support::{self, assert_has, World};
+
+pub const COMPACT_MARKER: &str = "CHECKPOINT";
+pub const SUMMARY: &str = "MOCK-SUMMARY: codex compacted.";
+
+pub struct Codex {
+    pub world: World,
+    pub mock: Mock,
+    pub session: Option<String>,
+}
+
+impl Codex {
+    pub fn start(script: impl FnOnce(&str) -> Script) -> Option<Codex> {
+        let dir = support::installed("codex")?;
+        let mut world = World::new(dir);
+        let mock = Mock::start(script(&world.project.display().to_string()));
+        let codex_home = world.home.join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        std::fs::write(
+            codex_home.join("config.toml"),
+            format!(
+                r#"model = "gpt-mock"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+model_auto_compact_token_limit = 50000
+[model_providers.mock]
+name = "mock"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "OPENAI_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+[projects."{}"]
+trust_level = "trusted"
+"#,
+                mock.base(),
+                world.project.display()
+            ),
+        )
+        .unwrap();
+        world.env.insert("OPENAI_API_KEY".into(), "sk-mock".into());
+        world
+            .env
+            .insert("CODEX_HOME".into(), codex_home.display().to_string());
+        world.patient_hook();
+        let said = world.sj(&["install", "codex"]);
+        assert_has(&said, "installed", "install codex");
+        assert_has(&said, "/hooks", "install codex says how hooks get trusted");
+        Some(Codex {
+            world,
+            mock,
+            session: None,
+        })
+    }
+
+    /// One `codex exec` (resuming the session after the first); returns the JSON events.
+    pub fn prompt(&mut self, prompt: &str) -> Vec<Value> {
+        let mut c = self.world.cmd("codex");
+        c.arg("exec");
+        if let Some(s) = &self.session {
+            c.args(["resume", s]);
+        }
+        c.args([
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            "--json",
+            prompt,
+        ]);
+        let o = self.world.run(c, Duration::from_secs(180));
+        let events: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        assert!(
+            o.status.success(),
+            "codex exec {prompt:?}: {}",
+            support::out_text(&o)
+        );
+        if let Some(id) = events.iter().find_map(|e| e["thread_id"].as_str()) {
+            self.session.get_or_insert_with(|| id.to_owned());
+        }
+        events
+    }
+}
+
+/// The agent id in a spawn_agent result (`"agent_id":"…"`, JSON-escaped in the request).
+fn spawned_agent(body: &str) -> Value {
+    let key = "agent_id\\\":\\\"";
+    let id = body
+        .split(key)
+        .nth(1)
+        .and_then(|rest| rest.split('\\').next())
+        .unwrap_or("");
+    json!({"targets": [id], "timeout_ms": 20000})
+}
+
+fn script(_project: &str) -> Script {
+    let sh = |cmd: &str| Step::Tool("exec_command", json!({"cmd": cmd}));
+    Script {
+        rules: vec![
+            Rule {
+                key: "ALPHA1",
+                steps: vec![
+                    sh("echo hello"),
+                    sh("ls /nonexistent-sjournal-dir"),
+                    sh("printf 'hello\\n' > notes.txt"),
+                ],
+            },
+            Rule {
+                key: "BRAVO2",
+                steps: vec![
+                    Step::Tool(
+                        "multi_agent_v1/spawn_agent",
+                        json!({"message": "SUBTASK9 echo from the subagent"}),
+                    ),
+                    Step::Dynamic("multi_agent_v1/wait_agent", spawned_agent),
+                ],
+            },
+            Rule {
+                key: "SUBTASK9",
+                steps: vec![sh("echo sub"), Step::Text("sub done")],
+            },
+            Rule {
+                key: "CHARLIE3",
+                steps: vec![Step::Text("charlie answered")],
+            },
+            Rule {
+                key: "DELTA4",
+                steps: vec![Step::Text("delta answered")],
+            },
+        ],
+        special: vec![(COMPACT_MARKER, SUMMARY)],
+        input_tokens: 100,
+        big_after: Some(("CHARLIE3", 60_000)),
+        special_delay_ms: 0,
+    }
+}
+
+#[test]
+fn codex_session_with_resume_compaction_and_subagent() {
+    let Some(mut cx) = Codex::start(script) else {
+        return;
+    };
+    cx.prompt("ALPHA1 run echo hello, list a missing dir, write notes.txt");
+    cx.prompt("BRAVO2 spawn a subagent");
+    cx.prompt("CHARLIE3 a big answer");
+    cx.prompt("DELTA4 after the compaction");
+    let sid = cx.session.clone().unwrap();
+    let w = &cx.world;
+
+    // One session (the subagent's hooks carry the parent's session id), Codex's throughout:
+    // SessionStart and SessionEnd have no turn_id and used to be filed as Claude Code's.
+    let sessions = w.sessions();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0]["host"], "codex");
+    let st = w.state(&sid);
+    let by_host = &st["counts"]["by_host"];
+    assert_eq!(
+        by_host.as_object().unwrap().len(),
+        1,
+        "only codex: {by_host}"
+    );
+    assert!(by_host["codex"].as_u64().unwrap() > 20, "{by_host}");
+    let counts = support::kinds(&w.events(&sid));
+    for (kind, n) in [
+        ("SessionStart", 5),     // startup, resume ×3, compact
+        ("UserPromptSubmit", 5), // four prompts and the subagent's task
+        ("Stop", 4),
+        ("SubagentStart", 1),
+        ("SubagentStop", 1),
+        ("PreCompact", 1),
+        ("PostCompact", 1),
+        ("SessionEnd", 4), // one per `codex exec`
+    ] {
+        assert_eq!(
+            counts.get(kind).copied().unwrap_or(0),
+            n,
+            "{kind}: {counts:?}"
+        );
+    }
+    // The subagent's prompt is not a turn of the main session, nor its task.
+    assert_eq!(st["turns"]["count"], 4, "{}", st["turns"]);
+    let prompts = st["prompts"].to_string();
+    assert!(!prompts.contains("SUBTASK9"), "{prompts}");
+    assert_eq!(st["subagents"]["started"], 1, "{}", st["subagents"]);
+    // wait_agent under its own name, not the namespaced wire name.
+    let tools = &st["tools"]["by_tool"];
+    assert!(tools.get("wait_agent").is_some(), "{tools}");
+    assert!(tools.get("multi_agent_v1wait_agent").is_none(), "{tools}");
+    assert_eq!(
+        st["tools"]["calls"], 6,
+        "3 shells, spawn, wait, the subagent's shell: {}",
+        st["tools"]
+    );
+    assert_eq!(st["compactions"]["count"], 1, "{}", st["compactions"]);
+    w.verify();
+
+    // The context reached the model as developer messages: the first prompt's next to it, and
+    // SessionStart(compact)'s in the first request after the compaction (not in it).
+    let reqs = cx.mock.model_requests();
+    let injected = w.injected(&sid);
+    let first = &injected
+        .iter()
+        .find(|(e, _)| e["hook_event_name"] == "UserPromptSubmit")
+        .unwrap()
+        .1;
+    let json_text = |t: &str| {
+        serde_json::to_string(t)
+            .unwrap()
+            .trim_matches('"')
+            .to_owned()
+    };
+    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
+    assert_has(&alpha.body, &json_text(first), "the first prompt's context");
+    let compact = &injected
+        .iter()
+        .find(|(e, _)| e["hook_event_name"] == "SessionStart" && e["source"] == "compact")
+        .expect("SessionStart(compact) context")
+        .1;
+    assert_has(compact, "compactions: 1", "post-compaction context");
+    let ci = reqs
+        .iter()
+        .position(|r| r.answer.starts_with("special:"))
+        .unwrap();
+    assert!(!reqs[ci].body.contains(&json_text(compact)));
+    let after = reqs[ci + 1..]
+        .iter()
+        .find(|r| r.answer == "DELTA4:0")
+        .unwrap();
+    assert_has(
+        &after.body,
+        &json_text(compact),
+        "SessionStart(compact)'s context after compaction",
+    );
+
+    w.refresh_fixtures("codex", "payloads-0.171.0.jsonl", &[&sid]);
+}

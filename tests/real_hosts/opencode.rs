@@ -1,0 +1,233 @@
+//! OpenCode 1.18.33 (`opencode run`), bridged by the plugin `sjournal install opencode` puts in
+//! `~/.config/opencode/plugins/`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::mock::{Mock, Rule, Script, Step};
+use crate::support::{self, assert_has, World};
+
+pub const TITLE_MARKER: &str = "title generator";
+pub const COMPACT_MARKER: &str = "summarization";
+pub const SUMMARY: &str = "MOCK-SUMMARY: opencode compacted.";
+
+pub struct OpenCode {
+    pub world: World,
+    pub mock: Mock,
+    pub session: Option<String>,
+}
+
+impl OpenCode {
+    pub fn start(script: impl FnOnce(&str) -> Script) -> Option<OpenCode> {
+        let dir = support::installed("opencode")?;
+        let mut world = World::new(dir);
+        let mock = Mock::start(script(&world.project.display().to_string()));
+        std::fs::write(
+            world.project.join("opencode.json"),
+            json!({"provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                     "options": {"baseURL": format!("{}/v1", mock.base()), "apiKey": "mock-key"},
+                     "models": {"mock-model": {"name": "Mock Model", "tool_call": true,
+                                               "limit": {"context": 20000, "output": 8192}}}}},
+                   "model": "mock/mock-model", "small_model": "mock/mock-model",
+                   "autoupdate": false, "share": "disabled", "permission": {"*": "allow"}})
+            .to_string(),
+        )
+        .unwrap();
+        for (k, v) in [
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+            ("OPENCODE_DISABLE_SHARE", "1"),
+        ] {
+            world.env.insert(k.into(), v.into());
+        }
+        world.patient_hook();
+        let said = world.sj(&["install", "opencode"]);
+        assert_has(&said, "installed", "install opencode");
+        Some(OpenCode {
+            world,
+            mock,
+            session: None,
+        })
+    }
+
+    /// One `opencode run` (continuing the session after the first); returns the JSON events.
+    pub fn prompt(&mut self, prompt: &str) -> Vec<Value> {
+        let bin = self
+            .world
+            .host_dir
+            .join("node_modules/opencode-linux-x64/bin/opencode");
+        let mut c = self.world.cmd(bin);
+        c.args(["run", "--format", "json"]);
+        if let Some(s) = &self.session {
+            c.args(["--session", s]);
+        }
+        c.arg(prompt);
+        let o = self.world.run(c, Duration::from_secs(240));
+        assert!(
+            o.status.success(),
+            "opencode run {prompt:?}: {}",
+            support::out_text(&o)
+        );
+        let events: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if let Some(id) = events.iter().find_map(|e| e["sessionID"].as_str()) {
+            self.session.get_or_insert_with(|| id.to_owned());
+        }
+        events
+    }
+}
+
+fn script(project: &str) -> Script {
+    Script {
+        rules: vec![
+            Rule {
+                key: "ALPHA1",
+                steps: vec![
+                    Step::Tool(
+                        "bash",
+                        json!({"command": "echo hello", "description": "Say hello"}),
+                    ),
+                    Step::Tool(
+                        "read",
+                        json!({"filePath": format!("{project}/missing.txt")}),
+                    ),
+                    Step::Tool(
+                        "write",
+                        json!({"filePath": format!("{project}/notes.txt"), "content": "hello\n"}),
+                    ),
+                ],
+            },
+            Rule {
+                key: "BRAVO2",
+                steps: vec![Step::Text("bravo answered")],
+            },
+            Rule {
+                key: "CHARLIE3",
+                steps: vec![Step::Text("charlie answered")],
+            },
+            Rule {
+                key: "DELTA4",
+                steps: vec![Step::Text("delta answered")],
+            },
+        ],
+        special: vec![(TITLE_MARKER, "Mock title"), (COMPACT_MARKER, SUMMARY)],
+        input_tokens: 100,
+        big_after: Some(("CHARLIE3", 19_500)),
+        special_delay_ms: 0,
+    }
+}
+
+#[test]
+fn opencode_session_with_continuation_failed_tool_and_compaction() {
+    let Some(mut oc) = OpenCode::start(script) else {
+        return;
+    };
+    let plugin = oc.world.home.join(".config/opencode/plugins/sjournal.ts");
+    assert!(std::fs::read_to_string(&plugin)
+        .unwrap()
+        .starts_with("// sjournal bridge"));
+    oc.prompt("ALPHA1 run echo hello, read missing.txt, write notes.txt");
+    oc.prompt("BRAVO2 say something");
+    oc.prompt("CHARLIE3 a big answer");
+    oc.prompt("DELTA4 after the compaction");
+    let sid = oc.session.clone().unwrap();
+    let w = &oc.world;
+
+    let sessions = w.sessions();
+    assert_eq!(sessions.len(), 1, "nothing unattributed: {sessions:?}");
+    assert_eq!(sessions[0]["host"], "opencode");
+    let events = w.events(&sid);
+    let counts = support::kinds(&events);
+    for (kind, n) in [
+        // created, a continuation per later run (no session.created for those), the compaction's
+        ("SessionStart", 5),
+        ("UserPromptSubmit", 4),
+        ("PreToolUse", 3),
+        ("PostToolUse", 2),
+        // the read of a missing file: OpenCode never calls tool.execute.after for it
+        ("PostToolUseFailure", 1),
+        ("Stop", 4),
+        ("PreCompact", 1),
+        // `opencode run` never deletes its session: the bridge ends it as the process exits
+        ("SessionEnd", 4),
+    ] {
+        assert_eq!(
+            counts.get(kind).copied().unwrap_or(0),
+            n,
+            "{kind}: {counts:?}"
+        );
+    }
+    let sources: Vec<&str> = events
+        .iter()
+        .filter(|(k, _)| k == "SessionStart")
+        .map(|(_, p)| p["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources,
+        ["startup", "resume", "resume", "compact", "resume"]
+    );
+    let pre = events.iter().find(|(k, _)| k == "PreCompact").unwrap();
+    assert_eq!(pre.1["trigger"], "auto", "the compaction part's own flag");
+    let st = w.state(&sid);
+    assert_eq!(st["tools"]["calls"], 3, "{}", st["tools"]);
+    assert_eq!(st["tools"]["failures"], 1, "{}", st["tools"]);
+    assert_eq!(
+        st["tools"]["open"],
+        json!({}),
+        "every call closed: {}",
+        st["tools"]
+    );
+    assert_eq!(st["compactions"]["count"], 1);
+    assert_eq!(st["turns"]["count"], 4);
+    w.verify();
+
+    // The context: in the system prompt of the session's requests, never in the title
+    // generator's, and once (in the compaction prompt) in the compaction request.
+    let reqs = oc.mock.model_requests();
+    let first = &w
+        .injected(&sid)
+        .into_iter()
+        .find(|(e, _)| e["hook_event_name"] == "UserPromptSubmit")
+        .unwrap()
+        .1;
+    let needle = serde_json::to_string(first)
+        .unwrap()
+        .trim_matches('"')
+        .to_owned();
+    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
+    assert_eq!(alpha.body.matches(&needle).count(), 1, "{}", alpha.body);
+    let title = reqs
+        .iter()
+        .find(|r| r.answer.contains(TITLE_MARKER))
+        .expect("a title request");
+    assert!(
+        !title.body.contains("## Session"),
+        "context in the title request: {}",
+        title.body
+    );
+    let compact = reqs
+        .iter()
+        .find(|r| r.answer.contains(COMPACT_MARKER))
+        .expect("a compaction");
+    assert_eq!(
+        compact.body.matches("## Session").count(),
+        1,
+        "{}",
+        compact.body
+    );
+    let delta = reqs.iter().find(|r| r.answer == "DELTA4:0").unwrap();
+    assert_has(&delta.body, "compactions: 1", "the post-compaction context");
+
+    // Uninstall removes exactly the bridge.
+    let said = w.sj(&["uninstall", "opencode"]);
+    assert_has(&said, "removed", "uninstall opencode");
+    assert!(!plugin.exists());
+    assert!(
+        plugin.parent().unwrap().exists(),
+        "the plugins directory stays"
+    );
+    w.refresh_fixtures("opencode", "payloads-1.18.33.jsonl", &[&sid]);
+}

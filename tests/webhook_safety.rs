@@ -1,0 +1,269 @@
+//! What a webhook must never do to the hook or leak, through the built binary: with an
+//! endpoint that accepts and never answers, every hook still returns on its own (not held by
+//! the delivery it started: the deliverer is detached, with its stdio off the host's pipes)
+//! and journals its event without spooling it; secrets from the environment reach the
+//! endpoint but never the journal, `log`, `export` or `webhook status`, even when the
+//! endpoint echoes them back in an error; a missing variable is a clear, journaled failure;
+//! a mistaken `[[webhook]]` is refused with what, where and what to do, while the hook still
+//! keeps the event. No durations are asserted.
+
+#[path = "hook_support/mod.rs"]
+mod common;
+#[path = "webhook_support/mod.rs"]
+mod webhook_support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use sjournal::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
+use sjournal::journal::Root;
+use webhook_support::{run_bounded, wait_delivered, wait_until, Mode, Receiver};
+
+const LIMIT: Duration = Duration::from_secs(120);
+/// How long a hook may take in the hanging-endpoint test before it counts as held (its
+/// deadline is 5 s, the webhook's timeout 600 s).
+const HANG_LIMIT: Duration = Duration::from_secs(60);
+
+fn event(session: &str, i: usize) -> String {
+    format!(
+        r#"{{"session_id":"{session}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"echo {i}"}},"tool_use_id":"t{i}"}}"#
+    )
+}
+
+fn attempts(root: &Path, session: &str) -> Vec<Webhook> {
+    common::payloads(root, session, KIND_WEBHOOK)
+        .into_iter()
+        .map(|(seq, _, p)| payload::decode_system(seq, &p).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_hanging_endpoint_never_holds_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(Mode::Hang);
+    // The deadline is far shorter than the webhook's timeout: a hook that waited for the
+    // delivery would blow it, and say so (and spool the event).
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[hook]\ndeadline_ms = 5000\n\n[[webhook]]\nname = \"slow\"\nevents = [\"*\"]\nurl = \"{}\"\ntimeout_ms = 600000\n",
+            rx.url("/hang")
+        ),
+    )
+    .unwrap();
+    let s = "wh-hang";
+    let root = Root::new(dir.path());
+    let mut pid = None;
+    for i in 0..4 {
+        // Bounded far above the deadline: a hook that waited for the delivery (or left the
+        // deliverer on its pipes) would not return before the webhook's timeout.
+        let out = run_bounded(dir.path(), &["hook"], event(s, i).as_bytes(), HANG_LIMIT);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.is_empty(),
+            "no deadline trouble, nothing spooled: {stderr}"
+        );
+        if i == 0 {
+            // The first hook started the deliverer, which is now stuck in its POST.
+            wait_until(LIMIT, || rx.held() == 1, || format!("{:#?}", rx.posts()));
+            pid = webhook_support::deliverer(&root, s);
+            assert!(pid.is_some(), "the deliverer runs on, detached");
+        }
+    }
+    // Every event is in the journal (none spooled), and the one deliverer still hangs in
+    // its first POST: the later hooks left the events to it.
+    let kinds: Vec<String> = common::records(dir.path(), s)
+        .into_iter()
+        .map(|(_, k, _)| k)
+        .collect();
+    assert_eq!(kinds, ["PostToolUse"; 4], "{kinds:?}");
+    let spool = Root::new(dir.path()).session(s).unwrap();
+    assert!(
+        sjournal::journal::spool::pending(&root, s)
+            .unwrap()
+            .is_empty(),
+        "{spool:?}"
+    );
+    assert_eq!(rx.held(), 1);
+    assert_eq!(webhook_support::deliverer(&root, s), pid);
+    let st = webhook_support::status(dir.path(), s);
+    assert_eq!(st[0]["pending"], 4, "{st:#?}");
+    webhook_support::kill(pid.unwrap());
+}
+
+const TOKEN: &str = "tok-5f1e9a7c-never-journal-me";
+
+#[test]
+fn secrets_reach_the_endpoint_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    // The first answer echoes the Authorization header back, as some servers do in errors.
+    let rx = Receiver::start(Mode::Status(401, "bad credentials: {auth}".into()));
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[hook]\ndeadline_ms = {}\n\n[[webhook]]\nname = \"ci\"\nevents = [\"PostToolUse\"]\nurl = \"{}?token=${{SJOURNAL_WEBHOOK_TOKEN}}\"\nheaders = {{ Authorization = \"Bearer ${{SJOURNAL_WEBHOOK_TOKEN}}\", X-Team = \"blue\" }}\n[webhook.retry]\nattempts = 50\nbackoff_ms = 20\nmax_backoff_ms = 50\n",
+            common::PATIENT_MS,
+            rx.url("/in")
+        ),
+    )
+    .unwrap();
+    let s = "wh-secret";
+    let env = [("SJOURNAL_WEBHOOK_TOKEN", TOKEN)];
+    let out = common::run_env(dir.path(), &["hook"], event(s, 0).as_bytes(), &env);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    wait_until(LIMIT, || !rx.posts().is_empty(), || "no POST".into());
+    rx.set_mode(Mode::Ok);
+    wait_delivered(dir.path(), s, LIMIT);
+
+    // The endpoint got the secret, in the header and in the URL.
+    let posts = rx.posts();
+    let last = posts.last().unwrap();
+    assert_eq!(
+        last.header("Authorization"),
+        Some(format!("Bearer {TOKEN}").as_str())
+    );
+    assert_eq!(last.header("X-Team"), Some("blue"));
+    assert_eq!(last.path, format!("/in?token={TOKEN}"));
+
+    // The refusal was journaled, with the echoed secret redacted.
+    let recs = attempts(dir.path(), s);
+    let refused = recs
+        .iter()
+        .find(|r| r.status == Some(401))
+        .expect("the 401");
+    assert_eq!(
+        refused.response.as_deref(),
+        Some("bad credentials: [redacted]")
+    );
+    assert!(
+        refused.url.contains("${SJOURNAL_WEBHOOK_TOKEN}"),
+        "{refused:?}"
+    );
+
+    // Nowhere on disk or in what sjournal prints.
+    let mut files = vec![];
+    collect(dir.path(), &mut files);
+    for f in &files {
+        if f.file_name().unwrap() == "config.toml" {
+            continue;
+        }
+        let bytes = std::fs::read(f).unwrap();
+        assert!(
+            !bytes.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+            "{} holds the secret",
+            f.display()
+        );
+    }
+    for args in [
+        vec!["log", "--session", s],
+        vec!["log", "--session", s, "--json"],
+        vec!["export", "--session", s],
+        vec!["webhook", "status"],
+        vec!["webhook", "status", "--json"],
+        vec!["webhook", "deliver", "--all"],
+        vec!["verify", "--session", s],
+    ] {
+        let out = common::run_env(dir.path(), &args, b"", &env);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(!text.contains(TOKEN), "{args:?} printed the secret: {text}");
+        }
+    }
+}
+
+fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn a_missing_variable_is_a_clear_journaled_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(Mode::Ok);
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[[webhook]]\nname = \"ci\"\nevents = [\"*\"]\nurl = \"{}\"\nheaders = {{ Authorization = \"Bearer ${{SJOURNAL_TEST_UNSET_TOKEN}}\" }}\n",
+            rx.url("/in")
+        ),
+    )
+    .unwrap();
+    let s = "wh-unset";
+    let out = common::run(
+        dir.path(),
+        &["append", "--session", s],
+        event(s, 0).as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = common::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
+    assert_eq!(out.status.code(), Some(1), "still owed: {out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("1 pending") && text.contains("${SJOURNAL_TEST_UNSET_TOKEN} is not set"),
+        "{text}"
+    );
+    assert!(rx.posts().is_empty(), "nothing is sent without its header");
+    let recs = attempts(dir.path(), s);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].outcome, WebhookOutcome::Failed);
+    assert_eq!(recs[0].retry_in_ms, None, "a retry cannot fix it");
+    // With the variable set, the next run delivers.
+    let env = [("SJOURNAL_TEST_UNSET_TOKEN", "now-it-is-set")];
+    let out = common::run_env(dir.path(), &["webhook", "deliver", "--all"], b"", &env);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(rx.accepted().len(), 1);
+    assert_eq!(attempts(dir.path(), s)[1].attempt, 2);
+}
+
+#[test]
+fn mistaken_webhook_config_is_refused_clearly_and_the_hook_still_keeps_the_event() {
+    for (config, says) in [
+        (
+            "[[webhook]]\nname = \"ci\"\nevents = [\"Stop\"]\nurl = \"ftp://example.com/x\"\n",
+            "[[webhook]] #1 (\"ci\"): url \"ftp://example.com/x\": must start with http:// or https://",
+        ),
+        (
+            "[[webhook]]\nname = \"ci\"\nevents = [\"Stop\"]\n",
+            "missing field `url`",
+        ),
+        (
+            "[[webhook]]\nname = \"a/b\"\nevents = [\"Stop\"]\nurl = \"https://h/\"\n",
+            "name must be 1 to 64 characters",
+        ),
+        (
+            "[[webhook]]\nname = \"ci\"\nevents = [\"Stop\"]\nurl = \"https://h/\"\nheaders = { Authorization = \"Bearer $TOKEN\" }\n",
+            "headers.Authorization: a '$' must start ${NAME}",
+        ),
+        (
+            "[[webhook]]\nname = \"ci\"\nevents = [\"Stop\"]\nurl = \"https://h/\"\ntimeout_ms = 0\n",
+            "timeout_ms = 0 is out of range; use 1 to 600000",
+        ),
+        (
+            "[[webhook]]\nname = \"ci\"\nevents = [\"Stop\"]\nurl = \"https://h/\"\n[retry]\nattempts = 3\n",
+            "unknown field `retry`",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), config).unwrap();
+        let out = common::run(dir.path(), &["webhook", "status"], b"");
+        assert_eq!(out.status.code(), Some(2), "{config}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let file = dir.path().join("config.toml");
+        assert!(err.contains(says), "{config}\n{err}");
+        assert!(err.contains(&file.display().to_string()), "names the file: {err}");
+        assert!(err.contains("fix it"), "says what to do: {err}");
+
+        let out = common::run(dir.path(), &["hook"], event("wh-bad", 0).as_bytes());
+        assert_eq!(out.status.code(), Some(0));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says));
+        assert_eq!(common::records(dir.path(), "wh-bad").len(), 1, "kept");
+    }
+}

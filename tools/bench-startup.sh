@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What the `remote` feature costs every process start (BENCHMARKS.md, "Shipping and
+# indexing"): builds sjournal in release mode without and with the feature, then runs, interleaved,
+# `sjournal --version` (process start alone) and `sjournal hook` on a real PostToolUse payload
+# (same session, 10 prior events), and prints medians and ratios.
+#   tools/bench-startup.sh [RUNS]     default 500
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-500}
+work=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-startup.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cargo build --release --quiet
+cp target/release/sjournal "$work/without"
+cargo build --release --quiet --features remote
+cp target/release/sjournal "$work/with"
+grep '"event": "PostToolUse", "variant": null' tests/fixtures/claude-code/payloads-2.1.332.jsonl \
+  | head -1 | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["payload"]))' > "$work/post.json"
+python3 - "$work" "$runs" <<'PY'
+import os, statistics, subprocess, sys, time
+work, runs = sys.argv[1], int(sys.argv[2])
+bins = {"without remote": f"{work}/without", "with remote": f"{work}/with"}
+payload = open(f"{work}/post.json", "rb").read()
+roots = {k: f"{work}/root-{i}" for i, k in enumerate(bins)}
+for k, b in bins.items():
+    for _ in range(10):
+        subprocess.run([b, "--root", roots[k], "hook"], input=payload, capture_output=True, check=True)
+def measure(args, stdin):
+    t = {k: [] for k in bins}
+    for i in range(runs):
+        order = list(bins.items()) if i % 2 == 0 else list(reversed(list(bins.items())))
+        for k, b in order:
+            a = [b] + [x.replace("ROOT", roots[k]) for x in args]
+            s = time.perf_counter()
+            subprocess.run(a, input=stdin, capture_output=True, check=True)
+            t[k].append((time.perf_counter() - s) * 1000)
+    return {k: statistics.median(v) for k, v in t.items()}
+for name, args, stdin in [("sjournal --version", ["--version"], None),
+                          ("sjournal hook, PostToolUse", ["--root", "ROOT", "hook"], payload)]:
+    m = measure(args, stdin)
+    print(f"| {name}, p50 of {runs} | {m['with remote']:.2f} ms | {m['without remote']:.2f} ms | {m['with remote']/m['without remote']:.2f}x |")
+for k, b in bins.items():
+    print(f"{k}: {os.path.getsize(b)/1e6:.1f} MB on disk (with debug info)")
+PY
