@@ -362,3 +362,23 @@ fn the_mark_is_not_advanced_by_a_failed_sync() {
     assert!(w.append_event("Ev", "{\"b\":2}").is_err());
     assert_eq!(hwm::read(&path).unwrap(), Some(before));
 }
+
+/// The demo's last step tears a write as a crash would: before its sync returned, so before
+/// the mark named it. Its recovery must cut the torn half-record (no rollback, no refusal),
+/// and the demo must run to the end.
+#[test]
+fn the_demo_tears_a_write_and_recovers_it() {
+    let dir = common::scratch();
+    let out = Command::new(common::bin())
+        .args(["demo", "--keep"])
+        .arg(dir.path().join("demo"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("verify after recovery: ok"), "{text}");
+}

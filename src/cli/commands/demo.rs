@@ -334,6 +334,10 @@ pub fn run(args: Args) -> Result<Outcome> {
 
     say("9. A crash tears the next write in half; the next append quarantines the torn bytes")?;
     let torn_at = {
+        // The high-water mark as it was before the write: a crash in the middle of a write
+        // comes before its sync returned, so the mark never named the torn record.
+        let mark_path = crate::journal::hwm::path_for(&path);
+        let mark = std::fs::read(&mark_path).map_err(|e| Error::io("read", &mark_path, e))?;
         let mut w = Writer::open(&root, SESSION, &WriterOptions::default())?;
         let a = w.append_event(
             "Notification",
@@ -350,8 +354,10 @@ pub fn run(args: Args) -> Result<Outcome> {
             .map_err(|e| Error::io("open", &path, e))?;
         f.set_len(cut)
             .map_err(|e| Error::io("truncate", &path, e))?;
-        // Forget the tail hint, as a crash before it was written would.
+        // Forget the tail hint, and put the mark back, as a crash before they were written
+        // would.
         let _ = std::fs::write(root.session(SESSION)?.lock, b"");
+        std::fs::write(&mark_path, mark).map_err(|e| Error::io("write", &mark_path, e))?;
         cut
     };
     say(&format!(
