@@ -5,14 +5,13 @@
 //! snapshots every 16 records. The context rendered after the compaction holds every
 //! persistent entry, and equals what a rebuild from scratch (full replay, no snapshot) renders.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+mod support;
 
-use common::{real_claude, temp_root};
 use sjournal::context::{render, Channel, RenderOptions};
 use sjournal::journal::{Writer, WriterOptions};
 use sjournal::primitives;
 use sjournal::snapshot::{load_state, maybe_snapshot, LoadOptions, SnapshotUse};
+use support::{real_claude, temp_root};
 
 const S: &str = "50834a7c-d1b4-423d-a384-ec7fa97d6241";
 

@@ -4,8 +4,7 @@
 //! format, the fold, the `State` types or rmp-serde's encoding that moves any of them fails
 //! here, and must come with a new `FOLD_VERSION` (so old snapshots are rebuilt).
 
-#[path = "fold_support/mod.rs"]
-mod common;
+mod support;
 
 use sjournal::fold::{fold, RecordView, FOLD_VERSION};
 use sjournal::journal::{verify_file, JournalReader};
@@ -55,7 +54,7 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
 
 #[test]
 fn fixture_journals_fold_to_their_golden_state() {
-    let dir = common::fixtures().join("journals");
+    let dir = support::fixtures_dir().join("journals");
     let rows: Vec<_> = GOLDEN.iter().filter(|r| r.0 == FOLD_VERSION).collect();
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()

@@ -4,8 +4,7 @@
 //! instead. After one more append (which merges the spool), every one of the 16 events is in
 //! the journal exactly once, the seqs are contiguous and the chain verifies.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+mod support;
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -35,7 +34,7 @@ fn parallel(flags: &[&str]) {
     };
     let children: Vec<_> = (0..16)
         .map(|i| {
-            let mut c = Command::new(common::bin())
+            let mut c = Command::new(support::bin())
                 .arg("--root")
                 .arg(root)
                 .arg("hook")
@@ -63,7 +62,7 @@ fn parallel(flags: &[&str]) {
         said.push_str(&String::from_utf8_lossy(&out.stderr));
     }
     let spooled = spool::pending(&Root::new(root), "par").unwrap().len();
-    let out = common::run(
+    let out = support::run(
         root,
         &["append", "--session", "par"],
         br#"{"session_id":"par","hook_event_name":"Stop"}"#,
@@ -71,7 +70,7 @@ fn parallel(flags: &[&str]) {
     assert!(out.status.success(), "{out:?}");
     assert!(spool::pending(&Root::new(root), "par").unwrap().is_empty());
 
-    let recs = common::records(root, "par");
+    let recs = support::records(root, "par");
     let seqs: Vec<u64> = recs.iter().map(|r| r.0).collect();
     assert_eq!(
         seqs,
@@ -96,5 +95,5 @@ fn parallel(flags: &[&str]) {
     );
     let distinct: BTreeSet<&String> = ids.iter().collect();
     assert_eq!(distinct.len(), 16);
-    common::verify_all(root);
+    support::verify_all(root);
 }

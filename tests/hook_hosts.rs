@@ -5,8 +5,7 @@
 //! host's own field names (Cursor `conversation_id`, Cline `taskId`), byte for byte, and every
 //! journal verifies.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+mod support;
 
 use std::collections::BTreeMap;
 
@@ -52,15 +51,15 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let mut sent: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for (event, raw) in common::fixture(fixture) {
-        let out = common::run(
+    for (event, raw) in support::fixture(fixture) {
+        let out = support::run(
             root,
             &[
                 "hook",
                 "--host",
                 host_flag,
                 "--deadline-ms",
-                common::PATIENT_MS,
+                support::PATIENT_MS,
             ],
             raw.as_bytes(),
         );
@@ -74,7 +73,7 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
     for (session, events) in &sent {
         let mut got = Vec::new();
         let mut injected = 0;
-        for (seq, kind, _) in common::records(root, session) {
+        for (seq, kind, _) in support::records(root, session) {
             // The hook journals what it injected right after the event (same batch).
             if kind == payload::KIND_INJECTED {
                 injected += 1;
@@ -95,7 +94,7 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
         assert_eq!(got.len(), events.len(), "{host} session {session}: {got:?}");
         for ((seq, kind), (event, raw)) in got.iter().zip(events) {
             assert_eq!(kind, event, "{host}: record kind is the host's event name");
-            let p = &common::payloads(root, session, kind)
+            let p = &support::payloads(root, session, kind)
                 .into_iter()
                 .find(|(s, _, _)| s == seq)
                 .unwrap()
@@ -103,7 +102,7 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
             assert_eq!(payload::decode_event(*seq, p).unwrap(), raw, "bytes kept");
         }
     }
-    common::verify_all(root);
+    support::verify_all(root);
 }
 
 #[test]
@@ -140,7 +139,7 @@ fn cline_payloads() {
 fn lenient_command_line() {
     let dir = tempfile::tempdir().unwrap();
     // The deadline every variant falls back to (`abc` is not a number).
-    let config = format!("[hook]\ndeadline_ms = {}\n", common::PATIENT_MS);
+    let config = format!("[hook]\ndeadline_ms = {}\n", support::PATIENT_MS);
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
     let raw = br#"{"session_id":"s-1","hook_event_name":"Stop"}"#;
     for args in [
@@ -149,9 +148,9 @@ fn lenient_command_line() {
         &["hook", "--deadline-ms", "abc"],
         &["hook", "--no-such-flag"],
     ] {
-        let out = common::run(dir.path(), args, raw);
+        let out = support::run(dir.path(), args, raw);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
-    assert_eq!(common::records(dir.path(), "s-1").len(), 4);
+    assert_eq!(support::records(dir.path(), "s-1").len(), 4);
 }

@@ -5,8 +5,7 @@
 //! `uninstall` removes exactly sjournal's handlers, giving back the original document; a file
 //! that is not valid JSON is refused and left alone. HOME is a temporary directory.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -14,7 +13,7 @@ use std::process::Output;
 use serde_json::Value;
 
 fn cli(home: &Path, args: &[&str]) -> Output {
-    let mut cmd = std::process::Command::new(common::bin());
+    let mut cmd = std::process::Command::new(support::bin());
     cmd.args(args).env("HOME", home).env_remove("SJOURNAL_HOME");
     cmd.output().unwrap()
 }

@@ -6,7 +6,7 @@
 //! once the next writer recovers it, the recovery record and the new event show up. Closing
 //! the follower's output ends it.
 
-mod audit_support;
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -14,8 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use audit_support::*;
 use serde_json::Value;
+use support::*;
 
 /// Generous bound on how long to wait for a line before calling the test failed.
 const PATIENCE: Duration = Duration::from_secs(60);

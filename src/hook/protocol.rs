@@ -160,6 +160,41 @@ impl Protocol {
         Some(v.to_string())
     }
 
+    /// The stdout for an event (None: the hook failed before it knew one, or the reply is
+    /// no longer timely) carrying `notice` for the **user**, through the host's visible
+    /// channel: `systemMessage` (Claude Code, Codex, Gemini CLI: a warning shown to the
+    /// user), `user_message` (Cursor), `errorMessage` (Cline, with `cancel: false`). Used when
+    /// an event could not be stored durably in the journal's root. Without a notice this is
+    /// [`Protocol::reply`] (or [`Protocol::fail_open_reply`] without an event).
+    pub fn reply_with_notice(
+        self,
+        event: Option<&str>,
+        context: Option<&str>,
+        notice: Option<&str>,
+    ) -> Option<String> {
+        let base = match event {
+            Some(ev) => self.reply(ev, context),
+            None => self.fail_open_reply(),
+        };
+        let Some(notice) = notice else {
+            return base;
+        };
+        let mut v: Value = base
+            .and_then(|b| serde_json::from_str(&b).ok())
+            .unwrap_or_else(|| json!({}));
+        match self {
+            Protocol::Claude | Protocol::Codex | Protocol::Gemini => {
+                v["systemMessage"] = notice.into()
+            }
+            Protocol::Cursor => v["user_message"] = notice.into(),
+            Protocol::Cline => {
+                v["cancel"] = false.into();
+                v["errorMessage"] = notice.into();
+            }
+        }
+        Some(v.to_string())
+    }
+
     /// What to print when the hook has nothing to say or failed: nothing, except for Cline,
     /// whose hooks answer every event with a JSON object (`cancel: false` lets it proceed).
     pub fn fail_open_reply(self) -> Option<String> {
@@ -231,6 +266,37 @@ mod tests {
         assert_eq!(
             Protocol::Cline.reply("TaskCancel", None).unwrap(),
             r#"{"cancel":false}"#
+        );
+    }
+
+    #[test]
+    fn notices_reach_the_user_channel() {
+        let n = Some("kept outside the root");
+        assert_eq!(
+            Protocol::Claude
+                .reply_with_notice(Some("SessionStart"), Some("ctx"), n)
+                .unwrap(),
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"ctx"},"systemMessage":"kept outside the root"}"#
+        );
+        assert_eq!(
+            Protocol::Gemini
+                .reply_with_notice(Some("AfterTool"), None, n)
+                .unwrap(),
+            r#"{"systemMessage":"kept outside the root"}"#
+        );
+        assert_eq!(
+            Protocol::Cursor.reply_with_notice(None, None, n).unwrap(),
+            r#"{"user_message":"kept outside the root"}"#
+        );
+        assert_eq!(
+            Protocol::Cline
+                .reply_with_notice(Some("PostToolUse"), None, n)
+                .unwrap(),
+            r#"{"cancel":false,"errorMessage":"kept outside the root"}"#
+        );
+        assert_eq!(
+            Protocol::Codex.reply_with_notice(Some("Stop"), None, None),
+            None
         );
     }
 }

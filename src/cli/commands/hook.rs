@@ -10,7 +10,6 @@ use std::time::Duration;
 use crate::cli::Outcome;
 use crate::error::Result;
 use crate::hook::config::Config;
-use crate::hook::context_bridge::FoldContext;
 use crate::hook::protocol::HostFlag;
 use crate::hook::{self, HookOptions};
 use crate::journal::Root;
@@ -81,15 +80,11 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         None => config.hook.deadline_ms,
     };
     let opts = HookOptions {
-        root,
-        host,
-        deadline: Duration::from_millis(deadline_ms),
-        config,
         env_session_id: std::env::var("CLAUDE_CODE_SESSION_ID").ok(),
         input_ready: Some(hook::InputReady(Arc::new(hook::input::stdin_ready))),
-        checkpoints: None,
+        ..HookOptions::new(root, host, Duration::from_millis(deadline_ms), config)
     };
-    let out = hook::run(opts, std::io::stdin(), Arc::new(FoldContext));
+    let out = hook::run(opts, std::io::stdin());
     diag.extend(out.diagnostics);
     print_diag(&diag);
     if let Some(s) = out.stdout {
@@ -98,6 +93,13 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         // One write of the whole reply; a closed stdout is the host's business.
         let _ = o.write_all(format!("{s}\n").as_bytes());
         let _ = o.flush();
+    }
+    // After the reply: a snapshot only saves later loads time, so it is not written inside
+    // the deadline or under the session's lock.
+    if let Some(job) = out.snapshot {
+        if let Err(e) = job.run() {
+            eprintln!("sjournal hook: writing the snapshot failed: {e} (only a cache)");
+        }
     }
     Ok(Outcome::Ok)
 }

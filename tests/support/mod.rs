@@ -1,0 +1,17 @@
+//! The integration tests' one support module: running the built binary (`cmd`), building and
+//! reading journals (`journal`), the fixture corpora (`fixtures`), folds (`fold`), and the
+//! hook's test seam (`hook`). Everything is re-exported here, so a test says
+//! `support::scratch()`, `support::sjournal(root)`, `support::records(..)`.
+#![allow(dead_code, unused_imports)]
+
+pub mod cmd;
+pub mod fixtures;
+pub mod fold;
+pub mod hook;
+pub mod journal;
+
+pub use cmd::*;
+pub use fixtures::*;
+pub use fold::*;
+pub use hook::*;
+pub use journal::*;
