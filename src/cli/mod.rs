@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod output;
+pub mod pending;
 pub mod progress;
 
 use std::path::PathBuf;
@@ -52,6 +53,7 @@ pub enum Command {
     Inspect(commands::inspect::Args),
     Export(commands::export::Args),
     Import(commands::import::Args),
+    Flush(commands::flush::Args),
     Checkpoint(commands::checkpoint::Args),
     Tail(commands::tail::Args),
     Sessions(commands::sessions::Args),
@@ -87,6 +89,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Inspect(a) => commands::inspect::run(a),
             Command::Export(a) => commands::export::run(&root()?, a),
             Command::Import(a) => commands::import::run(&root()?, a),
+            Command::Flush(a) => commands::flush::run(&root()?, a),
             Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
             Command::Tail(a) => commands::tail::run(&root()?, a),
             Command::Sessions(a) => commands::sessions::run(&root()?, a),

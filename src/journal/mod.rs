@@ -17,7 +17,7 @@ pub mod writer;
 
 pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
-pub use session::{keep_elsewhere, Batch, Committed, Landed, Session, SnapshotJob};
+pub use session::{flush, keep_elsewhere, Batch, Committed, Flushed, Landed, Session, SnapshotJob};
 pub use spool::{pending_spool, MergeReport, PendingSpool};
 pub use verify::{verify_file, VerifyReport};
 pub use writer::{Appended, RecoveryReport, Target, Writer, WriterOptions};

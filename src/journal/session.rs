@@ -654,3 +654,76 @@ pub fn write(root: &Root, session_id: &str, batch: &Batch, opts: &WriterOptions)
         Err(e) => keep_elsewhere(root, session_id, &batch.items(), &e.to_string(), None, opts),
     }
 }
+
+/// What merging a session's pending spool found (for a reader, or `sjournal flush`).
+#[derive(Debug, Default)]
+pub struct Flushed {
+    pub merged: MergeReport,
+    /// Spool files still waiting: the journal could not be opened (its lock is held, the
+    /// root is read-only or full, the journal is damaged) or a file could not be deleted.
+    pub waiting: Vec<spool::PendingSpool>,
+    /// Why they wait.
+    pub why: Option<String>,
+}
+
+/// Merges the session's pending spool (the root's and the fallback's) into its journal, all
+/// of it, waiting for the lock until `opts.deadline`. Never fails for what it cannot merge:
+/// that is reported in [`Flushed::waiting`]. Nothing is done (and nothing created) when
+/// nothing is pending.
+pub fn flush(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Flushed> {
+    if !spool::has_pending(root, session_id, opts)? {
+        return Ok(Flushed::default());
+    }
+    // The main journal's writer, not a Session: a reader must not open (or create) the
+    // rescue journal, and only a main journal merges.
+    let (merged, why) = match Writer::open(root, session_id, opts) {
+        Ok(mut w) => {
+            let dirs = spool::dirs(root, w.session_paths(), opts);
+            match spool::merge_pending(&mut w, &dirs, None) {
+                Ok(r) => (r, None),
+                Err(e) => (MergeReport::default(), Some(e.to_string())),
+            }
+        }
+        Err(e) => (MergeReport::default(), Some(e.to_string())),
+    };
+    let waiting = spool::pending_spool(root, session_id, opts)?;
+    let why = match (waiting.is_empty(), why) {
+        (true, _) => None,
+        (false, Some(w)) => Some(w),
+        (false, None) => Some(
+            merged
+                .warnings
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "they could not be merged".into()),
+        ),
+    };
+    Ok(Flushed {
+        merged,
+        waiting,
+        why,
+    })
+}
+
+/// Folds spool files that are still waiting on top of `state`, in order, as they would be
+/// merged (their records numbered on from the state's seq). For readers that show pending
+/// events as pending.
+pub fn fold_pending(state: &mut State, waiting: &[spool::PendingSpool]) -> u64 {
+    let mut n = 0;
+    for p in waiting {
+        let Some(file) = &p.file else { continue };
+        let mut records = file.records.clone();
+        crate::format::spool::fix_event_seqs(&mut records, state.seq + 1);
+        for r in &records {
+            let seq = state.seq + 1;
+            state.apply(&RecordView {
+                seq,
+                ts_unix_ns: file.spooled_at_ns,
+                kind: &r.kind,
+                payload: &r.payload,
+            });
+        }
+        n += 1;
+    }
+    n
+}

@@ -63,6 +63,9 @@ pub struct LoadInfo {
     pub stopped: Option<String>,
     /// Things the caller may want to tell the user (rejected snapshot, damaged journal).
     pub warnings: Vec<String>,
+    /// Spool files not yet in the journal whose events a reader folded in on top (they are
+    /// pending: see `cli::pending`); 0 for a state of the journal alone.
+    pub pending: u64,
 }
 
 impl LoadInfo {

@@ -4,6 +4,7 @@ pub mod context;
 pub mod demo;
 pub mod export;
 pub mod fire;
+pub mod flush;
 pub mod hook;
 pub mod import;
 pub mod inspect;

@@ -117,6 +117,39 @@ pub fn has_pending(root: &Root, session_id: &str, opts: &WriterOptions) -> Resul
     Ok(!list_all(&dirs(root, &paths, opts))?.is_empty())
 }
 
+/// Every session of the root with spool files waiting (in the root's spool or the fallback
+/// spool), by the session id its files name.
+pub fn sessions_with_pending(root: &Root, opts: &WriterOptions) -> Result<Vec<String>> {
+    let mut dirs = vec![root.sessions_dir()];
+    dirs.extend(fallback::root_dirs(root, opts.fallback_dir.as_deref()));
+    let mut ids = std::collections::BTreeSet::new();
+    for parent in dirs {
+        let entries = match std::fs::read_dir(&parent) {
+            Ok(e) => e,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                continue
+            }
+            Err(e) => return Err(Error::io("read directory", &parent, e)),
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_string_lossy().ends_with(&format!(".{EXT}")) {
+                continue;
+            }
+            let dir = entry.path();
+            // The first file that reads names the session (stems of long ids are hashes).
+            for n in list_pending(&dir)? {
+                let read = read_file(&dir.join(&n)).and_then(|b| format::decode_entry_any(&b));
+                if let Ok(f) = read {
+                    ids.insert(f.session_id);
+                    break;
+                }
+            }
+        }
+    }
+    Ok(ids.into_iter().collect())
+}
+
 /// Spool files waiting to be merged (paths), oldest first.
 pub fn pending(root: &Root, session_id: &str) -> Result<Vec<PathBuf>> {
     Ok(pending_spool(root, session_id, &WriterOptions::default())?
