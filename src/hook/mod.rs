@@ -324,7 +324,7 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         } else {
             deadline - reserve
         },
-        render_by: deadline - reserve / 2,
+        render_by: deadline,
         checkpoints: opts.checkpoints.as_deref(),
     };
     let claim = || {
