@@ -5,7 +5,7 @@
 //! checkpoints verify with the right public key and are rejected when the text was edited,
 //! the signature damaged, or the key is another one.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

@@ -7,27 +7,16 @@
 //! when it cannot run. When the journal is damaged mid-log, `append` still keeps the event
 //! durably in the session's rescue journal, says so on stderr and in its output, and exits 1.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use sjournal::journal::{JournalReader, Root};
 
 fn run(root: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(support::bin())
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
-    c.wait_with_output().unwrap()
+    support::run(root, args, stdin)
 }
 
 fn stdout(o: &Output) -> String {

@@ -3,7 +3,7 @@
 //! codes say yes (0) or no (1); a compare-and-set conflict exits 1 with the current seq;
 //! `snapshot` and `snapshot rebuild --all` write snapshots that `state` then uses.
 
-mod support;
+use crate::support;
 
 use assert_cmd::Command;
 use sjournal::context::{render, RenderOptions};

@@ -5,7 +5,7 @@
 //! snapshots every 16 records. The context rendered after the compaction holds every
 //! persistent entry, and equals what a rebuild from scratch (full replay, no snapshot) renders.
 
-mod support;
+use crate::support;
 
 use sjournal::context::{render, Channel, RenderOptions};
 use sjournal::journal::{Writer, WriterOptions};

@@ -12,7 +12,7 @@
 //! The appending processes are this test binary run again as a child (`child_appender`), so
 //! that a child's loop costs no process start per event.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -41,7 +41,8 @@ fn spawn_appender(
     out: &Path,
 ) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["child_appender", "--exact", "--ignored", "--nocapture"])
+        .args([&support::test_name(module_path!(), "child_appender")])
+        .args(["--exact", "--ignored", "--nocapture"])
         .args(["--test-threads=1", "-q"])
         .env(
             ENV,
@@ -234,9 +235,7 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
         other => panic!("a second writer for A got {:?}", other.err()),
     }
     // An append to A by the real binary waits for A's lock...
-    let mut waiting = Command::new(support::bin())
-        .args(["--root"])
-        .arg(dir.path())
+    let mut waiting = support::spawnable(dir.path())
         .args(["append", "--session", "session-a"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -254,11 +253,11 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
     let mut b = Writer::open(&root, "session-b", &later).unwrap();
     assert_eq!(b.append_event("Ev", r#"{"b":1}"#).unwrap().seq, 1);
     drop(b);
-    let out = Command::new(support::bin())
-        .arg("--root")
-        .arg(dir.path())
-        .args(["append", "--session", "session-b"])
-        .write_stdin_bytes(br#"{"b":2}"#);
+    let out = support::run(
+        dir.path(),
+        &["append", "--session", "session-b"],
+        br#"{"b":2}"#,
+    );
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains(r#""seq":2"#));
     // A's waiting append cannot have finished: A is still held.
@@ -274,24 +273,6 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
         String::from_utf8_lossy(&out.stdout).contains(r#""seq":3"#),
         "{out:?}"
     );
-}
-
-/// Runs a command with `stdin` as its input and returns its output.
-trait WriteStdin {
-    fn write_stdin_bytes(&mut self, stdin: &[u8]) -> std::process::Output;
-}
-
-impl WriteStdin for Command {
-    fn write_stdin_bytes(&mut self, stdin: &[u8]) -> std::process::Output {
-        let mut c = self
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        c.stdin.take().unwrap().write_all(stdin).unwrap();
-        c.wait_with_output().unwrap()
-    }
 }
 
 /// What the reader threads saw.

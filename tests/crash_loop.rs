@@ -8,7 +8,7 @@
 //! journal with the same seq and hash, the next open recovers whatever the kill left, and the
 //! journal then verifies. The random delays come from a seed printed with every failure.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -153,7 +153,8 @@ fn sigkill_a_long_lived_appender() {
     let mut durable = BTreeMap::new();
     for round in 0..KILLS {
         let child = Command::new(std::env::current_exe().unwrap())
-            .args(["child_appender", "--exact", "--ignored", "--nocapture"])
+            .args([&support::test_name(module_path!(), "child_appender")])
+            .args(["--exact", "--ignored", "--nocapture"])
             .args(["--test-threads=1", "-q"])
             .env(CHILD_ENV, dir.path())
             .stdout(Stdio::piped())

@@ -4,7 +4,7 @@
 //! coming from its host, fold without being counted as undecodable, and come back out of a
 //! journal byte for byte.
 
-mod support;
+use crate::support;
 
 use sjournal::event::{Event, EventKind, Host};
 use sjournal::fold::State;

@@ -5,7 +5,7 @@
 //! event per line with its kind from `hook_event_name`. A bad line anywhere is an error
 //! naming its line number, and nothing is appended.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use sjournal::format::payload::decode_event;

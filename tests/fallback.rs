@@ -9,7 +9,7 @@
 //! the fallback) and removes it from there. Only if the fallback cannot take it either is the
 //! event lost — and then the reply says so.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};

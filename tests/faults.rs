@@ -11,7 +11,7 @@
 //! (proptest): every write not yet synced is lost, kept, torn, or kept with a zeroed sector,
 //! and after reopening every acknowledged record is still there and the journal verifies.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};

@@ -4,7 +4,7 @@
 //! replay; two replays hash alike; decoding and re-encoding a state changes no byte. The last
 //! property runs through the real snapshot files and loader on disk.
 
-mod support;
+use crate::support;
 
 use proptest::prelude::*;
 use sjournal::fold::{fold, RecordView, State};

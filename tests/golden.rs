@@ -4,7 +4,7 @@
 //! format, the fold, the `State` types or rmp-serde's encoding that moves any of them fails
 //! here, and must come with a new `FOLD_VERSION` (so old snapshots are rebuilt).
 
-mod support;
+use crate::support;
 
 use sjournal::fold::{fold, RecordView, FOLD_VERSION};
 use sjournal::journal::{verify_file, JournalReader};

@@ -4,11 +4,11 @@
 //! instead. After one more append (which merges the spool), every one of the 16 events is in
 //! the journal exactly once, the seqs are contiguous and the chain verifies.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use sjournal::journal::{spool, Root};
 
@@ -34,12 +34,9 @@ fn parallel(flags: &[&str]) {
     };
     let children: Vec<_> = (0..16)
         .map(|i| {
-            let mut c = Command::new(support::bin())
-                .arg("--root")
-                .arg(root)
+            let mut c = support::spawnable(root)
                 .arg("hook")
                 .args(flags)
-                .env_remove("CLAUDE_CODE_SESSION_ID")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())

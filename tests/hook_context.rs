@@ -6,7 +6,7 @@
 //! Events that take no context get neither; configuration can add events; a worker that
 //! panics while it holds the session's lock never loses the event and prints nothing.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

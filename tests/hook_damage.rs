@@ -8,7 +8,7 @@
 //! damage and one set after it are both still injected with the next prompt. A damaged
 //! journal the writer refuses is left byte for byte as it was.
 
-mod support;
+use crate::support;
 
 use sjournal::journal::{verify_file, Root};
 

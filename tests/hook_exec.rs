@@ -6,7 +6,7 @@
 //! The hook exits 0 whatever the handlers do; failures are reported on stderr. No timing is
 //! asserted.
 
-mod support;
+use crate::support;
 
 use sjournal::format::payload::{self, Exec, ExecContext, ExecOutcome, KIND_EXEC};
 

@@ -7,7 +7,7 @@
 //! deadline makes the watchdog spool the event, and the worker, finishing late, does not write
 //! it a second time.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! host's own field names (Cursor `conversation_id`, Cline `taskId`), byte for byte, and every
 //! journal verifies.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

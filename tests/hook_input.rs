@@ -7,7 +7,7 @@
 //! 16 MiB − 4 KiB, the record gives the whole input's length and blake3, `log` marks it cut,
 //! and the user is told through the host's visible channel (`systemMessage`).
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::process::Stdio;

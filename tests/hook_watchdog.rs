@@ -9,7 +9,7 @@
 //! clocks, so the interleaving is the same on every machine. And when stdin holds nothing and
 //! stays open (a host that has not written), the hook still gives up and fails open.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;

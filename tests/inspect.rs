@@ -8,7 +8,7 @@
 //! the damage at the right offset, keep decoding the records after it, exit 1, and leave
 //! the file byte-identical.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! stay bounded; bad input is refused before anything is appended; a record forged around
 //! the checks changes nothing when folded.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Barrier};
 

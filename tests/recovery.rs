@@ -13,7 +13,7 @@
 //! The second half has one labelled test per row of the recovery case table in
 //! journal-format.md ("## Recovery case table").
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

@@ -8,7 +8,7 @@
 //! journal and for every `--to`; a replay from the middle must show the same changes as the
 //! full replay for the same records. The CLI's output over the same journal is pinned too.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

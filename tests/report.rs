@@ -8,7 +8,7 @@
 //! The Chromium part needs Debian's `chromium` package at /usr/bin/chromium; without it
 //! that test says so on stderr and checks only what it can without a browser.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

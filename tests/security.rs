@@ -12,7 +12,7 @@
 //! Not covered here, by design: readers (verify, log) open the journal without following a
 //! link at its last component, but do not check the directories above it; they never write.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -33,18 +33,7 @@ fn victim(dir: &Path) -> (PathBuf, Vec<u8>) {
 }
 
 fn cli(root: &Path, args: &[&str], stdin: &str) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(support::bin())
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    c.wait_with_output().unwrap()
+    support::run(root, args, stdin.as_bytes())
 }
 
 fn assert_symlink_refused(out: &Output, what: &str) {

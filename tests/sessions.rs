@@ -5,7 +5,7 @@
 //! prints no progress bar when stderr is not a terminal (the bar is for people, never for
 //! pipes or `--json`).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! a full replay, byte-identical to a replay without any snapshot. Also: written files are
 //! 0600 and never follow a link; `--at` before the snapshot replays from the start.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 

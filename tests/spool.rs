@@ -6,7 +6,7 @@
 //! open every spooled event is in the journal exactly once, in order. Damaged spool files are
 //! set aside, never deleted, and named in the journal.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! gets its context. `sjournal flush` then merges the rest, and the journal holds every event
 //! exactly once, in spool order.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! SessionEnd — after which nothing writes to the session again — is merged by a reader, and
 //! `sjournal flush` merges everything explicitly.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -12,11 +12,10 @@
 //! records, leaves a journal that verifies. Only a head hash kept elsewhere (a checkpoint,
 //! issue 5) catches it; the tests show that the head verify reports does change.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use sjournal::format::header::Header;
 use sjournal::format::record;
@@ -72,9 +71,7 @@ fn assert_reported(root: &Root, session: &str, path: &Path, offset: u64, what: &
         p.what
     );
 
-    let out = Command::new(support::bin())
-        .arg("--root")
-        .arg(root.dir())
+    let out = support::sjournal(root.dir())
         .args(["verify", "--json", "--session", session])
         .output()
         .unwrap();

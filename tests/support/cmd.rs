@@ -61,3 +61,13 @@ pub fn verify_all(root: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The name the test harness knows test `f` of module `module` (its `module_path!()`) by,
+/// to run it alone in a child process of the test binary (`--exact`): the module path
+/// without the crate's own name.
+pub fn test_name(module: &str, f: &str) -> String {
+    match module.split_once("::") {
+        Some((_, rest)) => format!("{rest}::{f}"),
+        None => f.to_owned(),
+    }
+}
