@@ -18,7 +18,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success: nothing wrong was found
   1  findings: a journal has a problem, a checkpoint is not extended or its signature is bad,
-     an event had to go to the rescue journal (details on stderr, or in the --json output);
+     an event had to go to the rescue journal or the spool, spooled events are still pending
+     (details on stderr, or in the --json output);
      fire: the maximum was reached; once/unseen: no new key; slot set: compare-and-set
      conflict; slot get/list show: empty
   2  error: bad input, unreadable journal, no such session; nothing was changed

@@ -17,9 +17,22 @@ use crate::journal::Root;
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults and exec handlers; example in the README).
-The event is never lost: if the journal cannot take it within the deadline it is spooled
-durably and merged by the next append.")]
+Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults, exec handlers,
+input_timeout_ms, fallback_spool_dir; example in the README).
+
+What is kept, and when it is durable. The event is reported kept only once it is synced in the
+first place that takes it: the session's journal; its rescue journal (the journal is damaged);
+the root's spool <root>/sessions/<stem>.spool/ (the lock is held past the deadline, the write
+failed, older spooled events wait); the fallback spool outside the root (fallback_spool_dir,
+else $XDG_RUNTIME_DIR/sjournal/fallback, else <tmp>/sjournal-<uid>/fallback), LESS DURABLE
+(often a tmpfs), when the root cannot take a file (full, read-only, unwritable, symlinked).
+Spooled events are merged, in order, by the next writer, any read command, or `sjournal flush`.
+Once stdin starts arriving it is read to its end (up to input_timeout_ms, 10 s), whatever the
+deadline; input cut off by that limit, or longer than 16 MiB - 4 KiB, is kept in part and the
+record says so. The user is told through the host (systemMessage; Cursor user_message; Cline
+errorMessage) whenever an event is not stored durably in the root, was cut, or was lost. It is
+lost only if neither the root nor the fallback spool can take it, or if the host kills the hook
+before its write completes.")]
 pub struct Args {
     /// Host protocol: auto, claude, codex, gemini, cursor or cline
     #[arg(long, value_name = "HOST", default_value = "auto")]
