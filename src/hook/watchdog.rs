@@ -84,18 +84,15 @@ impl Shared {
         (st.claim == who, taken)
     }
 
-    /// Adds bytes read from stdin. False if the watchdog has taken the input over.
+    /// Adds bytes read from stdin. False if the watchdog has taken the input over. (No
+    /// wake-up: the watchdog looks at `first_byte` only once the deadline has passed.)
     pub(super) fn received(&self, chunk: &[u8]) -> bool {
         let mut st = self.lock();
-        let first = !st.first_byte;
         st.first_byte = true;
         let Some(r) = st.received.as_mut() else {
             return false;
         };
         r.push(chunk);
-        if first {
-            self.notify();
-        }
         true
     }
 

@@ -84,6 +84,10 @@ struct Opts {
     prompt: String,
     quick: bool,
     hook: bool,
+    /// Only the hook-latency rows.
+    hook_only: bool,
+    /// Another build of sjournal (an earlier commit) timed in the same run, interleaved.
+    before: Option<PathBuf>,
 }
 
 fn parse_opts(args: &[String]) -> Opts {
@@ -93,6 +97,8 @@ fn parse_opts(args: &[String]) -> Opts {
         prompt: String::new(),
         quick: false,
         hook: true,
+        hook_only: false,
+        before: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -110,6 +116,11 @@ fn parse_opts(args: &[String]) -> Opts {
                 i += 1
             }
             "--quick" => o.quick = true,
+            "--hook-only" => o.hook_only = true,
+            "--before" => {
+                o.before = Some(PathBuf::from(&args[i + 1]));
+                i += 1
+            }
             _ => panic!("unknown option {}", args[i]),
         }
         i += 1;
@@ -182,7 +193,25 @@ fn report(args: &[String]) {
         gen::payload_for(&o.prompt, "bench-big"),
     );
     let (mut qs_t, mut qb_t) = (Samples::default(), Samples::default());
-    for _ in 0..runs {
+    // The earlier build, same sessions, same payloads, interleaved with the rest.
+    let mut before_t: [Samples; 4] = Default::default();
+    for run in 0..runs {
+        // The earlier build runs before this one's samples on even rounds, after on odd ones.
+        let before_first = run % 2 == 0;
+        let time_before = |before_t: &mut [Samples; 4]| {
+            let Some(b) = &o.before else { return };
+            for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
+                if p.is_empty() {
+                    continue;
+                }
+                let mut c = Command::new(b);
+                c.arg("--root").arg(&root).arg("hook");
+                before_t[k].push(time_spawn(&mut c, p.as_bytes()));
+            }
+        };
+        if before_first {
+            time_before(&mut before_t);
+        }
         if o.hook && !o.prompt.is_empty() {
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
@@ -213,6 +242,9 @@ fn report(args: &[String]) {
                 .arg(format!("jq -c . >> '{}'", jq_file.display())),
             p_small.as_bytes(),
         ));
+        if !before_first {
+            time_before(&mut before_t);
+        }
     }
     let cmd = format!("`sjournal {sub}`");
     row(format!(
@@ -265,6 +297,33 @@ fn report(args: &[String]) {
         stats::ms(jq_t.p(50.0)),
         small_t.p(50.0) / jq_t.p(50.0)
     ));
+    if o.before.is_some() {
+        let labels = [
+            "PostToolUse, 10 prior",
+            "PostToolUse, big prior",
+            "UserPromptSubmit, 10 prior",
+            "UserPromptSubmit, big prior",
+        ];
+        let after = [&small_t, &big_t, &qs_t, &qb_t];
+        for k in 0..4 {
+            if before_t[k].is_empty() || after[k].is_empty() {
+                continue;
+            }
+            row(format!(
+                "| before (--before build) p50, {} | {} (floor ratio {:.2}x) | this build {} (floor ratio {:.2}x) | {:.2}x this/before | |",
+                labels[k],
+                stats::ms(before_t[k].p(50.0)),
+                before_t[k].p(50.0) / floor_t.p(50.0),
+                stats::ms(after[k].p(50.0)),
+                after[k].p(50.0) / floor_t.p(50.0),
+                after[k].p(50.0) / before_t[k].p(50.0)
+            ));
+        }
+    }
+    if o.hook_only {
+        let _ = std::fs::write("bench-table.md", rows.join("\n") + "\n");
+        return;
+    }
 
     // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.
     let n = if o.quick { 300 } else { 2000 };
