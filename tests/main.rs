@@ -33,6 +33,7 @@ mod recovery;
 mod replay;
 mod report;
 mod security;
+mod session;
 mod sessions;
 mod snapshot;
 mod spool;
