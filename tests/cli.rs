@@ -120,13 +120,15 @@ fn kind_is_validated_and_defaults_sensibly() {
         );
     }
     assert!(!Root::new(root).session("s").unwrap().journal.exists());
-    let cases: [(&[&str], &str, &str); 4] = [
+    let cases: [(&[&str], &str, &str); 5] = [
         (
             &["--kind", "My.Kind_1-x"],
             r#"{"hook_event_name":"Stop"}"#,
             "My.Kind_1-x",
         ),
         (&[], r#"{"hook_event_name":"PreToolUse"}"#, "PreToolUse"),
+        // Cline names its events `hookName`, as the hook reads them.
+        (&[], r#"{"hookName":"TaskStart","taskId":"t"}"#, "TaskStart"),
         (&[], r#"{"hook_event_name":"not a kind!"}"#, "event"),
         (&[], r#"[1,2]"#, "event"),
     ];

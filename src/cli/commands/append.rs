@@ -63,8 +63,8 @@ pub fn parse_json(bytes: &[u8]) -> Result<(&str, serde_json::Value)> {
     Ok((text, value))
 }
 
-/// The kind for an event: the flag, else the payload's `hook_event_name` when it is a valid
-/// kind, else "event".
+/// The kind for an event: the flag, else the payload's event name when it is a valid kind
+/// (`hook_event_name`, or Cline's `hookName`, as the hook reads them), else "event".
 pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<String> {
     if let Some(k) = flag {
         if !valid_kind(k) || is_system_kind(k) {
@@ -74,6 +74,7 @@ pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<Strin
     }
     Ok(value
         .get("hook_event_name")
+        .or_else(|| value.get("hookName"))
         .and_then(|v| v.as_str())
         .filter(|k| valid_kind(k) && !is_system_kind(k))
         .unwrap_or("event")

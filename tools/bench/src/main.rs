@@ -135,6 +135,24 @@ fn parse_opts(args: &[String]) -> Opts {
     o
 }
 
+/// CPU time (user + system) used by reaped children so far.
+fn children_cpu() -> Duration {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// [`time_spawn`], also giving the CPU time the child used (less sensitive than wall time to
+/// the scheduling noise of a shared machine).
+fn time_spawn_cpu(cmd: &mut Command, stdin: &[u8], cpu: &mut Samples) -> Duration {
+    let before = children_cpu();
+    let wall = time_spawn(cmd, stdin);
+    cpu.push(children_cpu().saturating_sub(before));
+    wall
+}
+
 fn time_spawn(cmd: &mut Command, stdin: &[u8]) -> Duration {
     let t = Instant::now();
     let mut child = cmd
@@ -195,10 +213,12 @@ fn report(args: &[String]) {
     let (mut qs_t, mut qb_t) = (Samples::default(), Samples::default());
     // The earlier build, same sessions, same payloads, interleaved with the rest.
     let mut before_t: [Samples; 4] = Default::default();
+    // CPU time of the four hook figures, before and this build.
+    let (mut cpu_before, mut cpu_after): ([Samples; 4], [Samples; 4]) = Default::default();
     for run in 0..runs {
         // The earlier build runs before this one's samples on even rounds, after on odd ones.
         let before_first = run % 2 == 0;
-        let time_before = |before_t: &mut [Samples; 4]| {
+        let time_before = |before_t: &mut [Samples; 4], cpu: &mut [Samples; 4]| {
             let Some(b) = &o.before else { return };
             for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
                 if p.is_empty() {
@@ -206,19 +226,19 @@ fn report(args: &[String]) {
                 }
                 let mut c = Command::new(b);
                 c.arg("--root").arg(&root).arg("hook");
-                before_t[k].push(time_spawn(&mut c, p.as_bytes()));
+                before_t[k].push(time_spawn_cpu(&mut c, p.as_bytes(), &mut cpu[k]));
             }
         };
         if before_first {
-            time_before(&mut before_t);
+            time_before(&mut before_t, &mut cpu_before);
         }
         if o.hook && !o.prompt.is_empty() {
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
-            qs_t.push(time_spawn(&mut c, q_small.as_bytes()));
+            qs_t.push(time_spawn_cpu(&mut c, q_small.as_bytes(), &mut cpu_after[2]));
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
-            qb_t.push(time_spawn(&mut c, q_big.as_bytes()));
+            qb_t.push(time_spawn_cpu(&mut c, q_big.as_bytes(), &mut cpu_after[3]));
         }
         floor_t.push(time_spawn(
             Command::new(&me).arg("floor").arg(&floor_file),
@@ -229,13 +249,13 @@ fn report(args: &[String]) {
         if !o.hook {
             c.args(["--session", "bench-small"]);
         }
-        small_t.push(time_spawn(&mut c, p_small.as_bytes()));
+        small_t.push(time_spawn_cpu(&mut c, p_small.as_bytes(), &mut cpu_after[0]));
         let mut c = Command::new(&o.sjournal);
         c.arg("--root").arg(&root).arg(sub);
         if !o.hook {
             c.args(["--session", "bench-big"]);
         }
-        big_t.push(time_spawn(&mut c, p_big.as_bytes()));
+        big_t.push(time_spawn_cpu(&mut c, p_big.as_bytes(), &mut cpu_after[1]));
         jq_t.push(time_spawn(
             Command::new("sh")
                 .arg("-c")
@@ -243,7 +263,7 @@ fn report(args: &[String]) {
             p_small.as_bytes(),
         ));
         if !before_first {
-            time_before(&mut before_t);
+            time_before(&mut before_t, &mut cpu_before);
         }
     }
     let cmd = format!("`sjournal {sub}`");
@@ -317,6 +337,13 @@ fn report(args: &[String]) {
                 stats::ms(after[k].p(50.0)),
                 after[k].p(50.0) / floor_t.p(50.0),
                 after[k].p(50.0) / before_t[k].p(50.0)
+            ));
+            row(format!(
+                "| before (--before build) CPU p50 (user+sys), {} | {} | this build {} | {:.2}x this/before | |",
+                labels[k],
+                stats::ms(cpu_before[k].p(50.0)),
+                stats::ms(cpu_after[k].p(50.0)),
+                cpu_after[k].p(50.0) / cpu_before[k].p(50.0)
             ));
         }
     }
