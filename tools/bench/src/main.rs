@@ -135,22 +135,33 @@ fn parse_opts(args: &[String]) -> Opts {
     o
 }
 
-/// CPU time (user + system) used by reaped children so far.
-fn children_cpu() -> Duration {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-/// [`time_spawn`], also giving the CPU time the child used (less sensitive than wall time to
-/// the scheduling noise of a shared machine).
-fn time_spawn_cpu(cmd: &mut Command, stdin: &[u8], cpu: &mut Samples) -> Duration {
-    let before = children_cpu();
-    let wall = time_spawn(cmd, stdin);
-    cpu.push(children_cpu().saturating_sub(before));
-    wall
+/// The CPU time (all threads, nanosecond clock: `perf stat -e task-clock`) of one hook run of
+/// `bin`, or None without a usable `perf`. Much less sensitive than wall time to the
+/// scheduling noise of a shared machine; `getrusage` times are counted in scheduler ticks,
+/// too coarse for a 3 ms process.
+fn task_clock(bin: &Path, root: &Path, stdin: &[u8]) -> Option<Duration> {
+    let mut child = Command::new("perf")
+        .args(["stat", "-x,", "-e", "task-clock", "--"])
+        .arg(bin)
+        .arg("--root")
+        .arg(root)
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(stdin).ok()?;
+    let out = child.wait_with_output().ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ms: f64 = err
+        .lines()
+        .find(|l| l.contains("task-clock"))?
+        .split(',')
+        .next()?
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs_f64(ms / 1e3))
 }
 
 fn time_spawn(cmd: &mut Command, stdin: &[u8]) -> Duration {
@@ -226,19 +237,36 @@ fn report(args: &[String]) {
                 }
                 let mut c = Command::new(b);
                 c.arg("--root").arg(&root).arg("hook");
-                before_t[k].push(time_spawn_cpu(&mut c, p.as_bytes(), &mut cpu[k]));
+                before_t[k].push(time_spawn(&mut c, p.as_bytes()));
+                if let Some(t) = task_clock(b, &root, p.as_bytes()) {
+                    cpu[k].push(t);
+                }
             }
         };
+        // This build's CPU time, for the same comparison.
+        let cpu_this = |cpu: &mut [Samples; 4]| {
+            if o.before.is_none() {
+                return;
+            }
+            for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
+                if let Some(t) = task_clock(&o.sjournal, &root, p.as_bytes()) {
+                    cpu[k].push(t);
+                }
+            }
+        };
+        if !before_first {
+            cpu_this(&mut cpu_after);
+        }
         if before_first {
             time_before(&mut before_t, &mut cpu_before);
         }
         if o.hook && !o.prompt.is_empty() {
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
-            qs_t.push(time_spawn_cpu(&mut c, q_small.as_bytes(), &mut cpu_after[2]));
+            qs_t.push(time_spawn(&mut c, q_small.as_bytes()));
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
-            qb_t.push(time_spawn_cpu(&mut c, q_big.as_bytes(), &mut cpu_after[3]));
+            qb_t.push(time_spawn(&mut c, q_big.as_bytes()));
         }
         floor_t.push(time_spawn(
             Command::new(&me).arg("floor").arg(&floor_file),
@@ -249,13 +277,13 @@ fn report(args: &[String]) {
         if !o.hook {
             c.args(["--session", "bench-small"]);
         }
-        small_t.push(time_spawn_cpu(&mut c, p_small.as_bytes(), &mut cpu_after[0]));
+        small_t.push(time_spawn(&mut c, p_small.as_bytes()));
         let mut c = Command::new(&o.sjournal);
         c.arg("--root").arg(&root).arg(sub);
         if !o.hook {
             c.args(["--session", "bench-big"]);
         }
-        big_t.push(time_spawn_cpu(&mut c, p_big.as_bytes(), &mut cpu_after[1]));
+        big_t.push(time_spawn(&mut c, p_big.as_bytes()));
         jq_t.push(time_spawn(
             Command::new("sh")
                 .arg("-c")
@@ -264,6 +292,8 @@ fn report(args: &[String]) {
         ));
         if !before_first {
             time_before(&mut before_t, &mut cpu_before);
+        } else {
+            cpu_this(&mut cpu_after);
         }
     }
     let cmd = format!("`sjournal {sub}`");
@@ -338,8 +368,11 @@ fn report(args: &[String]) {
                 after[k].p(50.0) / floor_t.p(50.0),
                 after[k].p(50.0) / before_t[k].p(50.0)
             ));
+            if cpu_before[k].is_empty() || cpu_after[k].is_empty() {
+                continue;
+            }
             row(format!(
-                "| before (--before build) CPU p50 (user+sys), {} | {} | this build {} | {:.2}x this/before | |",
+                "| before (--before build) CPU p50 (perf task-clock), {} | {} | this build {} | {:.2}x this/before | |",
                 labels[k],
                 stats::ms(cpu_before[k].p(50.0)),
                 stats::ms(cpu_after[k].p(50.0)),
