@@ -16,7 +16,7 @@ use sjournal::format::header::Header;
 use sjournal::format::mark::Mark;
 use sjournal::format::payload::{self, SYSTEM_KINDS};
 use sjournal::format::record;
-use sjournal::hook::input::{capture, salvage_session_id};
+use sjournal::hook::input::{capture, salvage_session_id, Received};
 use sjournal::hook::protocol::HostFlag;
 use sjournal::journal::hint::TailHint;
 use sjournal::journal::reader::Records;
@@ -141,7 +141,10 @@ pub fn capture_input(data: &[u8]) {
     let _ = salvage_session_id(data);
     let mut diag = Vec::new();
     let env = |_: &str| None;
-    let c = capture(data.to_vec(), false, HostFlag::Auto, &env, &mut diag);
+    let mut received = Received::default();
+    received.push(data);
+    received.eof = true;
+    let c = capture(received, HostFlag::Auto, &env, &mut diag);
     assert!(!c.session_id.is_empty());
     assert!(record::valid_kind(&c.kind));
     // An event keeps the input byte for byte.

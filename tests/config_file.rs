@@ -4,7 +4,7 @@
 //! fstat), waits for the read at most half its deadline, and otherwise answers with the
 //! defaults, says why on stderr, and journals the event.
 
-mod common;
+use crate::support as common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -8,12 +8,12 @@
 //! into a new session folds to the same state hash (checked over every fixture journal); into
 //! a session that already has records they are skipped.
 
-mod audit_support;
+use crate::support;
 
-use audit_support::*;
 use serde_json::Value;
 use sjournal::format::payload::decode_event;
 use sjournal::journal::JournalReader;
+use support::*;
 
 /// The (kind, exact payload text) of every event record of a session.
 fn payloads(root: &std::path::Path, session: &str) -> Vec<(String, String)> {

@@ -7,8 +7,7 @@
 //! invariants (a frame re-encodes to its bytes, verify and inspect agree, capture keeps the
 //! input byte for byte, the lenient pre-pass never makes accepted JSON refused, ...).
 
-#[path = "../fuzz/targets.rs"]
-mod targets;
+use crate::fuzz_targets as targets;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! journals them as events with their bytes exactly as sent, and the fold reads them
 //! leniently: the lone surrogate as U+FFFD, the number as its text.
 
-mod common;
+use crate::support as common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! `sjournal.recovered` record at that empty file, so the bytes were kept nowhere. Now such a
 //! file is left as it is, the bytes go to a new file, and the record names the good copy.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 

@@ -3,7 +3,7 @@
 //! parent of `rel` is "", which cannot be opened to sync it), so the hook spooled its event
 //! and `append` failed. Now the first event is journaled like any other.
 
-mod common;
+use crate::support as common;
 
 use assert_cmd::Command;
 

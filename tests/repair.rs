@@ -10,7 +10,7 @@
 //! system records refer to are renumbered with them, and a repair that stopped before moving
 //! the rescue journal aside is finished without merging it twice.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,9 @@ use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{
     self, HostOverride, Injected, Repaired, KIND_HOST, KIND_INJECTED, KIND_REPAIRED,
 };
-use sjournal::journal::{Root, Target, Writer};
+use sjournal::journal::repair::{repair, RepairOptions};
+use sjournal::journal::{Root, Writer};
+use sjournal::storage::{FaultyFs, Op};
 
 fn cli(root: &Path) -> Command {
     let mut c = Command::new(common::bin());
@@ -320,7 +322,7 @@ fn rescued_system_records_follow_their_events() {
     let root = dir.path();
     let (_, _) = damaged_session(root);
     let r = Root::new(root);
-    let mut w = Writer::open_with(&r, "s", Target::Rescue, &common::opts(), |f| f).unwrap();
+    let mut w = Writer::open_rescue(&r, "s", &common::opts()).unwrap();
     let ev = w
         .append_event("Stop", r#"{"hook_event_name":"Stop"}"#)
         .unwrap();
@@ -388,6 +390,40 @@ fn an_interrupted_repair_is_finished() {
     assert_eq!(kept(root, ".merged-").len(), 1);
 }
 
+/// Repair's links, renames and removals go through the file-system seam: a repair whose
+/// last step (removing the merged rescue journal) fails reports the error, and the next
+/// repair finishes it without merging the rescue journal twice.
+#[test]
+fn a_repair_failing_at_its_last_step_is_finished_by_the_next() {
+    let dir = common::scratch();
+    let root = dir.path();
+    damaged_session(root);
+    let fs = FaultyFs::new();
+    fs.fail(libc::EIO, |op, p| {
+        op == Op::Remove && p.file_name().is_some_and(|n| n == "s.rescue.sjl")
+    });
+    let opts = RepairOptions {
+        fs: std::sync::Arc::new(fs.clone()),
+        ..RepairOptions::default()
+    };
+    let err = repair(&Root::new(root), "s", &opts).unwrap_err();
+    assert!(err.to_string().contains("s.rescue.sjl"), "{err}");
+    assert_eq!(fs.injected(), 1);
+    let journal = common::read(&sessions(root).join("s.sjl"));
+    let out = cli(root)
+        .args(["repair", "--session", "s"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("earlier repair"),
+        "{out:?}"
+    );
+    assert_eq!(common::read(&sessions(root).join("s.sjl")), journal);
+    assert!(!sessions(root).join("s.rescue.sjl").exists());
+    assert_eq!(kept(root, ".merged-").len(), 1);
+}
+
 /// A rescue writer still finishing its sync when repair moved its journal aside advances the
 /// mark file it opened, which moved aside too: the next rescue journal is not taken for a
 /// rolled-back one.
@@ -397,7 +433,10 @@ fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
     let root = dir.path();
     damaged_session(root);
     let rescue = sessions(root).join("s.rescue.sjl");
-    let mut late = sjournal::journal::hwm::Keeper::open(&rescue);
+    let mut late = sjournal::journal::hwm::Keeper::open(
+        std::sync::Arc::new(sjournal::storage::RealFs),
+        &rescue,
+    );
     assert!(cli(root)
         .args(["repair", "--session", "s"])
         .output()
@@ -407,6 +446,6 @@ fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
     late.advance(7, sjournal::format::Hash([7; 32]));
     assert!(!sjournal::journal::hwm::path_for(&rescue).exists());
     let r = Root::new(root);
-    let mut w = Writer::open_with(&r, "s", Target::Rescue, &common::opts(), |f| f).unwrap();
+    let mut w = Writer::open_rescue(&r, "s", &common::opts()).unwrap();
     w.append_event("Stop", "{}").unwrap();
 }

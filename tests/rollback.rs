@@ -9,7 +9,7 @@
 //! disk does not hold, concurrent writers never move it backwards, and a lost or damaged mark
 //! only turns detection off until the next append writes it again.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -18,8 +18,8 @@ use std::path::Path;
 use assert_cmd::Command;
 use sjournal::format::payload::encode_event;
 use sjournal::journal::recovery::Corruption;
-use sjournal::journal::{hwm, verify_file, Root, Target, Writer};
-use sjournal::storage::{FaultPlan, Faulty, PendingFate, SimDisk};
+use sjournal::journal::{hwm, verify_file, Root, Target, Writer, WriterOptions};
+use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
 use sjournal::Error;
 
 fn cli(root: &Path) -> Command {
@@ -220,9 +220,11 @@ fn crashes_never_raise_a_false_alarm() {
                 fail_sync: Some(rng.u64(1..6)),
                 ..FaultPlan::default()
             };
-            let opened = Writer::open_with(&root, "s", Target::Main, &common::opts(), |_| {
-                Faulty::new(disk.clone(), plan).0
-            });
+            let on = disk.clone();
+            let opts = WriterOptions::with_fs(JournalWith::new(move |_, _| {
+                Box::new(Faulty::new(on.clone(), plan.clone()).0)
+            }));
+            let opened = Writer::open_with(&root, "s", Target::Main, &opts);
             match opened {
                 Ok(mut w) => {
                     for _ in 0..rng.usize(1..6) {
@@ -348,18 +350,44 @@ fn the_mark_is_not_advanced_by_a_failed_sync() {
     let root = Root::new(dir.path());
     let path = common::write_events(&root, "s", &["{\"a\":1}".into()]);
     let before = hwm::read(&path).unwrap().unwrap();
-    let mut w = Writer::open_with(&root, "s", Target::Main, &common::opts(), |f| {
-        Faulty::new(
-            f,
-            FaultPlan {
-                fail_sync: Some(1),
-                ..FaultPlan::default()
-            },
-        )
-        .0
-    })
-    .unwrap();
+    let opts = WriterOptions::with_fs(JournalWith::new(|_, f| {
+        let plan = FaultPlan {
+            fail_sync: Some(1),
+            ..FaultPlan::default()
+        };
+        Box::new(Faulty::new(f, plan).0)
+    }));
+    let mut w = Writer::open_with(&root, "s", Target::Main, &opts).unwrap();
     assert!(w.append_event("Ev", "{\"b\":2}").is_err());
+    assert_eq!(hwm::read(&path).unwrap(), Some(before));
+}
+
+/// The mark is written through the writer's file-system seam, so fault injection reaches it:
+/// a mark write that fails costs only detection (the append is still acknowledged, and the
+/// mark stays where it was), never the event.
+#[test]
+fn the_mark_goes_through_the_fs_seam_and_its_failure_costs_only_detection() {
+    let dir = common::scratch();
+    let root = Root::new(dir.path());
+    let path = common::write_events(&root, "s", &["{\"a\":1}".into()]);
+    let before = hwm::read(&path).unwrap().unwrap();
+    let fs = FaultyFs::new();
+    fs.fail(libc::EIO, |op, p| {
+        op == Op::WriteAt && p.extension().is_some_and(|e| e == "hwm")
+    });
+    let mut w = Writer::open_with(
+        &root,
+        "s",
+        Target::Main,
+        &WriterOptions::with_fs(fs.clone()),
+    )
+    .unwrap();
+    let a = w.append_event("Ev", "{\"b\":2}").unwrap();
+    assert_eq!(a.seq, 2);
+    assert!(
+        fs.injected() > 0,
+        "the mark's write did not go through the seam"
+    );
     assert_eq!(hwm::read(&path).unwrap(), Some(before));
 }
 

@@ -5,7 +5,7 @@
 //! output (and every error message quoting an id or a path) now escapes control and bidi
 //! characters; the `--json` outputs stay exact.
 
-mod common;
+use crate::support as common;
 
 use std::path::Path;
 

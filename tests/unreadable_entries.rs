@@ -4,7 +4,7 @@
 //! journal unchecked. Now each is reported as a finding, the others are checked as usual,
 //! and the exit code is 1.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::path::Path;

@@ -25,12 +25,14 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::mark::{self, Mark};
 use crate::format::Hash;
 use crate::journal::paths;
 use crate::journal::recovery::{self, Corruption};
+use crate::storage::Fs;
 
 /// The mark file of a journal: `<stem>.sjl` → `<stem>.hwm`, `<stem>.rescue.sjl` →
 /// `<stem>.rescue.hwm`.
@@ -59,23 +61,26 @@ pub fn read(journal: &Path) -> Result<Option<Mark>> {
 
 /// Replaces a journal's mark, whatever it held (`repair`, after writing the journal it
 /// describes), and syncs it.
-pub fn reset(journal: &Path, to: Mark) -> Result<()> {
+pub fn reset(fs: &dyn Fs, journal: &Path, to: Mark) -> Result<()> {
     let path = path_for(journal);
-    let f = paths::open_file(&path, true, true)?;
+    let f = paths::open_file_with(fs, &path, true, true)?;
     f.lock().map_err(|e| Error::io("lock", &path, e))?;
-    f.write_all_at(&to.encode(), 0)
+    fs.write_at(&path, &f, &to.encode(), 0)
         .map_err(|e| Error::io("write", &path, e))?;
     f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
     let _ = f.unlock();
     if let Some(dir) = path.parent() {
-        paths::sync_dir(dir)?;
+        paths::sync_dir_with(fs, dir)?;
     }
     Ok(())
 }
 
-/// A writer's handle on its journal's mark, opened with the writer.
+/// A writer's handle on its journal's mark, opened with the writer (through its `Fs`, so
+/// fault injection covers the mark's writes too).
 #[derive(Debug)]
 pub struct Keeper {
+    fs: Arc<dyn Fs>,
+    path: PathBuf,
     file: Option<File>,
     mark: Option<Mark>,
 }
@@ -84,10 +89,16 @@ impl Keeper {
     /// Opens (creating, 0600) the mark of `journal` and reads it. Never fails: a mark that
     /// cannot be opened (a read-only directory, a symlink planted there) leaves detection off
     /// for this writer, and `verify` reports the symlink.
-    pub fn open(journal: &Path) -> Keeper {
-        let file = paths::open_file(&path_for(journal), true, true).ok();
+    pub fn open(fs: Arc<dyn Fs>, journal: &Path) -> Keeper {
+        let path = path_for(journal);
+        let file = paths::open_file_with(&*fs, &path, true, true).ok();
         let mark = file.as_ref().and_then(read_from);
-        Keeper { file, mark }
+        Keeper {
+            fs,
+            path,
+            file,
+            mark,
+        }
     }
 
     /// The seq of the last acknowledged record, as the mark said when the writer opened.
@@ -116,7 +127,7 @@ impl Keeper {
         let current = read_from(f);
         if current.is_none_or(|m| seq > m.seq) {
             let m = Mark { seq, hash };
-            if f.write_all_at(&m.encode(), 0).is_ok() {
+            if self.fs.write_at(&self.path, f, &m.encode(), 0).is_ok() {
                 self.mark = Some(m);
             }
         }

@@ -12,7 +12,6 @@
 //! byte for byte as it was.
 
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -22,6 +21,7 @@ use crate::format::Hash;
 use crate::journal::paths;
 use crate::journal::scan::{self, Problem, Stop};
 use crate::limits::{BATCH_MAX_BYTES, QUARANTINE_NAMES_MAX};
+use crate::storage::Fs;
 
 /// What the bytes after the last valid record are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,6 +231,7 @@ pub fn check_mark(
 /// file put there, is left as it is and the bytes go to the next free name
 /// (`…-<blake3/16>-1.bin`, `-2`, …). A symlink there is refused, never followed.
 pub fn keep_in_quarantine(
+    fs: &dyn Fs,
     journal: &Path,
     offset: u64,
     bytes: &[u8],
@@ -260,11 +261,9 @@ pub fn keep_in_quarantine(
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let mut q = paths::create_new(&qpath)?;
-                q.write_all(bytes)
+                fs.write_new(&qpath, bytes)
                     .map_err(|e| Error::io("write", &qpath, e))?;
-                q.sync_all().map_err(|e| Error::io("fsync", &qpath, e))?;
-                paths::sync_dir(dir)?;
+                paths::sync_dir_with(fs, dir)?;
                 return Ok(qpath);
             }
             Err(e) => return Err(Error::io("inspect", &qpath, e)),

@@ -32,6 +32,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -53,14 +54,28 @@ use crate::journal::verify::verify_bytes;
 use crate::journal::writer::now_unix_ns;
 use crate::journal::{hwm, paths, Root};
 use crate::limits::REPAIR_LIST_MAX;
+use crate::storage::{Fs, RealFs};
 
 /// How to repair.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RepairOptions {
     /// Build and check the new journal, report, and change nothing.
     pub dry_run: bool,
     /// Give up waiting for the session's locks at this instant.
     pub deadline: Option<Instant>,
+    /// The file system the locks, links, renames, removals and the mark go through (tests
+    /// inject faults here, as for the writer).
+    pub fs: Arc<dyn Fs>,
+}
+
+impl Default for RepairOptions {
+    fn default() -> Self {
+        RepairOptions {
+            dry_run: false,
+            deadline: None,
+            fs: Arc::new(RealFs),
+        }
+    }
 }
 
 /// What `repair` did (or, with `dry_run`, would do). The JSON form (`repair --json`) is this
@@ -99,11 +114,9 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
             root: root.dir().to_owned(),
         });
     }
-    let _lock = hold(&paths.lock, opts.deadline)?;
-    let _rescue_lock = hold(
-        &sessions.join(format!("{}.rescue.lock", paths.stem)),
-        opts.deadline,
-    )?;
+    let fs = &*opts.fs;
+    let _lock = hold(fs, &paths.lock, opts.deadline)?;
+    let _rescue_lock = hold(fs, &paths.rescue_lock, opts.deadline)?;
     let mut report = RepairReport {
         session_id: session_id.to_owned(),
         journal: paths.journal.clone(),
@@ -153,7 +166,7 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
         report.finished_earlier = true;
         report.repaired = true;
         if !opts.dry_run {
-            report.rescue_kept = Some(move_rescue_aside(&paths.rescue, rescue_bytes)?);
+            report.rescue_kept = Some(move_rescue_aside(fs, &paths.rescue, rescue_bytes)?);
         }
         return Ok(report);
     }
@@ -240,20 +253,21 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
     // Commit: keep the old journal, move the mark, rename the new one into place.
     if has_main {
         report.kept = Some(link_beside(
+            fs,
             &paths.journal,
             &sessions.join(&rec.damaged),
             main_bytes,
         )?);
     }
     if let Some((seq, hash)) = last {
-        hwm::reset(&paths.journal, Mark { seq, hash })?;
+        hwm::reset(fs, &paths.journal, Mark { seq, hash })?;
     }
     drop(main);
     tmp.persist(&paths.journal)
         .map_err(|e| Error::io("rename", &paths.journal, e.error))?;
-    paths::sync_dir(&sessions)?;
+    paths::sync_dir_with(fs, &sessions)?;
     if has_rescue {
-        report.rescue_kept = Some(move_rescue_aside(&paths.rescue, rescue_bytes)?);
+        report.rescue_kept = Some(move_rescue_aside(fs, &paths.rescue, rescue_bytes)?);
     }
     report.record = Some(rec);
     Ok(report)
@@ -273,8 +287,8 @@ fn present(path: &Path) -> Result<bool> {
     }
 }
 
-fn hold(lock_path: &Path, deadline: Option<Instant>) -> Result<std::fs::File> {
-    let f = paths::open_file(lock_path, true, true)?;
+fn hold(fs: &dyn Fs, lock_path: &Path, deadline: Option<Instant>) -> Result<std::fs::File> {
+    let f = paths::open_file_with(fs, lock_path, true, true)?;
     lock::lock(&f, lock_path, Mode::Exclusive, deadline)?;
     Ok(f)
 }
@@ -439,7 +453,7 @@ fn already_merged(main: &[u8], rescue: &[u8]) -> bool {
 /// Keeps `bytes` (the content of `path`) under `want` by a hard link to `path` (a link never
 /// replaces a file). A file already there is used if it holds the same bytes; else the next
 /// free name (`-1`, `-2`, … before `.bin`).
-fn link_beside(path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
+fn link_beside(fs: &dyn Fs, path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let digest = content_hash(bytes);
     let dir = want.parent().unwrap_or(Path::new("."));
     let stem = file_name(want);
@@ -449,9 +463,9 @@ fn link_beside(path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
             0 => dir.join(format!("{stem}.bin")),
             n => dir.join(format!("{stem}-{n}.bin")),
         };
-        match std::fs::hard_link(path, &candidate) {
+        match fs.hard_link(path, &candidate) {
             Ok(()) => {
-                paths::sync_dir(dir)?;
+                paths::sync_dir_with(fs, dir)?;
                 return Ok(candidate);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -475,21 +489,23 @@ fn link_beside(path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
 /// moves its high-water mark aside with it (the next rescue journal starts without one). The
 /// mark is renamed, not rewritten: a rescue writer still finishing its sync holds the old
 /// mark file open, and its late advance must land there, not on the next journal's mark.
-fn move_rescue_aside(rescue: &Path, bytes: &[u8]) -> Result<PathBuf> {
+fn move_rescue_aside(fs: &dyn Fs, rescue: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let blake3 = content_hash(bytes).to_hex();
     let want = rescue.with_file_name(format!(
         "{}.merged-{}.bin",
         file_name(rescue),
         &blake3[..16]
     ));
-    let kept = link_beside(rescue, &want, bytes)?;
+    let kept = link_beside(fs, rescue, &want, bytes)?;
     let mark = hwm::path_for(rescue);
     if present(&mark)? {
         let to = kept.with_extension("hwm");
-        std::fs::rename(&mark, &to).map_err(|e| Error::io("rename", &mark, e))?;
+        fs.rename(&mark, &to)
+            .map_err(|e| Error::io("rename", &mark, e))?;
     }
-    std::fs::remove_file(rescue).map_err(|e| Error::io("unlink", rescue, e))?;
-    paths::sync_dir(rescue.parent().unwrap_or(Path::new(".")))?;
+    fs.remove_file(rescue)
+        .map_err(|e| Error::io("unlink", rescue, e))?;
+    paths::sync_dir_with(fs, rescue.parent().unwrap_or(Path::new(".")))?;
     Ok(kept)
 }
 

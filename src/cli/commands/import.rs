@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::format::payload::{encode_event, is_system_kind};
 use crate::format::record::{frame_len, valid_kind};
 use crate::journal::writer::now_unix_ns;
-use crate::journal::{Root, Writer, WriterOptions};
+use crate::journal::{keep_elsewhere, Batch, Landed, Root, Session};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
 /// Append the events of a JSON Lines file (or stdin) with one sync
@@ -83,31 +83,63 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut syncs = 0;
     let mut range = None;
     let (mut events, mut system, mut not_empty) = (0u64, 0u64, 0u64);
+    let mut landed = None;
+    let mut unopened = false;
     if !plan.items.is_empty() {
-        let mut w = Writer::open(root, &args.session, &WriterOptions::default())?;
-        let copy = w.is_empty();
+        let opts = crate::cli::writer_options(root);
+        let (session, open_err) = match Session::open(root, &args.session, &opts) {
+            Ok(s) => (Some(s), None),
+            Err(e @ (Error::InvalidSessionId { .. } | Error::InvalidKind { .. })) => return Err(e),
+            Err(e) => (None, Some(e)),
+        };
+        // System records refer to records by seq: they are copied only into an empty
+        // session (one that cannot be opened now may not be: they are left out).
+        unopened = session.is_none();
+        let copy = session.as_ref().is_some_and(|s| s.writer().is_empty());
         let items: Vec<&Item> = plan.items.iter().filter(|i| copy || !i.system).collect();
         not_empty = (plan.items.len() - items.len()) as u64;
-        let now = now_unix_ns();
-        for chunk in chunks(&items) {
-            let batch: Vec<(&str, &[u8])> = chunk
-                .iter()
-                .map(|i| (i.kind.as_str(), i.payload.as_slice()))
-                .collect();
-            let done = w.append_batch_timed(|n| chunk[n].ts.unwrap_or(now), &batch)?;
-            syncs += 1;
-            let (first, last) = (done[0], done[done.len() - 1]);
-            range = Some((range.map_or(first.seq, |(f, _, _)| f), last.seq, last.hash));
+        if !items.is_empty() {
+            syncs = chunks(&items).len();
+            let batch = Batch {
+                ts_unix_ns: now_unix_ns(),
+                records: items
+                    .iter()
+                    .map(|i| (i.kind.clone(), i.payload.clone()))
+                    .collect(),
+                times: items.iter().map(|i| i.ts).collect(),
+            };
+            let l = match (session, open_err) {
+                (Some(s), _) => {
+                    let mut c = s.commit(&batch)?;
+                    let _ = c.write_snapshot();
+                    c.landed
+                }
+                (None, e) => keep_elsewhere(
+                    root,
+                    &args.session,
+                    &batch.items(),
+                    &e.map(|e| e.to_string()).unwrap_or_default(),
+                    None,
+                    &opts,
+                )?,
+            };
+            if let (Some(first), Some(last)) = (l.appended().first(), l.appended().last()) {
+                range = Some((first.seq, last.seq, last.hash));
+            }
+            landed = Some(l);
         }
         system = items.iter().filter(|i| i.system).count() as u64;
         events = items.len() as u64 - system;
     }
     let skipped = plan.without_bytes + not_empty;
     if not_empty > 0 && !args.json {
+        let why = match unopened {
+            true => "could not be opened to check that it is new",
+            false => "already had records",
+        };
         output::warn(&format!(
-            "sjournal: {not_empty} system record(s) not imported: session {} already had \
-             records, and system records refer to records by seq; import into a new session to \
-             copy a session whole",
+            "sjournal: {not_empty} system record(s) not imported: session {} {why}, and system \
+             records refer to records by seq; import into a new session to copy a session whole",
             crate::escape::text(&args.session)
         ));
     }
@@ -136,7 +168,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         ),
     };
     output::emit(&mut out, &line, args.json)?;
-    Ok(Outcome::Ok)
+    match landed {
+        None | Some(Landed::Journal { .. }) => Ok(Outcome::Ok),
+        // Not (all) in the journal: say where the rest is, exit 1.
+        Some(other) => {
+            crate::cli::print_landed(&mut out, root, &args.session, &other, |_| String::new())
+        }
+    }
 }
 
 fn read_input(file: &std::path::Path) -> Result<(String, Vec<u8>)> {

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::cli::{output, Outcome};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::payload;
 use crate::journal::{JournalReader, Record, Root};
 
@@ -38,10 +38,25 @@ struct LogLine<'a> {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let paths = crate::cli::existing_session(root, &args.session)?;
-    let reader = JournalReader::open(&paths.journal, None)?;
+    let pending = crate::cli::pending::settle(root, &args.session)?;
+    // A session with nothing but pending spool files is shown too.
+    let paths = match crate::cli::existing_session(root, &args.session) {
+        Err(Error::NoSuchSession { .. }) if !pending.waiting.is_empty() => {
+            root.session(&args.session)?
+        }
+        r => r?,
+    };
+    let exists = std::fs::symlink_metadata(&paths.journal).is_ok();
     let mut out = output::stdout();
-    for r in reader.records()? {
+    let reader = match exists {
+        true => Some(JournalReader::open(&paths.journal, None)?),
+        false => None,
+    };
+    let records = match &reader {
+        Some(r) => Some(r.records()?),
+        None => None,
+    };
+    for r in records.into_iter().flatten() {
         let rec = match r {
             Ok(rec) => rec,
             Err(stop) => {
@@ -57,6 +72,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             }
         };
         output::emit(&mut out, &render(&rec, args.json)?, args.json)?;
+    }
+    for line in crate::cli::pending::lines(&pending.waiting, args.json)? {
+        output::emit(&mut out, &line, args.json)?;
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
@@ -80,6 +98,19 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
     }
     // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
     let mut p = crate::escape::text(payload.get()).into_owned();
+    if rec.kind == payload::KIND_UNPARSED {
+        // An input longer than a record holds keeps only its first bytes: say so up front.
+        if let Ok(u) = payload::decode_system::<payload::Unparsed>(rec.seq, rec.payload) {
+            if u.bytes_left_out() > 0 {
+                p = format!(
+                    "[CUT: {} of {} input bytes kept, {} left out] {p}",
+                    u.raw.len(),
+                    u.input_len.unwrap_or(0),
+                    u.bytes_left_out()
+                );
+            }
+        }
+    }
     if p.len() > 160 {
         let cut = (0..=157)
             .rev()

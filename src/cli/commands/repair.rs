@@ -28,7 +28,7 @@ pub struct Args {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let opts = RepairOptions {
         dry_run: args.dry_run,
-        deadline: None,
+        ..RepairOptions::default()
     };
     let report = repair(root, &args.session, &opts)?;
     let mut out = output::stdout();

@@ -42,6 +42,7 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let pending = crate::cli::pending::settle(root, &args.session)?;
     // A session that does not exist yet is waited for with --follow.
     let paths = match args.follow {
         true => root.session(&args.session)?,
@@ -63,6 +64,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     })?;
     for line in &last {
         output::emit(&mut out, line, args.json)?;
+    }
+    for line in crate::cli::pending::lines(&pending.waiting, args.json)? {
+        output::emit(&mut out, &line, args.json)?;
     }
     out.flush().map_err(output::write_err)?;
     if !args.follow {
