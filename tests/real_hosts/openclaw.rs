@@ -54,8 +54,12 @@ impl OpenClaw {
                 "models": {"providers": {"mock": {"baseUrl": format!("{}/v1", mock.base()),
                     "api": "openai-completions", "apiKey": "sk-local",
                     "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 8192}]}}},
+                // No heartbeat: the Gateway's heartbeat runner plays a real agent turn in the
+                // main session (`agent:main:main`) once it is due, whenever that falls in the
+                // test; sjournal rightly journals it as a session of its own.
                 "agents": {"defaults": {"model": {"primary": "mock/mock-model"},
-                                        "workspace": world.project.display().to_string()}}
+                                        "workspace": world.project.display().to_string(),
+                                        "heartbeat": {"every": "0m"}}}
             }))
             .unwrap(),
         )
