@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sjournal::format::payload::encode_event;
 use sjournal::journal::{verify_file, JournalReader, Root, Target, Writer, WriterOptions};
-use sjournal::storage::SimDisk;
+use sjournal::storage::{JournalWith, SimDisk};
 
 fn event(i: usize, size: usize) -> String {
     let head = format!(r#"{{"hook_event_name":"PostToolUse","i":{i},"pad":""#);
@@ -60,8 +60,9 @@ fn append(c: &mut Criterion) {
                 let n = left.min(10_000);
                 left -= n;
                 let disk = SimDisk::new();
-                let mut w =
-                    Writer::open_with(&root, "sim", Target::Main, &opts, |_| disk.clone()).unwrap();
+                let d = disk.clone();
+                let sim = WriterOptions::with_fs(JournalWith::new(move |_, _| Box::new(d.clone())));
+                let mut w = Writer::open_with(&root, "sim", Target::Main, &sim).unwrap();
                 let start = Instant::now();
                 for _ in 0..n {
                     w.append("PostToolUse", &payload).unwrap();

@@ -54,6 +54,12 @@ pub enum Error {
     )]
     Symlink { path: PathBuf },
 
+    #[error(
+        "refusing the directory {path}: {reason}; another user could read or replace what is \
+         kept there (set [hook] fallback_spool_dir in the root's config.toml to a private directory)"
+    )]
+    UnsafeDir { path: PathBuf, reason: String },
+
     #[error("{path} is not a {expected}")]
     WrongFileType {
         path: PathBuf,
@@ -132,6 +138,18 @@ pub enum Error {
     /// Shipping, fetching, remote verification or indexing could not run (see `remote`).
     #[error("{reason}")]
     Remote { reason: String },
+
+    #[error("{cause}; and the session's rescue journal refused the event too: {error}")]
+    RescueRefused {
+        cause: Box<Error>,
+        error: Box<Error>,
+    },
+
+    #[error(
+        "the event could be kept nowhere: {reason}. Free space in (or fix the permissions of) \
+         the sjournal root, or set [hook] fallback_spool_dir in its config.toml"
+    )]
+    Unkept { reason: String },
 }
 
 impl Error {

@@ -6,18 +6,25 @@
 //! context to inject is printed back.
 //!
 //! ```no_run
-//! use sjournal::journal::{Root, Writer, WriterOptions};
+//! use sjournal::format::payload::encode_event;
+//! use sjournal::journal::{Batch, Landed, Root, Session, WriterOptions};
 //!
 //! let root = Root::new("/tmp/sjournal-example");
-//! let mut w = Writer::open(&root, "session-1", &WriterOptions::default())?;
-//! let a = w.append_event("UserPromptSubmit", r#"{"prompt":"hello"}"#)?;
-//! assert_eq!(a.seq, 1);
+//! // Lock, recover, merge the spool; the state loads on first use.
+//! let mut s = Session::open(&root, "session-1", &WriterOptions::default())?;
+//! let batch = Batch::one("UserPromptSubmit", encode_event(r#"{"prompt":"hello"}"#));
+//! let preview = s.preview(&batch)?; // the state as it will be, not written yet
+//! let committed = s.commit(&batch)?; // journal, else rescue, else spool, else fallback
+//! assert!(matches!(committed.landed, Landed::Journal { .. }));
+//! assert_eq!(committed.state.as_ref(), Some(&preview));
 //! # Ok::<(), sjournal::Error>(())
 //! ```
 //!
-//! Paths through the code: the hook host goes `hook` → `journal::writer` → fold → context;
-//! the debugger goes `replay` → `journal::reader`; the auditor goes `verify` / `inspect` →
-//! `journal::reader`. The byte format is specified in `journal-format.md`.
+//! Paths through the code: the hook goes `hook` (input, exec handlers) → `journal::Session`
+//! (writer, spool merge, state through the writer's storage) → fold → `context::render` →
+//! `Session::commit` → reply; the debugger goes `replay` → `journal::reader`; the auditor goes
+//! `verify` / `inspect` → `journal::reader`. The byte format is specified in
+//! `journal-format.md`.
 
 pub mod audit;
 pub mod cli;

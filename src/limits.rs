@@ -50,6 +50,21 @@ pub const HOOK_COMMIT_GRACE_MS: u64 = 250;
 /// so a stdin with nothing waiting is a host that has not written).
 pub const HOOK_STDIN_GRACE_MS: u64 = 1000;
 
+/// Once the first byte of the hook's stdin has arrived, the rest is read for up to this long
+/// from the hook's start (`[hook] input_timeout_ms`), whatever the deadline: the deadline
+/// bounds waiting for the lock and for work, never the loss of input already arriving. Past
+/// it, what arrived is journaled as `sjournal.unparsed` with the reason.
+pub const HOOK_INPUT_TIMEOUT_MS_DEFAULT: u64 = 10_000;
+
+/// Spool files one hook merges at most when it opens the session (the rest are left for the
+/// next writers, readers and `sjournal flush`; the hook's own event is then spooled behind
+/// them, in order). Bounds the work one event does after a long backlog.
+pub const HOOK_SPOOL_MERGE_MAX_FILES: usize = 64;
+
+/// How long a read command (`log`, `state`, ...) waits for the session's lock to merge its
+/// pending spool before it shows the pending events as pending instead.
+pub const READER_MERGE_WAIT_MS: u64 = 200;
+
 /// Exec handler timeout when the configuration gives none.
 pub const EXEC_TIMEOUT_MS_DEFAULT: u64 = 100;
 

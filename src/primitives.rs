@@ -4,22 +4,21 @@
 //! into `State::primitives` / `State::context`.
 //!
 //! Every write that depends on the state (a fire under its maximum, a key not seen yet, a
-//! slot's expected seq) is decided under the writer's lock: the writer is opened (taking the
-//! session's lock), the state is loaded (snapshot + tail), checked, and the record appended
-//! before the lock is released. Two processes racing on one slot therefore cannot both win,
+//! slot's expected seq) is decided under the session's lock: the session is opened (taking
+//! its lock, merging its spool), its state is loaded (snapshot + tail), checked, and the
+//! record written by the session's policy before the lock is released. Two processes racing on one slot therefore cannot both win,
 //! as with EventStoreDB's expected version. The fold applies the same checks again, so a
 //! record written around this module changes nothing it should not.
 
 use crate::context::Channel;
 use crate::error::{Error, Result};
-use crate::fold::{json_type, valid_name, RecordView, State};
+use crate::fold::{json_type, valid_name, State};
 use crate::format::payload::{self as p, encode_system};
-use crate::journal::{Appended, Root, Writer, WriterOptions};
+use crate::journal::{session, Batch, Landed, Root, Session, WriterOptions};
 use crate::limits::{
     CONTEXT_ENTRIES_MAX, CONTEXT_TEXT_MAX_BYTES, LIST_ITEMS_MAX, LIST_ITEM_MAX_BYTES,
-    NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, SLOT_VALUE_MAX_BYTES, SNAPSHOT_EVERY_RECORDS,
+    NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, SLOT_VALUE_MAX_BYTES,
 };
-use crate::snapshot::{self, load_paths, Head, LoadOptions};
 
 fn invalid<T>(reason: impl Into<String>) -> Result<T> {
     Err(Error::InvalidInput {
@@ -53,44 +52,27 @@ fn check_json<'a>(what: &str, text: &'a str, max: usize) -> Result<&'a str> {
     Ok(text)
 }
 
-/// Runs `decide` on the session's current state under the writer's lock and appends the record
-/// it returns, if any. Returns the state after the append and the appended record.
+/// Runs `decide` on the session's current state under the session's lock and writes the
+/// record it returns, if any, by the session's policy (journal, else rescue journal, else
+/// spool). Returns the state after the write (as decided on, with the record folded in) and
+/// where the record landed.
 pub fn locked<T>(
     root: &Root,
     session_id: &str,
     opts: &WriterOptions,
     decide: impl FnOnce(&State) -> Result<(T, Option<(&'static str, Vec<u8>)>)>,
-) -> Result<(T, State, Option<Appended>)> {
-    let mut w = Writer::open(root, session_id, opts)?;
-    let paths = root.session(session_id)?;
-    let load = LoadOptions {
-        deadline: opts.deadline,
-        ..LoadOptions::latest()
-    };
-    let (mut state, info) = load_paths(&paths, &load)?;
-    let (out, record) = decide(&state)?;
+) -> Result<(T, State, Option<Landed>)> {
+    let mut s = Session::open(root, session_id, opts)?;
+    let (out, record) = decide(s.state()?)?;
     let Some((kind, payload)) = record else {
-        return Ok((out, state, None));
+        return Ok((out, s.state()?.clone(), None));
     };
-    let a = w.append(kind, &payload)?;
-    drop(w);
-    state.apply(&RecordView {
-        seq: a.seq,
-        ts_unix_ns: a.ts_unix_ns,
-        kind,
-        payload: &payload,
-    });
-    // The state now covers the new record too; keep snapshots as the hook would.
-    let mut info = info;
-    info.head = Some(Head {
-        seq: a.seq,
-        frame_offset: a.offset,
-        end_offset: a.offset + crate::format::record::frame_len(kind, payload.len()) as u64,
-        hash: a.hash,
-    });
-    // A failed snapshot costs only a longer replay next time; the record is durable.
-    let _ = snapshot::maybe_snapshot(&paths, &state, &info, SNAPSHOT_EVERY_RECORDS);
-    Ok((out, state, Some(a)))
+    let batch = Batch::one(kind, payload);
+    let after = s.preview(&batch)?;
+    let mut c = s.commit(&batch)?;
+    // After the lock is released; a failed snapshot costs only a longer load next time.
+    let _ = c.write_snapshot();
+    Ok((out, c.state.take().unwrap_or(after), Some(c.landed)))
 }
 
 /// Outcome of [`fire`].
@@ -192,7 +174,7 @@ pub fn slot_set(
     expect_seq: Option<u64>,
     want_type: Option<&str>,
     opts: &WriterOptions,
-) -> Result<Appended> {
+) -> Result<Landed> {
     check_name("a slot name", name)?;
     let value = check_json("the slot value", value, SLOT_VALUE_MAX_BYTES)?;
     let ty = json_type(value);
@@ -234,7 +216,7 @@ pub fn slot_set(
         };
         Ok(((), Some((p::KIND_SLOT_SET, encode_system(&rec)))))
     })?;
-    Ok(a.expect("a slot write always appends"))
+    Ok(a.expect("a slot write always writes"))
 }
 
 /// Pushes the JSON `value` onto list `name`, which keeps its last `max` items.
@@ -245,7 +227,7 @@ pub fn list_push(
     value: &str,
     max: Option<u32>,
     opts: &WriterOptions,
-) -> Result<Appended> {
+) -> Result<Landed> {
     check_name("a list name", name)?;
     let value = check_json("the list item", value, LIST_ITEM_MAX_BYTES)?;
     if max.is_some_and(|m| m == 0 || m > LIST_ITEMS_MAX) {
@@ -265,7 +247,7 @@ pub fn list_push(
         };
         Ok(((), Some((p::KIND_LIST_PUSH, encode_system(&rec)))))
     })?;
-    Ok(a.expect("a push always appends"))
+    Ok(a.expect("a push always writes"))
 }
 
 /// Empties list `name`.
@@ -274,12 +256,13 @@ pub fn list_clear(
     session_id: &str,
     name: &str,
     opts: &WriterOptions,
-) -> Result<Appended> {
+) -> Result<Landed> {
     check_name("a list name", name)?;
     let rec = p::ListClear {
         name: name.to_owned(),
     };
-    Writer::open(root, session_id, opts)?.append(p::KIND_LIST_CLEAR, &encode_system(&rec))
+    let batch = Batch::one(p::KIND_LIST_CLEAR, encode_system(&rec));
+    session::write(root, session_id, &batch, opts)
 }
 
 /// Sets a context entry.
@@ -290,7 +273,7 @@ pub fn context_set(
     key: &str,
     text: &str,
     opts: &WriterOptions,
-) -> Result<Appended> {
+) -> Result<Landed> {
     check_name("a context key", key)?;
     if text.len() > CONTEXT_TEXT_MAX_BYTES {
         return invalid(format!(
@@ -318,7 +301,7 @@ pub fn context_set(
         };
         Ok(((), Some((p::KIND_CONTEXT_SET, encode_system(&rec)))))
     })?;
-    Ok(a.expect("a set always appends"))
+    Ok(a.expect("a set always writes"))
 }
 
 /// Clears context entries: `key` of `channel`, all of `channel`, `key` in every channel, or
@@ -329,10 +312,11 @@ pub fn context_clear(
     channel: Option<Channel>,
     key: Option<&str>,
     opts: &WriterOptions,
-) -> Result<Appended> {
+) -> Result<Landed> {
     let rec = p::ContextClear {
         channel: channel.map(|c| c.as_str().to_owned()),
         key: key.map(str::to_owned),
     };
-    Writer::open(root, session_id, opts)?.append(p::KIND_CONTEXT_CLEAR, &encode_system(&rec))
+    let batch = Batch::one(p::KIND_CONTEXT_CLEAR, encode_system(&rec));
+    session::write(root, session_id, &batch, opts)
 }

@@ -5,13 +5,13 @@
 //! checkpoints verify with the right public key and are rejected when the text was edited,
 //! the signature damaged, or the key is another one.
 
-mod audit_support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use audit_support::*;
 use serde_json::Value;
+use support::*;
 
 fn append_n(root: &Path, session: &str, from: usize, to: usize) {
     for i in from..to {

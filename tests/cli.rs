@@ -7,27 +7,16 @@
 //! when it cannot run. When the journal is damaged mid-log, `append` still keeps the event
 //! durably in the session's rescue journal, says so on stderr and in its output, and exits 1.
 
-mod common;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use sjournal::journal::{JournalReader, Root};
 
 fn run(root: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(common::bin())
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
-    c.wait_with_output().unwrap()
+    support::run(root, args, stdin)
 }
 
 fn stdout(o: &Output) -> String {
@@ -48,7 +37,7 @@ fn append(root: &Path, session: &str, json: &str) -> serde_json::Value {
 
 #[test]
 fn append_prints_seq_and_hash_once_durable() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     for n in 1..=3u64 {
         let v = append(dir.path(), "s", &format!(r#"{{"n":{n}}}"#));
         assert_eq!(v["seq"], n);
@@ -60,7 +49,7 @@ fn append_prints_seq_and_hash_once_durable() {
 
 #[test]
 fn malformed_json_exits_2_and_leaves_the_journal_untouched() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = dir.path();
     // No journal yet: a bad first event creates nothing.
     let o = run(root, &["append", "--session", "s"], b"{\"a\":");
@@ -69,7 +58,7 @@ fn malformed_json_exits_2_and_leaves_the_journal_untouched() {
 
     append(root, "s", r#"{"a":1}"#);
     let journal = Root::new(root).session("s").unwrap().journal;
-    let before = common::read(&journal);
+    let before = support::read(&journal);
     let bad: [&[u8]; 7] = [
         b"{\"a\":",
         b"not json",
@@ -87,7 +76,7 @@ fn malformed_json_exits_2_and_leaves_the_journal_untouched() {
         assert!(err.contains("not valid JSON"), "{what}: {err}");
         assert!(err.contains("nothing was appended"), "{what}: {err}");
         assert!(o.stdout.is_empty(), "{what}");
-        assert_eq!(common::read(&journal), before, "{what}: journal changed");
+        assert_eq!(support::read(&journal), before, "{what}: journal changed");
     }
     // The position helps: serde's "line L column C" is in the message.
     let o = run(
@@ -100,7 +89,7 @@ fn malformed_json_exits_2_and_leaves_the_journal_untouched() {
 
 #[test]
 fn empty_stdin_exits_2() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     for input in [&b""[..], b"   \n\t\n"] {
         let o = run(dir.path(), &["append", "--session", "s"], input);
         assert_eq!(o.status.code(), Some(2), "{o:?}");
@@ -111,7 +100,7 @@ fn empty_stdin_exits_2() {
 
 #[test]
 fn kind_is_validated_and_defaults_sensibly() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = dir.path();
     let long = "k".repeat(65);
     for bad in [
@@ -131,13 +120,15 @@ fn kind_is_validated_and_defaults_sensibly() {
         );
     }
     assert!(!Root::new(root).session("s").unwrap().journal.exists());
-    let cases: [(&[&str], &str, &str); 4] = [
+    let cases: [(&[&str], &str, &str); 5] = [
         (
             &["--kind", "My.Kind_1-x"],
             r#"{"hook_event_name":"Stop"}"#,
             "My.Kind_1-x",
         ),
         (&[], r#"{"hook_event_name":"PreToolUse"}"#, "PreToolUse"),
+        // Cline names its events `hookName`, as the hook reads them.
+        (&[], r#"{"hookName":"TaskStart","taskId":"t"}"#, "TaskStart"),
         (&[], r#"{"hook_event_name":"not a kind!"}"#, "event"),
         (&[], r#"[1,2]"#, "event"),
     ];
@@ -165,7 +156,7 @@ fn log_json(root: &Path, session: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn log_json_gives_back_what_was_appended() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = dir.path();
     let inputs = [
         r#"{"b":1,  "a" : [1.50, "\u00e9", null]}"#,
@@ -202,7 +193,7 @@ fn log_json_gives_back_what_was_appended() {
 
 #[test]
 fn verify_exit_codes() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = dir.path();
     // 2: nothing to verify.
     let o = run(root, &["verify", "--session", "nope"], b"");
@@ -232,10 +223,10 @@ fn verify_exit_codes() {
     assert_eq!(reports[0]["records"], 3);
     // 1: damaged.
     let journal = Root::new(root).session("s").unwrap().journal;
-    let mut b = common::read(&journal);
+    let mut b = support::read(&journal);
     let n = b.len();
     b[n - 10] ^= 0x20;
-    common::overwrite(&journal, &b);
+    support::overwrite(&journal, &b);
     let o = run(root, &["verify", "--session", "s"], b"");
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     assert!(stdout(&o).contains("BAD"), "{}", stdout(&o));
@@ -250,16 +241,16 @@ fn verify_exit_codes() {
 
 #[test]
 fn damaged_journal_sends_the_event_to_the_rescue_journal() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = dir.path();
     for n in 0..3 {
         append(root, "s", &format!(r#"{{"n":{n}}}"#));
     }
     let paths = Root::new(root).session("s").unwrap();
-    let mut b = common::read(&paths.journal);
-    let first = common::parse(&b).records[0].offset as usize;
+    let mut b = support::read(&paths.journal);
+    let first = support::parse(&b).records[0].offset as usize;
     b[first + 70] ^= 0x01;
-    common::overwrite(&paths.journal, &b);
+    support::overwrite(&paths.journal, &b);
     fs::write(&paths.lock, b"").unwrap(); // no tail hint: the writer scans from the start
 
     let event = r#"{"hook_event_name":"Stop","important":true}"#;
@@ -277,7 +268,7 @@ fn damaged_journal_sends_the_event_to_the_rescue_journal() {
     assert!(err.contains("NOT added"), "{err}");
     assert!(err.contains(&paths.rescue.display().to_string()), "{err}");
     assert_eq!(
-        common::read(&paths.journal),
+        support::read(&paths.journal),
         b,
         "the damaged journal was changed"
     );

@@ -4,14 +4,13 @@
 //! codes say yes (0) or no (1); a compare-and-set conflict exits 1 with the current seq;
 //! `snapshot` and `snapshot rebuild --all` write snapshots that `state` then uses.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
 use assert_cmd::Command;
-use common::{event, real_claude, temp_root, write_journal};
 use sjournal::context::{inject, Extras, InjectionPoint, Policy};
 use sjournal::event::{EventKind, Host};
 use sjournal::snapshot::{load_state, LoadOptions};
+use support::{event, real_claude, temp_root, write_journal};
 
 const S: &str = "50834a7c-d1b4-423d-a384-ec7fa97d6241";
 

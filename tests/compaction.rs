@@ -7,14 +7,13 @@
 //! replay, no snapshot) gives for the same event; the events around the compaction inject
 //! nothing.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
-use common::{real_claude, temp_root};
 use sjournal::context::{inject, Channel, Extras, Injection, InjectionPoint, Mode, Policy};
 use sjournal::journal::{Writer, WriterOptions};
 use sjournal::primitives;
 use sjournal::snapshot::{load_state, maybe_snapshot, LoadOptions, SnapshotUse};
+use support::{real_claude, temp_root};
 
 const S: &str = "50834a7c-d1b4-423d-a384-ec7fa97d6241";
 

@@ -12,7 +12,7 @@
 //! The appending processes are this test binary run again as a child (`child_appender`), so
 //! that a child's loop costs no process start per event.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -41,7 +41,8 @@ fn spawn_appender(
     out: &Path,
 ) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["child_appender", "--exact", "--ignored", "--nocapture"])
+        .args([&support::test_name(module_path!(), "child_appender")])
+        .args(["--exact", "--ignored", "--nocapture"])
         .args(["--test-threads=1", "-q"])
         .env(
             ENV,
@@ -122,7 +123,7 @@ fn read_acks(files: &[PathBuf]) -> BTreeMap<(usize, usize), (u64, Hash)> {
 fn check_journal(path: &Path, acks: &BTreeMap<(usize, usize), (u64, Hash)>) -> usize {
     let report = verify_file(path, None).unwrap();
     assert!(report.ok, "{report:?}");
-    let p = common::parse(&common::read(path));
+    let p = support::parse(&support::read(path));
     assert!(p.stop.is_none());
     let mut last_i: BTreeMap<usize, usize> = BTreeMap::new();
     let mut events = 0;
@@ -152,7 +153,7 @@ fn check_journal(path: &Path, acks: &BTreeMap<(usize, usize), (u64, Hash)>) -> u
 
 #[test]
 fn sixteen_processes_times_500_appends() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = dir.path().join("root");
     let (workers, count) = (16, 500);
     let outs: Vec<PathBuf> = (0..workers)
@@ -175,13 +176,13 @@ fn sixteen_processes_times_500_appends() {
 /// The real binary: 16 shells each running `sjournal append` 12 times.
 #[test]
 fn sixteen_processes_of_the_real_binary() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let script = r#"for i in $(seq 0 11); do printf '{"w":%s,"i":%s}' "$W" "$i" | "$BIN" --root "$ROOT" append --session real --kind Ev || exit 3; done"#;
     let children: Vec<_> = (0..16)
         .map(|w| {
             Command::new("sh")
                 .args(["-c", script])
-                .env("BIN", common::bin())
+                .env("BIN", support::bin())
                 .env("ROOT", dir.path())
                 .env("W", w.to_string())
                 .stdout(Stdio::piped())
@@ -208,7 +209,7 @@ fn sixteen_processes_of_the_real_binary() {
     let path = Root::new(dir.path()).session("real").unwrap().journal;
     let report = verify_file(&path, None).unwrap();
     assert!(report.ok && report.records == 192, "{report:?}");
-    let p = common::parse(&common::read(&path));
+    let p = support::parse(&support::read(&path));
     let mut seen = BTreeMap::new();
     for r in &p.records {
         assert_eq!(printed[&r.seq], r.hash.to_hex());
@@ -222,23 +223,19 @@ fn sixteen_processes_of_the_real_binary() {
 
 #[test]
 fn appends_to_two_sessions_do_not_wait_on_each_other() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
-    let mut a = Writer::open(&root, "session-a", &common::opts()).unwrap();
+    let mut a = Writer::open(&root, "session-a", &support::opts()).unwrap();
     a.append_event("Ev", r#"{"a":1}"#).unwrap();
 
     // A is locked: another writer for A cannot get in.
-    let soon = WriterOptions {
-        deadline: Some(Instant::now() + Duration::from_millis(100)),
-    };
+    let soon = WriterOptions::until(Instant::now() + Duration::from_millis(100));
     match Writer::open(&root, "session-a", &soon) {
         Err(Error::LockTimeout { .. }) => {}
         other => panic!("a second writer for A got {:?}", other.err()),
     }
     // An append to A by the real binary waits for A's lock...
-    let mut waiting = Command::new(common::bin())
-        .args(["--root"])
-        .arg(dir.path())
+    let mut waiting = support::spawnable(dir.path())
         .args(["append", "--session", "session-a"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -252,17 +249,15 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
         .unwrap();
     // ...while appends to B complete, in this process and in another.
     // (A deadline only so that a bug fails the test instead of hanging it.)
-    let later = WriterOptions {
-        deadline: Some(Instant::now() + Duration::from_secs(60)),
-    };
+    let later = WriterOptions::until(Instant::now() + Duration::from_secs(60));
     let mut b = Writer::open(&root, "session-b", &later).unwrap();
     assert_eq!(b.append_event("Ev", r#"{"b":1}"#).unwrap().seq, 1);
     drop(b);
-    let out = Command::new(common::bin())
-        .arg("--root")
-        .arg(dir.path())
-        .args(["append", "--session", "session-b"])
-        .write_stdin_bytes(br#"{"b":2}"#);
+    let out = support::run(
+        dir.path(),
+        &["append", "--session", "session-b"],
+        br#"{"b":2}"#,
+    );
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains(r#""seq":2"#));
     // A's waiting append cannot have finished: A is still held.
@@ -278,24 +273,6 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
         String::from_utf8_lossy(&out.stdout).contains(r#""seq":3"#),
         "{out:?}"
     );
-}
-
-/// Runs a command with `stdin` as its input and returns its output.
-trait WriteStdin {
-    fn write_stdin_bytes(&mut self, stdin: &[u8]) -> std::process::Output;
-}
-
-impl WriteStdin for Command {
-    fn write_stdin_bytes(&mut self, stdin: &[u8]) -> std::process::Output {
-        let mut c = self
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        c.stdin.take().unwrap().write_all(stdin).unwrap();
-        c.wait_with_output().unwrap()
-    }
 }
 
 /// What the reader threads saw.
@@ -351,13 +328,13 @@ fn reader_loop(path: &Path, done: &AtomicBool, seen: &Seen, verify_must_pass: bo
 /// so two readers whose reads overlap without a gap can starve it for seconds (a known
 /// limit of the lock protocol, reported to the lead; not what this test is about).
 fn readers_during_appends(tear: bool) {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root_dir = dir.path().join("root");
     let root = Root::new(&root_dir);
     let session = "shared";
     let path = root.session(session).unwrap().journal;
     let lock = root.session(session).unwrap().lock;
-    drop(Writer::open(&root, session, &common::opts()).unwrap());
+    drop(Writer::open(&root, session, &support::opts()).unwrap());
     let outs: Vec<PathBuf> = (0..3)
         .map(|w| dir.path().join(format!("acks-{w}")))
         .collect();
@@ -391,14 +368,14 @@ fn readers_during_appends(tear: bool) {
         done.store(true, Ordering::Relaxed);
     });
     // Recover what the last tear left, then check everything.
-    let w = Writer::open(&root, session, &common::opts()).unwrap();
+    let w = Writer::open(&root, session, &support::opts()).unwrap();
     drop(w);
     let acks = read_acks(&outs);
     assert_eq!(check_journal(&path, &acks), 1200);
     let reads = seen.reads.load(Ordering::Relaxed);
     assert!(reads > 0 && seen.records.load(Ordering::Relaxed) > 0);
     if tear {
-        let recovered = common::parse(&common::read(&path))
+        let recovered = support::parse(&support::read(&path))
             .records
             .iter()
             .filter(|r| r.kind == KIND_RECOVERED)
@@ -413,9 +390,9 @@ fn readers_during_appends(tear: bool) {
 /// are its write in flight; once no writer holds it, the same bytes are a torn tail.
 #[test]
 fn an_append_in_flight_is_not_reported_as_damage() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
-    let mut w = Writer::open(&root, "live", &common::opts()).unwrap();
+    let mut w = Writer::open(&root, "live", &support::opts()).unwrap();
     w.append_event("Ev", r#"{"n":1}"#).unwrap();
     w.append_event("Ev", r#"{"n":2}"#).unwrap();
     let path = w.path().to_owned();
@@ -446,7 +423,7 @@ fn an_append_in_flight_is_not_reported_as_damage() {
         .problem
         .expect("with no writer, the same bytes are a torn tail");
     assert!(p.torn_tail && p.offset == fs::metadata(&path).unwrap().len() - 4096);
-    let w = Writer::open(&root, "live", &common::opts()).unwrap();
+    let w = Writer::open(&root, "live", &support::opts()).unwrap();
     assert_eq!(w.recovery().map(|r| r.length), Some(4096));
 }
 

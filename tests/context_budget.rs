@@ -5,9 +5,7 @@
 //! of the budget, closes with a marker naming what was left out and the command that prints
 //! it, and is the same for the same state at every budget.
 
-mod context_support;
-
-use context_support::*;
+use crate::support::context::*;
 use serde_json::json;
 use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use sjournal::event::{EventKind, Host};

@@ -5,9 +5,7 @@
 //! subagents and background work, mode changes, the seen set, text hygiene, and records
 //! written before these rules (old `sjournal.injected` records still fold).
 
-mod context_support;
-
-use context_support::*;
+use crate::support::context::*;
 use serde_json::json;
 use sjournal::context::{Channel, Mode};
 use sjournal::event::EventKind;

@@ -7,11 +7,8 @@
 //! The real-host versions of A1, A2 and A9 replay the same payload sequence through Claude Code
 //! itself (the real-hosts harness).
 
-#[path = "hook_support/mod.rs"]
-mod bin;
-mod context_support;
-
-use context_support::*;
+use crate::support;
+use crate::support::context::*;
 use serde_json::json;
 use sjournal::context::{Channel, ExtraSection, Mode};
 use sjournal::event::EventKind;
@@ -99,9 +96,9 @@ fn a1_through_the_sjournal_hook_binary() {
     let dir = tempfile::tempdir().unwrap();
     let mut compact_reply = None;
     for s in scenario("recovery") {
-        let out = bin::run(
+        let out = support::run(
             dir.path(),
-            &["hook", "--deadline-ms", bin::PATIENT_MS],
+            &["hook", "--deadline-ms", support::PATIENT_MS],
             s.json().as_bytes(),
         );
         assert_eq!(out.status.code(), Some(0));
@@ -525,7 +522,7 @@ fn a11_every_injection_is_re_derived_byte_for_byte() {
     assert!(end.differing.is_empty());
 
     let out = |env: &[(&str, &str)]| {
-        let o = bin::run_env(
+        let o = support::run_env(
             dir.path(),
             &["replay", "--json", "--session", &session],
             b"",
@@ -563,7 +560,7 @@ fn a11_replay_flags_a_journaled_text_that_differs() {
     )
     .unwrap();
     play(&root, &small, &steps);
-    let o = bin::run(
+    let o = support::run(
         dir.path(),
         &["replay", "--json", "--session", &steps[0].session()],
         b"",
@@ -581,7 +578,7 @@ fn a11_replay_flags_a_journaled_text_that_differs() {
         "[hook]\ncontext_budget_chars = 700\n",
     )
     .unwrap();
-    let o = bin::run(
+    let o = support::run(
         dir.path(),
         &["replay", "--json", "--session", &steps[0].session()],
         b"",
@@ -659,14 +656,14 @@ fn show_prints_the_full_lists() {
     let dir = tempfile::tempdir().unwrap();
     let steps = scenario("recovery");
     for s in &steps {
-        bin::run(
+        support::run(
             dir.path(),
-            &["hook", "--deadline-ms", bin::PATIENT_MS],
+            &["hook", "--deadline-ms", support::PATIENT_MS],
             s.json().as_bytes(),
         );
     }
     let session = steps[0].session();
-    let o = bin::run(dir.path(), &["show", "--session", &session, "--json"], b"");
+    let o = support::run(dir.path(), &["show", "--session", &session, "--json"], b"");
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -697,7 +694,7 @@ fn show_prints_the_full_lists() {
     assert_eq!(files, ["README.md", "src/greet.txt"]);
     assert!(v["agents"]["subagents"].as_array().unwrap().is_empty());
 
-    let o = bin::run(
+    let o = support::run(
         dir.path(),
         &["show", "--session", &session, "failures", "files"],
         b"",
@@ -713,6 +710,6 @@ fn show_prints_the_full_lists() {
         !text.contains("Prompts"),
         "only the lists asked for: {text}"
     );
-    let o = bin::run(dir.path(), &["show", "--session", "nope"], b"");
+    let o = support::run(dir.path(), &["show", "--session", "nope"], b"");
     assert_eq!(o.status.code(), Some(2));
 }

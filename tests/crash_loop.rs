@@ -8,7 +8,7 @@
 //! journal with the same seq and hash, the next open recovers whatever the kill left, and the
 //! journal then verifies. The random delays come from a seed printed with every failure.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -82,7 +82,7 @@ fn check_round(root: &Root, durable: &BTreeMap<u64, Hash>, what: &str) {
             );
         }
     }
-    let w = Writer::open(root, SESSION, &common::opts())
+    let w = Writer::open(root, SESSION, &support::opts())
         .unwrap_or_else(|e| panic!("{what}: reopen after the kill: {e}"));
     let recovered = w.recovery().is_some();
     drop(w);
@@ -104,7 +104,7 @@ fn seed() -> u64 {
 /// The real binary, one process per event, killed at random moments.
 #[test]
 fn sigkill_the_real_binary_in_a_loop() {
-    let dir = common::disk_dir();
+    let dir = support::disk_dir();
     let root = Root::new(dir.path());
     let seed = seed();
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -113,7 +113,7 @@ fn sigkill_the_real_binary_in_a_loop() {
     for round in 0..KILLS {
         let child = Command::new("sh")
             .args(["-c", script])
-            .env("BIN", common::bin())
+            .env("BIN", support::bin())
             .env("ROOT", dir.path())
             .env("S", SESSION)
             .env("R", round.to_string())
@@ -146,14 +146,15 @@ fn sigkill_the_real_binary_in_a_loop() {
 /// A long-lived appender, killed at random moments, often inside a write or an fsync.
 #[test]
 fn sigkill_a_long_lived_appender() {
-    let dir = common::disk_dir();
+    let dir = support::disk_dir();
     let root = Root::new(dir.path());
     let seed = seed();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut durable = BTreeMap::new();
     for round in 0..KILLS {
         let child = Command::new(std::env::current_exe().unwrap())
-            .args(["child_appender", "--exact", "--ignored", "--nocapture"])
+            .args([&support::test_name(module_path!(), "child_appender")])
+            .args(["--exact", "--ignored", "--nocapture"])
             .args(["--test-threads=1", "-q"])
             .env(CHILD_ENV, dir.path())
             .stdout(Stdio::piped())
@@ -193,15 +194,15 @@ fn child_appender() {
         return;
     };
     let root = Root::new(Path::new(&dir));
-    let mut w = Writer::open(&root, SESSION, &common::opts()).unwrap();
-    let big = sjournal::format::payload::encode_event(&common::event_json(0, 16 * 1024));
+    let mut w = Writer::open(&root, SESSION, &support::opts()).unwrap();
+    let big = sjournal::format::payload::encode_event(&support::event_json(0, 16 * 1024));
     let mut out = std::io::stdout().lock();
     for i in 0.. {
         let acked = if i % 8 == 7 {
             let items = vec![("Big", big.as_slice()); 4];
             w.append_batch(&items).unwrap()
         } else {
-            vec![w.append_event("Ev", &common::event_json(i, 100)).unwrap()]
+            vec![w.append_event("Ev", &support::event_json(i, 100)).unwrap()]
         };
         for a in acked {
             writeln!(out, "DURABLE {} {}", a.seq, a.hash).unwrap();

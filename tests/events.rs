@@ -4,14 +4,13 @@
 //! coming from its host, fold without being counted as undecodable, and come back out of a
 //! journal byte for byte.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
-use common::{constructed, event, real_claude, replay, temp_root, write_journal, Fixture};
 use sjournal::event::{Event, EventKind, Host};
 use sjournal::fold::State;
 use sjournal::format::payload::decode_event;
 use sjournal::journal::JournalReader;
+use support::{constructed, event, real_claude, replay, temp_root, write_journal, Fixture};
 
 /// The fixture parsed as the fold parses it; its event name is the record kind.
 fn parse(f: &Fixture) -> Event<'_> {

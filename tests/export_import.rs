@@ -5,12 +5,12 @@
 //! event per line with its kind from `hook_event_name`. A bad line anywhere is an error
 //! naming its line number, and nothing is appended.
 
-mod audit_support;
+use crate::support;
 
-use audit_support::*;
 use serde_json::Value;
 use sjournal::format::payload::decode_event;
 use sjournal::journal::JournalReader;
+use support::*;
 
 /// The (kind, exact payload text) of every event record of a session.
 fn payloads(root: &std::path::Path, session: &str) -> Vec<(String, String)> {

@@ -11,7 +11,7 @@
 //! (proptest): every write not yet synced is lost, kept, torn, or kept with a zeroed sector,
 //! and after reopening every acknowledged record is still there and the journal verifies.
 
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use sjournal::format::payload::encode_event;
 use sjournal::format::Hash;
-use sjournal::journal::{verify_file, Appended, Root, Target, Writer};
-use sjournal::storage::{FaultCounts, FaultPlan, Faulty, PendingFate, SimDisk, Storage};
+use sjournal::journal::{verify_file, Appended, Root, Target, Writer, WriterOptions};
+use sjournal::storage::{FaultCounts, FaultPlan, Faulty, JournalWith, PendingFate, SimDisk};
 use sjournal::Error;
 
 const SESSION: &str = "fault-session";
@@ -40,14 +40,28 @@ fn open_faulty(
     root: &Root,
     plan: &FaultPlan,
     counts: &Arc<Mutex<FaultCounts>>,
-) -> Result<Writer<Faulty<fs::File>>, Error> {
-    Writer::open_with(root, SESSION, Target::Main, &common::opts(), |f| {
-        Faulty::with_counts(f, plan.clone(), counts.clone())
-    })
+) -> Result<Writer, Error> {
+    let (plan, counts) = (plan.clone(), counts.clone());
+    let fs = JournalWith::new(move |_, f| {
+        Box::new(Faulty::with_counts(f, plan.clone(), counts.clone()))
+    });
+    Writer::open_with(root, SESSION, Target::Main, &WriterOptions::with_fs(fs))
+}
+
+/// Options whose journal file is `disk`, through a `Faulty` with `plan` counting into `counts`.
+fn on_disk(disk: &SimDisk, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>) -> WriterOptions {
+    let (disk, plan, counts) = (disk.clone(), plan.clone(), counts.clone());
+    WriterOptions::with_fs(JournalWith::new(move |_, _| {
+        Box::new(Faulty::with_counts(
+            disk.clone(),
+            plan.clone(),
+            counts.clone(),
+        ))
+    }))
 }
 
 /// After a failed append the writer must refuse every further one.
-fn assert_poisoned<S: Storage>(w: &mut Writer<S>, what: &str) {
+fn assert_poisoned(w: &mut Writer, what: &str) {
     assert!(
         w.is_poisoned(),
         "{what}: a failed write/fsync did not poison the writer"
@@ -67,7 +81,9 @@ fn assert_poisoned<S: Storage>(w: &mut Writer<S>, what: &str) {
 /// The workload. Stops at the first failing call (checking the poison rule on the way).
 fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, what: &str) -> Run {
     let mut run = Run::default();
-    let events: Vec<String> = (0..8).map(|i| common::event_json(i, 20 + i * 37)).collect();
+    let events: Vec<String> = (0..8)
+        .map(|i| support::event_json(i, 20 + i * 37))
+        .collect();
     macro_rules! step {
         ($w:expr, $call:expr) => {
             match $call {
@@ -138,11 +154,11 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
 
 /// Reopens with the real file (recovering what the fault left) and checks every acked record.
 fn check_after(root: &Root, run: &Run, what: &str) {
-    let w = Writer::open(root, SESSION, &common::opts())
+    let w = Writer::open(root, SESSION, &support::opts())
         .unwrap_or_else(|e| panic!("{what}: reopen after the fault: {e}"));
     drop(w);
     let path = root.session(SESSION).unwrap().journal;
-    let p = common::parse(&common::read(&path));
+    let p = support::parse(&support::read(&path));
     let by_seq: BTreeMap<u64, Hash> = p.records.iter().map(|r| (r.seq, r.hash)).collect();
     for a in &run.acked {
         assert_eq!(
@@ -158,7 +174,7 @@ fn check_after(root: &Root, run: &Run, what: &str) {
 
 /// Runs the workload under `plan`; returns whether a fault was injected.
 fn run_plan(plan: FaultPlan, what: &str) -> bool {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     let counts = Arc::new(Mutex::new(FaultCounts::default()));
     let run = workload(&root, &plan, &counts, what);
@@ -175,7 +191,7 @@ fn run_plan(plan: FaultPlan, what: &str) -> bool {
 
 /// How many writes, fsyncs and truncates the workload does when nothing fails.
 fn clean_counts() -> FaultCounts {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     let counts = Arc::new(Mutex::new(FaultCounts::default()));
     let run = workload(&root, &FaultPlan::default(), &counts, "clean");
@@ -300,7 +316,7 @@ fn epoch() -> impl Strategy<Value = Epoch> {
 
 /// Runs epochs on one simulated disk: open (recovering), append, maybe fail, crash.
 fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     let disk = SimDisk::new();
     let mut acked: BTreeMap<u64, Hash> = BTreeMap::new();
@@ -321,9 +337,12 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
             },
         };
         let counts = Arc::new(Mutex::new(FaultCounts::default()));
-        let opened = Writer::open_with(&root, SESSION, Target::Main, &common::opts(), |_| {
-            Faulty::with_counts(disk.clone(), plan.clone(), counts.clone())
-        });
+        let opened = Writer::open_with(
+            &root,
+            SESSION,
+            Target::Main,
+            &on_disk(&disk, &plan, &counts),
+        );
         match opened {
             Ok(mut w) => {
                 for batch in &ep.batches {
@@ -331,7 +350,7 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
                         .iter()
                         .map(|&n| {
                             i += 1;
-                            encode_event(&common::event_json(i, n))
+                            encode_event(&support::event_json(i, n))
                         })
                         .collect();
                     let items: Vec<(&str, &[u8])> =
@@ -377,9 +396,8 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
         check_acked(&disk, &acked)?;
     }
     // A last open without faults recovers whatever the last crash left; then verify.
-    match Writer::open_with(&root, SESSION, Target::Main, &common::opts(), |_| {
-        disk.clone()
-    }) {
+    let clean = on_disk(&disk, &FaultPlan::default(), &Arc::default());
+    match Writer::open_with(&root, SESSION, Target::Main, &clean) {
         Ok(w) => drop(w),
         Err(Error::Corrupt { offset, .. }) => {
             prop_assert!(zeroed && offset >= acked_end);
@@ -389,7 +407,7 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
     }
     check_acked(&disk, &acked)?;
     let bytes = disk.visible();
-    let vdir = common::scratch();
+    let vdir = support::scratch();
     let path = vdir.path().join(format!("{SESSION}.sjl"));
     fs::write(&path, &bytes).unwrap();
     let report = verify_file(&path, None).unwrap();
@@ -399,7 +417,7 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
 
 /// Every acknowledged record is on the (crashed) disk with its seq and hash.
 fn check_acked(disk: &SimDisk, acked: &BTreeMap<u64, Hash>) -> Result<(), TestCaseError> {
-    let p = common::parse(&disk.visible());
+    let p = support::parse(&disk.visible());
     for (seq, hash) in acked {
         let got = p.records.get(*seq as usize - 1).map(|r| (r.seq, r.hash));
         prop_assert_eq!(got, Some((*seq, *hash)), "acknowledged seq {} lost", seq);

@@ -4,14 +4,13 @@
 //! replay; two replays hash alike; decoding and re-encoding a state changes no byte. The last
 //! property runs through the real snapshot files and loader on disk.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
-use common::{constructed, temp_root, write_journal};
 use proptest::prelude::*;
 use sjournal::fold::{fold, RecordView, State};
 use sjournal::format::payload::{self as p, encode_event, encode_system};
 use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
+use support::{constructed, temp_root, write_journal};
 
 type Rec = (String, Vec<u8>);
 
@@ -202,7 +201,8 @@ fn system_record() -> impl Strategy<Value = Rec> {
             p::KIND_UNPARSED,
             &p::Unparsed {
                 raw: b"{x".to_vec(),
-                error: "eof".into()
+                error: "eof".into(),
+                ..Default::default()
             }
         )),
         Just(sys(
@@ -300,7 +300,7 @@ proptest! {
         }
         write_journal(&root, "prop", &rs, 1_700_000_000_000_000_000);
         let paths = root.session("prop").unwrap();
-        let full = common::replay(&root, "prop");
+        let full = support::replay(&root, "prop");
         for pick in picks {
             let k = pick.index(rs.len()) as u64 + 1;
             let at = LoadOptions { at: Some(k), use_snapshot: false, deadline: None };

@@ -7,8 +7,7 @@
 //! `recovery.sjl` must re-derive byte for byte: a change to what the renderer makes of a
 //! state must come with a new `context::RENDER_VERSION` (and the journal regenerated).
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
 use sjournal::fold::{fold, RecordView, FOLD_VERSION};
 use sjournal::journal::{verify_file, JournalReader};
@@ -115,7 +114,7 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
 
 #[test]
 fn fixture_journals_fold_to_their_golden_state() {
-    let dir = common::fixtures().join("journals");
+    let dir = support::fixtures_dir().join("journals");
     let rows: Vec<_> = GOLDEN.iter().filter(|r| r.0 == FOLD_VERSION).collect();
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -151,7 +150,7 @@ fn fixture_journals_fold_to_their_golden_state() {
 fn checked_in_injections_re_derive_byte_for_byte() {
     use sjournal::context::RENDER_VERSION;
     use sjournal::replay::{replay, session::SessionFold, CheckStatus};
-    let path = common::fixtures().join("journals/recovery.sjl");
+    let path = support::fixtures_dir().join("journals/recovery.sjl");
     let reader = JournalReader::open(&path, None).unwrap();
     let mut fold = SessionFold::default();
     let mut checks = Vec::new();

@@ -4,12 +4,11 @@
 //! instead. After one more append (which merges the spool), every one of the 16 events is in
 //! the journal exactly once, the seqs are contiguous and the chain verifies.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use sjournal::journal::{spool, Root};
 
@@ -35,12 +34,9 @@ fn parallel(flags: &[&str]) {
     };
     let children: Vec<_> = (0..16)
         .map(|i| {
-            let mut c = Command::new(common::bin())
-                .arg("--root")
-                .arg(root)
+            let mut c = support::spawnable(root)
                 .arg("hook")
                 .args(flags)
-                .env_remove("CLAUDE_CODE_SESSION_ID")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -63,7 +59,7 @@ fn parallel(flags: &[&str]) {
         said.push_str(&String::from_utf8_lossy(&out.stderr));
     }
     let spooled = spool::pending(&Root::new(root), "par").unwrap().len();
-    let out = common::run(
+    let out = support::run(
         root,
         &["append", "--session", "par"],
         br#"{"session_id":"par","hook_event_name":"Stop"}"#,
@@ -71,7 +67,7 @@ fn parallel(flags: &[&str]) {
     assert!(out.status.success(), "{out:?}");
     assert!(spool::pending(&Root::new(root), "par").unwrap().is_empty());
 
-    let recs = common::records(root, "par");
+    let recs = support::records(root, "par");
     let seqs: Vec<u64> = recs.iter().map(|r| r.0).collect();
     assert_eq!(
         seqs,
@@ -96,5 +92,5 @@ fn parallel(flags: &[&str]) {
     );
     let distinct: BTreeSet<&String> = ids.iter().collect();
     assert_eq!(distinct.len(), 16);
-    common::verify_all(root);
+    support::verify_all(root);
 }

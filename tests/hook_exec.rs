@@ -6,8 +6,7 @@
 //! The hook exits 0 whatever the handlers do; failures are reported on stderr. No timing is
 //! asserted.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+use crate::support;
 
 use sjournal::format::payload::{self, Exec, ExecContext, ExecOutcome, KIND_EXEC};
 
@@ -57,7 +56,7 @@ fn handlers_run_and_are_journaled_with_their_event() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), CONFIG).unwrap();
     let raw = r#"{"session_id":"x","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
-    let out = common::run(dir.path(), &["hook"], raw.as_bytes());
+    let out = support::run(dir.path(), &["hook"], raw.as_bytes());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     // The handlers' output is folded into the context injected for this very event.
     let reply: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the host's JSON");
@@ -81,7 +80,7 @@ fn handlers_run_and_are_journaled_with_their_event() {
         assert!(stderr.contains(&format!("{name:?} failed")), "{stderr}");
     }
 
-    let recs = common::records(dir.path(), "x");
+    let recs = support::records(dir.path(), "x");
     let kinds: Vec<&str> = recs.iter().map(|r| r.1.as_str()).collect();
     assert_eq!(
         kinds,
@@ -95,7 +94,7 @@ fn handlers_run_and_are_journaled_with_their_event() {
             payload::KIND_INJECTED
         ]
     );
-    let execs: Vec<Exec> = common::payloads(dir.path(), "x", KIND_EXEC)
+    let execs: Vec<Exec> = support::payloads(dir.path(), "x", KIND_EXEC)
         .into_iter()
         .map(|(seq, _, p)| payload::decode_system(seq, &p).unwrap())
         .collect();
@@ -123,7 +122,7 @@ fn handlers_run_and_are_journaled_with_their_event() {
     assert_eq!(by("slow").outcome, ExecOutcome::Timeout);
     assert_eq!(by("missing").outcome, ExecOutcome::SpawnFailed);
     assert!(execs.iter().all(|e| e.name != "other-event"));
-    common::verify_all(dir.path());
+    support::verify_all(dir.path());
 }
 
 /// A broken configuration is reported on stderr and the event is still journaled.
@@ -131,9 +130,9 @@ fn handlers_run_and_are_journaled_with_their_event() {
 fn broken_configuration_fails_open() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), "[hook]\ndeadline = 'x'\n").unwrap();
-    let out = common::run(
+    let out = support::run(
         dir.path(),
-        &["hook", "--deadline-ms", common::PATIENT_MS],
+        &["hook", "--deadline-ms", support::PATIENT_MS],
         br#"{"session_id":"x","hook_event_name":"Stop"}"#,
     );
     assert_eq!(out.status.code(), Some(0));
@@ -141,5 +140,5 @@ fn broken_configuration_fails_open() {
         String::from_utf8_lossy(&out.stderr).contains("config.toml"),
         "{out:?}"
     );
-    assert_eq!(common::records(dir.path(), "x").len(), 1);
+    assert_eq!(support::records(dir.path(), "x").len(), 1);
 }

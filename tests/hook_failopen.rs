@@ -3,27 +3,22 @@
 //! session named by the bytes, the environment, or the catch-all session); with the
 //! session's lock held by another process the hook exits 0 (no timing is asserted), the event
 //! is spooled, and once the lock is released the next append puts it in the journal, before
-//! its own event. Through the library: a context source slower than the deadline makes the
-//! watchdog spool the event, and the worker, finishing late, does not write it a second time.
+//! its own event. Through the library: a worker held under the session's lock past the
+//! deadline makes the watchdog spool the event, and the worker, finishing late, does not write
+//! it a second time.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+use crate::support;
 
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sjournal::format::payload::{self, Unparsed, KIND_UNPARSED};
-use sjournal::hook::commit::Landed;
-use sjournal::hook::config::Config;
-use sjournal::hook::context_bridge::{Context, ContextSource, PendingEvent};
+use sjournal::hook;
 use sjournal::hook::input::UNATTRIBUTED_SESSION;
-use sjournal::hook::protocol::HostFlag;
-use sjournal::hook::{self, HookOptions, InputReady};
-use sjournal::journal::{spool, Root, Writer, WriterOptions};
+use sjournal::journal::{spool, Landed, Root, Session, Writer, WriterOptions};
+use support::Stall;
 
 fn unparsed(root: &std::path::Path, session: &str) -> Vec<Unparsed> {
-    common::payloads(root, session, KIND_UNPARSED)
+    support::payloads(root, session, KIND_UNPARSED)
         .into_iter()
         .map(|(seq, _, p)| payload::decode_system(seq, &p).unwrap())
         .collect()
@@ -34,8 +29,8 @@ fn malformed_stdin_is_kept_raw() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let bad = b"{\"session_id\": \"abc-1\", \"hook_event_name\": \"Stop\", oops \xff";
-    let hook = ["hook", "--deadline-ms", common::PATIENT_MS];
-    let out = common::run(root, &hook, bad);
+    let hook = ["hook", "--deadline-ms", support::PATIENT_MS];
+    let out = support::run(root, &hook, bad);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
@@ -44,7 +39,7 @@ fn malformed_stdin_is_kept_raw() {
     assert_eq!(u[0].raw, bad);
 
     // No session in the bytes: the host's environment names it, else the catch-all session.
-    let out = common::run_env(
+    let out = support::run_env(
         root,
         &hook,
         b"not json",
@@ -53,7 +48,7 @@ fn malformed_stdin_is_kept_raw() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(unparsed(root, "env-sess")[0].raw, b"not json");
     for input in [&b""[..], b"[1, 2"] {
-        let out = common::run(root, &hook, input);
+        let out = support::run(root, &hook, input);
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty());
     }
@@ -62,14 +57,14 @@ fn malformed_stdin_is_kept_raw() {
         .map(|u| u.raw)
         .collect();
     assert_eq!(raws, [b"".to_vec(), b"[1, 2".to_vec()]);
-    common::verify_all(root);
+    support::verify_all(root);
 }
 
 /// Cline expects a JSON answer even when the hook fails: it gets `{"cancel":false}`.
 #[test]
 fn cline_gets_a_complete_answer_on_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let out = common::run(dir.path(), &["hook", "--host", "cline"], b"{{{");
+    let out = support::run(dir.path(), &["hook", "--host", "cline"], b"{{{");
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, b"{\"cancel\":false}\n");
 }
@@ -81,7 +76,7 @@ fn held_lock_spools_then_merges_in_order() {
     let holder = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
     let ev = |n: u32| format!(r#"{{"session_id":"s","hook_event_name":"PostToolUse","n":{n}}}"#);
     for n in 1..=2 {
-        let out = common::run(
+        let out = support::run(
             dir.path(),
             &["hook", "--deadline-ms", "150"],
             ev(n).as_bytes(),
@@ -96,9 +91,9 @@ fn held_lock_spools_then_merges_in_order() {
     assert_eq!(spool::pending(&root, "s").unwrap().len(), 2);
     drop(holder);
     // Another append, through the CLI: it merges the spool first.
-    let out = common::run(dir.path(), &["append", "--session", "s"], ev(3).as_bytes());
+    let out = support::run(dir.path(), &["append", "--session", "s"], ev(3).as_bytes());
     assert!(out.status.success(), "{out:?}");
-    let ns: Vec<u64> = common::records(dir.path(), "s")
+    let ns: Vec<u64> = support::records(dir.path(), "s")
         .into_iter()
         .filter(|r| r.1 == "PostToolUse")
         .map(|r| {
@@ -109,44 +104,21 @@ fn held_lock_spools_then_merges_in_order() {
         .collect();
     assert_eq!(ns, [1, 2, 3]);
     assert!(spool::pending(&root, "s").unwrap().is_empty());
-    common::verify_all(dir.path());
-}
-
-/// Blocks in `render` until the test lets it go.
-struct Gate(Mutex<mpsc::Receiver<()>>);
-
-impl ContextSource for Gate {
-    fn render(&self, _: &PendingEvent<'_>) -> sjournal::Result<Option<Context>> {
-        let _ = self.0.lock().unwrap().recv();
-        Ok(Some(Context {
-            text: "late".into(),
-            truncated: false,
-            ..Default::default()
-        }))
-    }
+    support::verify_all(dir.path());
 }
 
 #[test]
 fn watchdog_takes_over_a_slow_worker_without_duplicating() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path());
-    let (go, wait) = mpsc::channel();
-    let opts = HookOptions {
-        root: root.clone(),
-        host: HostFlag::Auto,
-        deadline: Duration::from_millis(100),
-        config: Config::default(),
-        env_session_id: None,
-        // In-memory input: always ready to be read, however late the worker gets to it.
-        input_ready: Some(InputReady(Arc::new(|| true))),
-        checkpoints: None,
-    };
-    let input = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#;
-    let out = hook::run(
-        opts,
-        std::io::Cursor::new(input.to_vec()),
-        Arc::new(Gate(Mutex::new(wait))),
+    // The worker holds the session's lock until the watchdog has taken the event over.
+    let stall = Stall::new(|s| s.locked_waits_for_takeover = true);
+    let opts = support::stalled(
+        support::hook_opts(&root, Duration::from_millis(100)),
+        &stall,
     );
+    let input = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#;
+    let out = hook::run(opts, std::io::Cursor::new(input.to_vec()));
     assert!(out.timed_out);
     assert_eq!(
         out.stdout, None,
@@ -157,11 +129,10 @@ fn watchdog_takes_over_a_slow_worker_without_duplicating() {
         "{:?}",
         out.landed
     );
-    // Let the worker finish: it must find the event taken over and write nothing. It holds
-    // the session's lock until then, so this open waits for it, then merges the spool.
-    go.send(()).unwrap();
-    drop(Writer::open(&root, "s", &WriterOptions::default()).unwrap());
-    let kinds: Vec<String> = common::records(dir.path(), "s")
+    // The worker finds the event taken over and writes nothing. It holds the session's lock
+    // until then, so this open waits for it, then merges the spool.
+    drop(Session::open(&root, "s", &WriterOptions::default()).unwrap());
+    let kinds: Vec<String> = support::records(dir.path(), "s")
         .into_iter()
         .map(|r| r.1)
         .collect();

@@ -5,8 +5,7 @@
 //! host's own field names (Cursor `conversation_id`, Cline `taskId`), byte for byte, and every
 //! journal verifies.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+use crate::support;
 
 use std::collections::BTreeMap;
 
@@ -54,15 +53,15 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
     let mut sent: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     // Replies that carried context, by session.
     let mut with_context: BTreeMap<String, usize> = BTreeMap::new();
-    for (event, raw) in common::fixture(fixture) {
-        let out = common::run(
+    for (event, raw) in support::fixture(fixture) {
+        let out = support::run(
             root,
             &[
                 "hook",
                 "--host",
                 host_flag,
                 "--deadline-ms",
-                common::PATIENT_MS,
+                support::PATIENT_MS,
             ],
             raw.as_bytes(),
         );
@@ -87,7 +86,7 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
     for (session, events) in &sent {
         let mut got = Vec::new();
         let mut injected = 0;
-        for (seq, kind, _) in common::records(root, session) {
+        for (seq, kind, _) in support::records(root, session) {
             // The hook journals what it injected right after the event (same batch).
             if kind == payload::KIND_INJECTED {
                 injected += 1;
@@ -105,7 +104,7 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
         assert_eq!(got.len(), events.len(), "{host} session {session}: {got:?}");
         for ((seq, kind), (event, raw)) in got.iter().zip(events) {
             assert_eq!(kind, event, "{host}: record kind is the host's event name");
-            let p = &common::payloads(root, session, kind)
+            let p = &support::payloads(root, session, kind)
                 .into_iter()
                 .find(|(s, _, _)| s == seq)
                 .unwrap()
@@ -113,7 +112,7 @@ fn play(host: &str, fixture: &str, host_flag: &str) {
             assert_eq!(payload::decode_event(*seq, p).unwrap(), raw, "bytes kept");
         }
     }
-    common::verify_all(root);
+    support::verify_all(root);
 }
 
 #[test]
@@ -150,7 +149,7 @@ fn cline_payloads() {
 fn lenient_command_line() {
     let dir = tempfile::tempdir().unwrap();
     // The deadline every variant falls back to (`abc` is not a number).
-    let config = format!("[hook]\ndeadline_ms = {}\n", common::PATIENT_MS);
+    let config = format!("[hook]\ndeadline_ms = {}\n", support::PATIENT_MS);
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
     let raw = br#"{"session_id":"s-1","hook_event_name":"Stop"}"#;
     for args in [
@@ -159,11 +158,11 @@ fn lenient_command_line() {
         &["hook", "--deadline-ms", "abc"],
         &["hook", "--no-such-flag"],
     ] {
-        let out = common::run(dir.path(), args, raw);
+        let out = support::run(dir.path(), args, raw);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
-    assert_eq!(common::records(dir.path(), "s-1").len(), 4);
+    assert_eq!(support::records(dir.path(), "s-1").len(), 4);
 }
 
 #[test]
@@ -185,15 +184,15 @@ fn gemini_real_payloads() {
 #[test]
 fn a_forced_host_is_recorded_for_the_fold() {
     let dir = tempfile::tempdir().unwrap();
-    let config = format!("[hook]\ndeadline_ms = {}\n", common::PATIENT_MS);
+    let config = format!("[hook]\ndeadline_ms = {}\n", support::PATIENT_MS);
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
     let start = br#"{"session_id":"cx-1","turn_id":"t1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
     let end = br#"{"session_id":"cx-1","transcript_path":null,"cwd":"/w","hook_event_name":"SessionEnd","reason":"other"}"#;
     for raw in [&start[..], &end[..]] {
-        let out = common::run(dir.path(), &["hook", "--host", "codex"], raw);
+        let out = support::run(dir.path(), &["hook", "--host", "codex"], raw);
         assert_eq!(out.status.code(), Some(0), "{out:?}");
     }
-    let recs = common::records(dir.path(), "cx-1");
+    let recs = support::records(dir.path(), "cx-1");
     let kinds: Vec<&str> = recs.iter().map(|r| r.1.as_str()).collect();
     assert!(
         kinds.ends_with(&["SessionEnd", "sjournal.host"]),
@@ -205,12 +204,12 @@ fn a_forced_host_is_recorded_for_the_fold() {
     assert_eq!(host["event_seq"], recs[recs.len() - 2].0);
     // Not written when the payload agrees with --host.
     assert_eq!(kinds.iter().filter(|k| **k == "sjournal.host").count(), 1);
-    let out = common::run(dir.path(), &["state", "--json", "--session", "cx-1"], b"");
+    let out = support::run(dir.path(), &["state", "--json", "--session", "cx-1"], b"");
     let state: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(state["state"]["identity"]["host"], "codex");
     assert_eq!(
         state["state"]["counts"]["by_host"],
         serde_json::json!({"codex": 2})
     );
-    common::verify_all(dir.path());
+    support::verify_all(dir.path());
 }

@@ -9,95 +9,18 @@
 //! clocks, so the interleaving is the same on every machine. And when stdin holds nothing and
 //! stays open (a host that has not written), the hook still gives up and fails open.
 
-#[path = "hook_support/mod.rs"]
-mod common;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
-use std::sync::{mpsc, Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use sjournal::hook::commit::Landed;
-use sjournal::hook::config::Config;
-use sjournal::hook::context_bridge::{Context, ContextSource, PendingEvent};
-use sjournal::hook::protocol::HostFlag;
-use sjournal::hook::{self, input, Checkpoints, HookOptions, HookOutcome, InputReady};
-use sjournal::journal::{spool, Root, Writer, WriterOptions};
+use sjournal::hook::{self, input, HookOptions, InputReady};
+use sjournal::journal::{spool, Landed, Root, Session, Writer, WriterOptions};
+use support::{said, Stall};
 
 const EVENT: &str = r#"{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_1"}"#;
-
-/// Only a guard against hanging forever if the hook never reaches a checkpoint (the test
-/// then fails on what it finds); the interleaving itself never depends on it.
-const SAFETY: Duration = Duration::from_secs(60);
-
-/// Records the checkpoints reached and holds threads at them as configured.
-#[derive(Debug, Default)]
-struct Stall {
-    seen: Mutex<Vec<&'static str>>,
-    cv: Condvar,
-    /// The watchdog, at its deadline, waits until the worker has claimed the event.
-    deadline_waits_for_claim: bool,
-    /// The worker, having claimed the event, waits until the watchdog's grace has passed.
-    claim_waits_for_overdue: bool,
-}
-
-impl Stall {
-    fn mark(&self, what: &'static str) {
-        self.seen.lock().unwrap().push(what);
-        self.cv.notify_all();
-    }
-
-    fn wait_for(&self, what: &str) {
-        let end = Instant::now() + SAFETY;
-        let mut seen = self.seen.lock().unwrap();
-        while !seen.contains(&what) && Instant::now() < end {
-            seen = self.cv.wait_timeout(seen, SAFETY).unwrap().0;
-        }
-    }
-
-    fn saw(&self, what: &str) -> bool {
-        self.seen.lock().unwrap().contains(&what)
-    }
-}
-
-impl Checkpoints for Stall {
-    fn deadline_passed(&self) {
-        self.mark("deadline_passed");
-        if self.deadline_waits_for_claim {
-            self.wait_for("claimed");
-        }
-    }
-    fn claimed(&self) {
-        self.mark("claimed");
-        if self.claim_waits_for_overdue {
-            self.wait_for("write_overdue");
-        }
-    }
-    fn write_overdue(&self) {
-        self.mark("write_overdue");
-    }
-    fn input_overdue(&self) {
-        self.mark("input_overdue");
-    }
-}
-
-struct NoContext;
-
-impl ContextSource for NoContext {
-    fn render(&self, _: &PendingEvent<'_>) -> sjournal::Result<Option<Context>> {
-        Ok(None)
-    }
-}
-
-/// Blocks in `render` (holding the session's lock) until the test lets it go.
-struct Gate(Mutex<mpsc::Receiver<()>>);
-
-impl ContextSource for Gate {
-    fn render(&self, _: &PendingEvent<'_>) -> sjournal::Result<Option<Context>> {
-        let _ = self.0.lock().unwrap().recv();
-        Ok(None)
-    }
-}
 
 /// Input whose first read waits until the watchdog has reported stdin overdue: a worker
 /// thread that was not scheduled in time.
@@ -119,26 +42,16 @@ fn opts(
     stall: &Arc<Stall>,
     input_ready: Option<InputReady>,
 ) -> HookOptions {
-    HookOptions {
-        root: root.clone(),
-        host: HostFlag::Auto,
-        deadline: Duration::from_millis(deadline_ms),
-        config: Config::default(),
-        env_session_id: None,
-        input_ready,
-        checkpoints: Some(stall.clone() as Arc<dyn Checkpoints>),
-    }
+    let mut o = support::hook_opts(root, Duration::from_millis(deadline_ms));
+    o.input_ready = input_ready;
+    support::stalled(o, stall)
 }
 
 fn kinds(root: &Root) -> Vec<String> {
-    common::records(root.dir(), "s")
+    support::records(root.dir(), "s")
         .into_iter()
         .map(|r| r.1)
         .collect()
-}
-
-fn said(out: &HookOutcome, what: &str) -> bool {
-    out.diagnostics.iter().any(|d| d.contains(what))
 }
 
 /// The worker claimed the event for its journal write, then stalled past the deadline and
@@ -148,22 +61,18 @@ fn said(out: &HookOutcome, what: &str) -> bool {
 fn a_claimed_journal_write_outliving_the_grace_is_waited_for() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path());
-    let stall = Arc::new(Stall {
-        deadline_waits_for_claim: true,
-        claim_waits_for_overdue: true,
-        ..Stall::default()
+    let stall = Stall::new(|s| {
+        s.deadline_waits_for_claim = true;
+        s.claim_waits_for_overdue = true;
     });
-    let out = hook::run(
-        opts(&root, 50, &stall, None),
-        std::io::Cursor::new(EVENT),
-        Arc::new(NoContext),
-    );
+    let out = hook::run(opts(&root, 50, &stall, None), std::io::Cursor::new(EVENT));
     assert!(stall.saw("deadline_passed") && stall.saw("write_overdue"));
     assert!(out.timed_out);
     assert!(
-        matches!(out.landed, Some(Landed::Journal { seq: 1 })),
+        matches!(out.landed, Some(Landed::Journal { .. })),
         "{out:?}"
     );
+    assert_eq!(out.landed.as_ref().and_then(Landed::first_seq), Some(1));
     assert!(
         said(&out, "waited for it rather than lose the event"),
         "{out:?}"
@@ -171,7 +80,7 @@ fn a_claimed_journal_write_outliving_the_grace_is_waited_for() {
     // `run` has returned: in the CLI the process would exit now. The event is already there.
     assert_eq!(kinds(&root), ["PostToolUse"]);
     assert!(spool::pending(&root, "s").unwrap().is_empty());
-    common::verify_all(dir.path());
+    support::verify_all(dir.path());
 }
 
 /// The session's lock is held by another writer: the worker gives up on it, claims the event
@@ -182,27 +91,19 @@ fn a_claimed_spool_write_outliving_the_grace_is_waited_for() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path());
     let holder = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
-    let stall = Arc::new(Stall {
-        deadline_waits_for_claim: true,
-        claim_waits_for_overdue: true,
-        ..Stall::default()
+    let stall = Stall::new(|s| {
+        s.deadline_waits_for_claim = true;
+        s.claim_waits_for_overdue = true;
     });
-    let out = hook::run(
-        opts(&root, 100, &stall, None),
-        std::io::Cursor::new(EVENT),
-        Arc::new(NoContext),
-    );
+    let out = hook::run(opts(&root, 100, &stall, None), std::io::Cursor::new(EVENT));
     assert!(stall.saw("write_overdue"));
-    let Some(Landed::Spooled { path, .. }) = &out.landed else {
+    let Some(Landed::Spooled { files, .. }) = &out.landed else {
         panic!("expected the worker's spool: {out:?}");
     };
-    assert_eq!(
-        spool::pending(&root, "s").unwrap(),
-        std::slice::from_ref(path)
-    );
+    assert_eq!(&spool::pending(&root, "s").unwrap(), files);
     drop(holder);
-    let w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
-    assert_eq!(w.spool_report().merged.len(), 1);
+    let w = Session::open(&root, "s", &WriterOptions::default()).unwrap();
+    assert_eq!(w.merge_report().merged.len(), 1);
     drop(w);
     assert_eq!(kinds(&root), ["sjournal.spool-merge", "PostToolUse"]);
     assert!(spool::pending(&root, "s").unwrap().is_empty());
@@ -210,8 +111,9 @@ fn a_claimed_spool_write_outliving_the_grace_is_waited_for() {
 
 /// The whole event waits in the pipe (the host wrote it and closed it) but the worker has
 /// not read it by the deadline plus the stdin grace. Stdin is ready, so the watchdog keeps
-/// waiting; once the worker has read it the watchdog takes the event over (the deadline is
-/// long gone) and spools it. The worker, released afterwards, writes nothing.
+/// waiting; the worker reads it (the deadline long gone) and opens the session, where it is
+/// held until the watchdog, having given it the grace to claim the event, takes the event
+/// over and spools it. The worker, released afterwards, writes nothing.
 #[test]
 fn ready_stdin_unread_past_its_grace_is_waited_for() {
     let dir = tempfile::tempdir().unwrap();
@@ -222,26 +124,21 @@ fn ready_stdin_unread_past_its_grace_is_waited_for() {
     drop(w);
     let probe = r.try_clone().unwrap();
     let ready = InputReady(Arc::new(move || input::fd_ready(probe.as_fd())));
-    let stall = Arc::new(Stall::default());
-    let (go, wait) = mpsc::channel();
+    let stall = Stall::new(|s| s.locked_waits_for_takeover = true);
     let out = hook::run(
         opts(&root, 50, &stall, Some(ready)),
         Starved {
             inner: r,
             stall: stall.clone(),
         },
-        // SessionStart renders context: the worker waits there, under the session's lock,
-        // so it cannot claim the event before the watchdog does.
-        Arc::new(Gate(Mutex::new(wait))),
     );
     assert!(stall.saw("input_overdue"));
     assert!(
         matches!(out.landed, Some(Landed::Spooled { .. })),
         "{out:?}"
     );
-    go.send(()).unwrap();
     // Waits for the worker to let the lock go, then merges the spool.
-    drop(Writer::open(&root, "s", &WriterOptions::default()).unwrap());
+    drop(Session::open(&root, "s", &WriterOptions::default()).unwrap());
     assert_eq!(kinds(&root), ["sjournal.spool-merge", "SessionStart"]);
 }
 
@@ -254,8 +151,8 @@ fn empty_open_stdin_is_given_up_after_the_grace() {
     let (r, w) = std::io::pipe().unwrap();
     let probe = r.try_clone().unwrap();
     let ready = InputReady(Arc::new(move || input::fd_ready(probe.as_fd())));
-    let stall = Arc::new(Stall::default());
-    let out = hook::run(opts(&root, 20, &stall, Some(ready)), r, Arc::new(NoContext));
+    let stall = Stall::new(|_| {});
+    let out = hook::run(opts(&root, 20, &stall, Some(ready)), r);
     assert!(out.landed.is_none(), "{out:?}");
     assert!(out.timed_out);
     assert!(said(&out, "nothing was recorded"), "{out:?}");
@@ -270,11 +167,8 @@ fn empty_open_stdin_is_given_up_after_the_grace() {
 #[test]
 fn the_binary_gives_up_on_an_empty_open_stdin() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(common::bin())
-        .arg("--root")
-        .arg(dir.path())
+    let mut child = support::spawnable(dir.path())
         .args(["hook", "--deadline-ms", "20"])
-        .env_remove("CLAUDE_CODE_SESSION_ID")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

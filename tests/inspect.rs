@@ -8,12 +8,12 @@
 //! the damage at the right offset, keep decoding the records after it, exit 1, and leave
 //! the file byte-identical.
 
-mod audit_support;
+use crate::support;
 
 use std::path::PathBuf;
 
-use audit_support::*;
 use serde_json::Value;
+use support::*;
 
 const SESSION: &str = "fixture-session";
 const CREATED_NS: i64 = 1_764_000_000_000_000_000;

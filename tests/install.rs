@@ -5,16 +5,13 @@
 //! `uninstall` removes exactly sjournal's handlers, giving back the original document; a file
 //! that is not valid JSON is refused and left alone. HOME is a temporary directory.
 
-#[path = "hook_support/mod.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
 
 fn cli(home: &Path, args: &[&str]) -> Output {
-    let mut cmd = std::process::Command::new(common::bin());
+    let mut cmd = assert_cmd::Command::cargo_bin("sjournal").unwrap();
     cmd.args(args).env("HOME", home).env_remove("SJOURNAL_HOME");
     cmd.output().unwrap()
 }

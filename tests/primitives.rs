@@ -4,16 +4,15 @@
 //! stay bounded; bad input is refused before anything is appended; a record forged around
 //! the checks changes nothing when folded.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
 use std::sync::{Arc, Barrier};
 
-use common::{replay, temp_root};
 use sjournal::error::Error;
 use sjournal::format::payload::{self as p, encode_system};
 use sjournal::journal::{Root, Writer, WriterOptions};
 use sjournal::primitives;
+use support::{replay, temp_root};
 
 const S: &str = "prim";
 
@@ -100,7 +99,7 @@ fn compare_and_set_lets_one_racer_win_each_round() {
         });
         let wins: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
         assert_eq!(wins.len(), 1, "round {round}");
-        let won = wins[0].seq;
+        let won = wins[0].first_seq().unwrap();
         for r in &results {
             match r {
                 Ok(_) => {}
@@ -166,7 +165,7 @@ fn forged_records_are_rejected_by_the_fold() {
             encode_system(&p::SlotSet {
                 name: "plan".into(),
                 value: "2".into(),
-                expect_seq: Some(a.seq + 7),
+                expect_seq: Some(a.first_seq().unwrap() + 7),
             }),
         ),
         (

@@ -13,20 +13,20 @@
 //! The second half has one labelled test per row of the recovery case table in
 //! journal-format.md ("## Recovery case table").
 
-mod common;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use common::{parse, quarantine_files, read, Rec};
 use sjournal::format::hash::content_hash;
 use sjournal::format::header::Header;
 use sjournal::format::payload::{self, Recovered, KIND_RECOVERED};
 use sjournal::journal::hint::TailHint;
-use sjournal::journal::{append_or_rescue, verify_file, Durable, Root, Writer};
+use sjournal::journal::{session, verify_file, Batch, Landed, Root, Writer};
 use sjournal::limits::BATCH_MAX_BYTES;
 use sjournal::Error;
+use support::{parse, quarantine_files, read, Rec};
 
 const SESSION: &str = "recovery-session";
 /// JSON sizes of the template's events: fixstr, str8 and str16 MessagePack headers, records
@@ -54,14 +54,14 @@ impl Template {
 fn template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
     T.get_or_init(|| {
-        let dir = common::scratch();
+        let dir = support::scratch();
         let root = Root::new(dir.path());
         let events: Vec<String> = SIZES
             .iter()
             .enumerate()
-            .map(|(i, &n)| common::event_json(i, n))
+            .map(|(i, &n)| support::event_json(i, n))
             .collect();
-        let path = common::write_events(&root, SESSION, &events);
+        let path = support::write_events(&root, SESSION, &events);
         let bytes = read(&path);
         let p = parse(&bytes);
         assert!(p.stop.is_none() && p.records.len() == SIZES.len());
@@ -128,7 +128,7 @@ fn expect_cut(k: usize, len: usize) -> Expect {
 /// Runs one case: writes `bytes` as the session's journal in a fresh root and checks verify,
 /// recovery, the quarantine, the recovered record, and appending afterwards.
 fn run_case(label: &str, bytes: &[u8], expect: Expect) {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path().join("root"));
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
@@ -175,7 +175,7 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     assert_eq!(read(journal), bytes, "{label}: verify modified the journal");
 
     // Open for append: recover or refuse.
-    let opened = Writer::open(root, SESSION, &common::opts());
+    let opened = Writer::open(root, SESSION, &support::opts());
     let base = match expect {
         Expect::Refuse { keep, at } => {
             match opened {
@@ -241,11 +241,11 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     };
 
     // Append, reopen (nothing left to recover), append, verify.
-    let mut w = Writer::open(root, SESSION, &common::opts()).unwrap();
+    let mut w = Writer::open(root, SESSION, &support::opts()).unwrap();
     assert!(w.recovery().is_none(), "{label}: recovered twice");
     w.append_event("Ev", r#"{"after":1}"#).unwrap();
     drop(w);
-    let mut w = Writer::open(root, SESSION, &common::opts()).unwrap();
+    let mut w = Writer::open(root, SESSION, &support::opts()).unwrap();
     assert!(
         w.recovery().is_none(),
         "{label}: recovered after a clean append"
@@ -317,15 +317,14 @@ fn check_refused(label: &str, root: &Root, bytes: &[u8]) {
         "{label}: a refusing writer changed the journal"
     );
     assert!(quarantine_files(&paths.dir).is_empty(), "{label}");
-    let d = append_or_rescue(
+    let d = session::write(
         root,
         SESSION,
-        "Ev",
-        &payload::encode_event(r#"{"rescued":1}"#),
-        &common::opts(),
+        &Batch::one("Ev", payload::encode_event(r#"{"rescued":1}"#)),
+        &support::opts(),
     )
     .unwrap_or_else(|e| panic!("{label}: rescue failed: {e}"));
-    assert!(matches!(d, Durable::Rescued { .. }), "{label}: {d:?}");
+    assert!(matches!(d, Landed::Rescue { .. }), "{label}: {d:?}");
     assert_eq!(
         read(&paths.journal),
         bytes,
@@ -462,12 +461,12 @@ fn row_header_of_another_session() {
     let t = template();
     let mut b = Header::new("someone-else", 1).encode();
     b.extend_from_slice(&t.journal(2)[t.header_len..]);
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
     fs::write(&paths.journal, &b).unwrap();
-    let e = Writer::open(&root, SESSION, &common::opts()).err();
+    let e = Writer::open(&root, SESSION, &support::opts()).err();
     assert!(matches!(e, Some(Error::SessionMismatch { .. })), "{e:?}");
     check_refused("header of another session", &root, &b);
 }
@@ -518,7 +517,7 @@ fn crc_valid_edit_of_last(k: usize, edit: impl Fn(&mut [u8])) -> Vec<u8> {
     let r = &t.recs[k - 1];
     let (s, e) = (r.offset as usize, r.end as usize);
     edit(&mut b[s..e]);
-    common::fix_crc(&mut b, s, e);
+    support::fix_crc(&mut b, s, e);
     b
 }
 
@@ -546,7 +545,7 @@ fn row_crc_valid_record_with_wrong_prev_hash() {
 #[test]
 fn row_damaged_tail_longer_than_one_write() {
     let t = template();
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
@@ -563,7 +562,7 @@ fn row_damaged_tail_longer_than_one_write() {
     let r = verify_file(&paths.journal, None).unwrap();
     let p = r.problem.expect("verify reports the zeros");
     assert_eq!((p.offset, p.torn_tail), (at, false), "{p:?}");
-    match Writer::open(&root, SESSION, &common::opts()) {
+    match Writer::open(&root, SESSION, &support::opts()) {
         Err(Error::Corrupt { offset, seq, .. }) => assert_eq!((offset, seq), (at, 3)),
         other => panic!("expected Corrupt, got {:?}", other.err()),
     }
@@ -574,7 +573,7 @@ fn row_damaged_tail_longer_than_one_write() {
 /// Writes the 3-record template to a fresh root, with `hint` (raw bytes) in the lock file.
 fn with_hint(label: &str, k: usize, hint: &[u8]) {
     let t = template();
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
@@ -624,7 +623,7 @@ fn row_tail_hint_past_eof() {
 #[test]
 fn row_stale_hint_and_torn_tail() {
     let t = template();
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
@@ -648,12 +647,12 @@ fn row_recovery_interrupted_after_quarantine() {
     let t = template();
     let b = &t.journal(3)[..t.recs[2].end as usize - 1];
     let at = t.recs[2].offset;
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
     fs::write(&paths.journal, b).unwrap();
-    let w = Writer::open(&root, SESSION, &common::opts()).unwrap();
+    let w = Writer::open(&root, SESSION, &support::opts()).unwrap();
     let q = w.recovery().unwrap().quarantine.clone();
     drop(w);
     // Put the journal back as it was before the cut; the quarantine file stays.
@@ -674,7 +673,7 @@ fn row_recovery_interrupted_after_quarantine() {
 #[test]
 fn row_damage_before_a_valid_hint() {
     let t = template();
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
     root.ensure().unwrap();
     let paths = root.session(SESSION).unwrap();
@@ -683,7 +682,7 @@ fn row_damage_before_a_valid_hint() {
     b[at as usize + 70] ^= 0x04;
     fs::write(&paths.journal, &b).unwrap();
     fs::write(&paths.lock, hint_for(4).encode()).unwrap();
-    let mut w = Writer::open(&root, SESSION, &common::opts()).unwrap();
+    let mut w = Writer::open(&root, SESSION, &support::opts()).unwrap();
     assert!(w.recovery().is_none());
     assert_eq!(w.append_event("Ev", "{}").unwrap().seq, 5);
     drop(w);

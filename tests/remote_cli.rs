@@ -3,20 +3,21 @@
 //! endpoint through the standard AWS environment variables). The fetched root works with
 //! `verify`, `replay`, `report` and `export` unchanged, giving what the original gives. A
 //! config with `ship_on_session_end` makes the hook start a detached `ship` after SessionEnd
-//! (and the hook's stdout is still only the host's JSON). Exit codes: 0 clean, 1 findings.
+//! (and the hook's stdout is still only the host's JSON); a spooled SessionEnd is merged and
+//! shipped with its journal. Exit codes: 0 clean, 1 findings.
 #![cfg(feature = "remote")]
 
-mod remote_support;
+use crate::support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-use remote_support::*;
+use support::remote::*;
 
 fn sj(root: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sjournal"));
-    c.arg("--root").arg(root).args(args);
+    let mut c = support::spawnable(root);
+    c.args(args);
     for (k, v) in env {
         c.env(k, v);
     }
@@ -33,18 +34,7 @@ fn text(o: &Output) -> String {
 }
 
 fn hook(root: &Path, json: &str) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sjournal"))
-        .arg("--root")
-        .arg(root)
-        .arg("hook")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
-    c.wait_with_output().unwrap()
+    support::run(root, &["hook"], json.as_bytes())
 }
 
 /// Destinations with the environment their commands need.
@@ -269,4 +259,59 @@ fn without_the_setting_the_hook_never_ships() {
         text(&o)
     );
     assert!(!root.join("remote").exists());
+}
+
+/// A SessionEnd spooled because the session's lock was held is shipped all the same: `ship`
+/// merges the pending spool into the journal first, as every reader does.
+#[test]
+fn ship_merges_spooled_events_first() {
+    use sjournal::format::payload::encode_event;
+    use sjournal::journal::{keep_elsewhere, Landed, Root, WriterOptions};
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    let bucket = d.path().join("bucket");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("config.toml"),
+        "[remote]\nhost_id = \"ci-host\"\n",
+    )
+    .unwrap();
+    let o = hook(
+        &root,
+        r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let end = encode_event(r#"{"session_id":"s1","hook_event_name":"SessionEnd","reason":"exit"}"#);
+    let landed = keep_elsewhere(
+        &Root::new(&root),
+        "s1",
+        &[("SessionEnd", &end)],
+        "the session's lock was held",
+        None,
+        &WriterOptions::default(),
+    )
+    .unwrap();
+    assert!(matches!(landed, Landed::Spooled { .. }), "{landed:?}");
+    let url = format!("file://{}", bucket.display());
+    let o = sj(&root, &["ship", "--session", "s1", "--to", &url], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let kinds: Vec<String> = support::records(&root, "s1")
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert!(
+        kinds.ends_with(&["sjournal.spool-merge".into(), "SessionEnd".into()]),
+        "{kinds:?}"
+    );
+    // One segment: the whole journal, the merged SessionEnd included.
+    let dir = bucket.join("v1/hosts/ci-host/sessions/s1");
+    let mut shipped = std::fs::read(dir.join("header")).unwrap();
+    shipped.extend(std::fs::read(dir.join("seg/00000000000000000001")).unwrap());
+    let journal = std::fs::read(root.join("sessions/s1.sjl")).unwrap();
+    assert!(
+        shipped == journal,
+        "shipped {} bytes of {}",
+        shipped.len(),
+        journal.len()
+    );
 }

@@ -7,16 +7,16 @@
 //! succeed, one object per seq. On every backend, the real S3 server included in CI.
 #![cfg(feature = "remote")]
 
-mod remote_support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use remote_support::*;
 use sjournal::journal::Root;
 use sjournal::remote::error::RemoteError;
 use sjournal::remote::ship::{ship_journal, NoFaults, Seam, Step};
 use sjournal::remote::{cursor, Remote};
+use support::remote::*;
 
 /// Crashes at the n-th step (counting from 0), and records every step seen.
 struct CrashAt {

@@ -6,13 +6,13 @@
 //! tampered segment is not indexed.
 #![cfg(feature = "remote")]
 
-mod remote_support;
+use crate::support;
 
-use remote_support::*;
 use sjournal::journal::Root;
 use sjournal::remote::index::{self, Options};
 use sjournal::remote::ship::{ship_journal, NoFaults};
 use sjournal::remote::{cursor, Remote};
+use support::remote::*;
 
 fn pg() -> Option<String> {
     match std::env::var("SJOURNAL_TEST_PG") {

@@ -7,13 +7,13 @@
 //! is written; a lost cursor is rebuilt by adopting what the remote holds.
 #![cfg(feature = "remote")]
 
-mod remote_support;
+use crate::support;
 
-use remote_support::*;
 use sjournal::journal::Root;
 use sjournal::remote::ship::{ship_journal, NoFaults};
 use sjournal::remote::verify::{self, Options};
 use sjournal::remote::{cursor, fetch};
+use support::remote::*;
 
 #[tokio::test]
 async fn round_trip_grow_and_fetch_on_every_backend() {

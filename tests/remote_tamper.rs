@@ -6,17 +6,17 @@
 //! named; an untouched copy verifies clean.
 #![cfg(feature = "remote")]
 
-mod remote_support;
+use crate::support;
 
 use bytes::Bytes;
 use object_store::{Attribute, Attributes, ObjectStoreExt, PutOptions, PutPayload};
-use remote_support::*;
 use sjournal::journal::Root;
 use sjournal::remote::segment::SegmentMeta;
 use sjournal::remote::ship::{ship_journal, NoFaults};
 use sjournal::remote::store::Meta;
 use sjournal::remote::verify::{self, Options};
 use sjournal::remote::{cursor, Remote};
+use support::remote::*;
 
 async fn shipped(remote: &Remote, dir: &std::path::Path, tag: &str) -> (Root, Options) {
     let root = Root::new(dir.join(format!("root-{tag}")));

@@ -8,18 +8,18 @@
 //! journal and for every `--to`; a replay from the middle must show the same changes as the
 //! full replay for the same records. The CLI's output over the same journal is pinned too.
 
-mod audit_support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use audit_support::*;
 use serde::Serialize;
 use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{decode_event, is_system_kind};
 use sjournal::format::Hash;
 use sjournal::journal::{JournalReader, Record};
 use sjournal::replay::{replay, CheckStatus, Fold, Range, Step};
+use support::*;
 
 #[derive(Debug, Default, Serialize)]
 struct MiniState {

@@ -8,14 +8,14 @@
 //! The Chromium part needs Debian's `chromium` package at /usr/bin/chromium; without it
 //! that test says so on stderr and checks only what it can without a browser.
 
-mod audit_support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use audit_support::*;
 use serde_json::Value;
+use support::*;
 
 const SESSION: &str = "report-session";
 const CHROMIUM: &str = "/usr/bin/chromium";

@@ -1,7 +1,9 @@
 //! Safety on disk. A journal file, a lock file, the sessions directory, or a link planted
 //! where recovery would write its quarantine copy: each symlink is refused (`Error::Symlink`
-//! from the library, exit 2 with a clear message from the CLI), and whatever the link points
-//! at is left exactly as it was. Session ids that look like paths
+//! from the library; from the CLI a clear message, and for reads exit 2), and whatever the
+//! link points at is left exactly as it was. A write refused that way still keeps its event
+//! (the session's policy): `append` spools it — to the root's spool, or to the fallback spool
+//! when the link is where `sessions/` should be — says why, and exits 1. Session ids that look like paths
 //! (`../../x`, absolute paths, dots, separators, NUL, newlines, very long ids) never become a
 //! path outside the root: they map to a hashed file name inside it, and the journal header
 //! keeps the id exactly as given. Every file sjournal creates (journal, lock, quarantine,
@@ -10,7 +12,7 @@
 //! Not covered here, by design: readers (verify, log) open the journal without following a
 //! link at its last component, but do not check the directories above it; they never write.
 
-mod common;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -31,18 +33,7 @@ fn victim(dir: &Path) -> (PathBuf, Vec<u8>) {
 }
 
 fn cli(root: &Path, args: &[&str], stdin: &str) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(common::bin())
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    c.wait_with_output().unwrap()
+    support::run(root, args, stdin.as_bytes())
 }
 
 fn assert_symlink_refused(out: &Output, what: &str) {
@@ -52,16 +43,26 @@ fn assert_symlink_refused(out: &Output, what: &str) {
     assert!(out.stdout.is_empty(), "{what}");
 }
 
+/// The write was refused by the link, and its event kept in a spool instead (exit 1).
+fn assert_symlink_refused_and_spooled(out: &Output, what: &str, fallback: bool) {
+    assert_eq!(out.status.code(), Some(1), "{what}: {out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("symlink"), "{what}: {err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["spooled"], true, "{what}: {v}");
+    assert_eq!(v["fallback"], fallback, "{what}: {v}");
+}
+
 #[test]
 fn symlinked_journal_is_refused() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path().join("root"));
     root.ensure().unwrap();
     let (target, content) = victim(dir.path());
     let journal = root.session(SESSION).unwrap().journal;
     symlink(&target, &journal).unwrap();
 
-    match Writer::open(&root, SESSION, &common::opts()) {
+    match Writer::open(&root, SESSION, &support::opts()) {
         Err(Error::Symlink { path }) => assert_eq!(path, journal),
         other => panic!("expected Symlink, got {:?}", other.err()),
     }
@@ -74,7 +75,7 @@ fn symlinked_journal_is_refused() {
         Err(Error::Symlink { .. })
     ));
     let out = cli(root.dir(), &["append", "--session", SESSION], r#"{"a":1}"#);
-    assert_symlink_refused(&out, "append");
+    assert_symlink_refused_and_spooled(&out, "append", false);
     let out = cli(root.dir(), &["verify", "--session", SESSION], "");
     assert_symlink_refused(&out, "verify");
     let out = cli(root.dir(), &["log", "--session", SESSION], "");
@@ -89,19 +90,19 @@ fn symlinked_journal_is_refused() {
 
 #[test]
 fn symlinked_lock_file_is_refused() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path().join("root"));
     root.ensure().unwrap();
     let (target, content) = victim(dir.path());
     let lock = root.session(SESSION).unwrap().lock;
     symlink(&target, &lock).unwrap();
 
-    match Writer::open(&root, SESSION, &common::opts()) {
+    match Writer::open(&root, SESSION, &support::opts()) {
         Err(Error::Symlink { path }) => assert_eq!(path, lock),
         other => panic!("expected Symlink, got {:?}", other.err()),
     }
     let out = cli(root.dir(), &["append", "--session", SESSION], r#"{"a":1}"#);
-    assert_symlink_refused(&out, "append");
+    assert_symlink_refused_and_spooled(&out, "append", false);
     assert_eq!(
         fs::read(&target).unwrap(),
         content,
@@ -111,7 +112,7 @@ fn symlinked_lock_file_is_refused() {
 
 #[test]
 fn symlinked_sessions_dir_is_refused() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root_dir = dir.path().join("root");
     fs::create_dir(&root_dir).unwrap();
     let elsewhere = dir.path().join("elsewhere");
@@ -121,11 +122,18 @@ fn symlinked_sessions_dir_is_refused() {
 
     assert!(matches!(root.ensure(), Err(Error::Symlink { .. })));
     assert!(matches!(
-        Writer::open(&root, SESSION, &common::opts()),
+        Writer::open(&root, SESSION, &support::opts()),
         Err(Error::Symlink { .. })
     ));
+    // The fallback spool, kept inside the test's directory.
+    let fallback = dir.path().join("fallback");
+    fs::write(
+        root_dir.join("config.toml"),
+        format!("[hook]\nfallback_spool_dir = {:?}\n", fallback),
+    )
+    .unwrap();
     let out = cli(&root_dir, &["append", "--session", SESSION], r#"{"a":1}"#);
-    assert_symlink_refused(&out, "append");
+    assert_symlink_refused_and_spooled(&out, "append", true);
     assert_eq!(
         fs::read_dir(&elsewhere).unwrap().count(),
         0,
@@ -149,7 +157,7 @@ fn tree(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn path_like_session_ids_stay_inside_the_root() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root_dir = dir.path().join("a/b/root");
     let root = Root::new(&root_dir);
     let (target, content) = victim(dir.path());
@@ -170,7 +178,7 @@ fn path_like_session_ids_stay_inside_the_root() {
     ];
     for id in &ids {
         let mut w =
-            Writer::open(&root, id, &common::opts()).unwrap_or_else(|e| panic!("{id:?}: {e}"));
+            Writer::open(&root, id, &support::opts()).unwrap_or_else(|e| panic!("{id:?}: {e}"));
         w.append_event("Ev", r#"{"ok":1}"#).unwrap();
         let path = w.path().to_owned();
         drop(w);
@@ -223,7 +231,7 @@ fn path_like_session_ids_stay_inside_the_root() {
     assert!(!dir.path().join("cli.sjl").exists() && !dir.path().join("a/cli.sjl").exists());
 
     // Ids too long for a header are refused, not truncated.
-    let e = Writer::open(&root, &"L".repeat(1025), &common::opts()).err();
+    let e = Writer::open(&root, &"L".repeat(1025), &support::opts()).err();
     assert!(matches!(e, Some(Error::InvalidSessionId { .. })), "{e:?}");
 }
 
@@ -239,7 +247,7 @@ fn cli_umask0(root: &Path, session: &str, stdin: &str) -> Output {
             "-c",
             r#"umask 000; exec "$BIN" --root "$ROOT" append --session "$S""#,
         ])
-        .env("BIN", common::bin())
+        .env("BIN", support::bin())
         .env("ROOT", root)
         .env("S", session)
         .stdin(Stdio::piped())
@@ -253,7 +261,7 @@ fn cli_umask0(root: &Path, session: &str, stdin: &str) -> Output {
 
 #[test]
 fn files_are_0600_and_directories_0700() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root_dir = dir.path().join("new/root");
     let root = Root::new(&root_dir);
 
@@ -269,13 +277,13 @@ fn files_are_0600_and_directories_0700() {
         .set_len(len - 3)
         .unwrap();
     assert!(cli_umask0(&root_dir, "perm", r#"{"n":2}"#).status.success());
-    let quarantined = common::quarantine_files(&paths.dir);
+    let quarantined = support::quarantine_files(&paths.dir);
     assert_eq!(quarantined.len(), 1);
     // A rescue journal: damage the middle, then append (refused, rescued).
-    let mut b = common::read(&paths.journal);
-    let first = common::parse(&b).records[0].offset as usize;
+    let mut b = support::read(&paths.journal);
+    let first = support::parse(&b).records[0].offset as usize;
     b[first + 10] ^= 0xff;
-    common::overwrite(&paths.journal, &b);
+    support::overwrite(&paths.journal, &b);
     // Drop the tail hint, which would let the writer skip straight to the (intact) end.
     fs::write(&paths.lock, b"").unwrap();
     let out = cli_umask0(&root_dir, "perm", r#"{"n":3}"#);
@@ -304,22 +312,26 @@ fn files_are_0600_and_directories_0700() {
 /// journal and the link's target stay as they were.
 #[test]
 fn symlinked_quarantine_path_is_refused() {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path().join("root"));
     let (target, content) = victim(dir.path());
-    let path = common::write_events(&root, SESSION, &[r#"{"a":1}"#.into(), r#"{"b":2}"#.into()]);
-    let full = common::read(&path);
+    let path = support::write_events(&root, SESSION, &[r#"{"a":1}"#.into(), r#"{"b":2}"#.into()]);
+    let full = support::read(&path);
     let torn = &full[..full.len() - 5];
     fs::write(&path, torn).unwrap();
     let paths = root.session(SESSION).unwrap();
     fs::write(&paths.lock, b"").unwrap();
-    let at = common::parse(torn).stop.unwrap().offset as usize;
+    let at = support::parse(torn).stop.unwrap().offset as usize;
     let digest = sjournal::format::hash::content_hash(&torn[at..]).to_hex();
     let name = format!("{SESSION}.sjl.quarantine-{at}-{}.bin", &digest[..16]);
     symlink(&target, paths.dir.join(name)).unwrap();
 
-    let e = Writer::open(&root, SESSION, &common::opts()).err();
+    let e = Writer::open(&root, SESSION, &support::opts()).err();
     assert!(matches!(e, Some(Error::Symlink { .. })), "{e:?}");
-    assert_eq!(common::read(&path), torn, "the tail was cut without a copy");
+    assert_eq!(
+        support::read(&path),
+        torn,
+        "the tail was cut without a copy"
+    );
     assert_eq!(fs::read(&target).unwrap(), content);
 }

@@ -5,12 +5,12 @@
 //! prints no progress bar when stderr is not a terminal (the bar is for people, never for
 //! pipes or `--json`).
 
-mod audit_support;
+use crate::support;
 
 use std::path::Path;
 
-use audit_support::*;
 use serde_json::Value;
+use support::*;
 
 fn append(root: &Path, session: &str, json: &str) {
     sjournal(root)

@@ -4,17 +4,16 @@
 //! a full replay, byte-identical to a replay without any snapshot. Also: written files are
 //! 0600 and never follow a link; `--at` before the snapshot replays from the start.
 
-#[path = "fold_support/mod.rs"]
-mod common;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{event, replay, temp_root, write_journal};
 use sjournal::fold::FOLD_VERSION;
 use sjournal::journal::Root;
 use sjournal::snapshot::{
     self, load_state, maybe_snapshot, LoadOptions, SnapshotHeader, SnapshotUse, HEADER_LEN,
 };
+use support::{event, replay, temp_root, write_journal};
 
 const S: &str = "snap-session";
 

@@ -6,16 +6,16 @@
 //! once the next writer recovers it, the recovery record and the new event show up. Closing
 //! the follower's output ends it.
 
-mod audit_support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use audit_support::*;
 use serde_json::Value;
+use support::*;
 
 /// Generous bound on how long to wait for a line before calling the test failed.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -30,9 +30,7 @@ fn append(root: &Path, session: &str, i: u32) {
 
 /// Starts `tail --follow --json`; its stdout lines arrive on the returned channel.
 fn follow(root: &Path, session: &str) -> (Child, Receiver<String>) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("sjournal"))
-        .arg("--root")
-        .arg(root)
+    let mut child = support::spawnable(root)
         .args(["tail", "--follow", "--json", "--interval-ms", "20"])
         .args(["--session", session])
         .stdout(Stdio::piped())

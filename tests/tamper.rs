@@ -12,16 +12,15 @@
 //! records, leaves a journal that verifies. Only a head hash kept elsewhere (a checkpoint,
 //! issue 5) catches it; the tests show that the head verify reports does change.
 
-mod common;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
-use common::{fix_crc, parse, read, Rec};
 use sjournal::format::header::Header;
 use sjournal::format::record;
 use sjournal::journal::{verify_file, Root};
+use support::{fix_crc, parse, read, Rec};
 
 const SESSION: &str = "tamper";
 
@@ -72,9 +71,7 @@ fn assert_reported(root: &Root, session: &str, path: &Path, offset: u64, what: &
         p.what
     );
 
-    let out = Command::new(common::bin())
-        .arg("--root")
-        .arg(root.dir())
+    let out = support::sjournal(root.dir())
         .args(["verify", "--json", "--session", session])
         .output()
         .unwrap();
@@ -216,10 +213,12 @@ fn record_copied_from_another_journal_is_caught() {
 }
 
 fn fixture_of(session: &str) -> Fixture {
-    let dir = common::scratch();
+    let dir = support::scratch();
     let root = Root::new(dir.path());
-    let events: Vec<String> = (0..6).map(|i| common::event_json(i, 30 + 20 * i)).collect();
-    let path = common::write_events(&root, session, &events);
+    let events: Vec<String> = (0..6)
+        .map(|i| support::event_json(i, 30 + 20 * i))
+        .collect();
+    let path = support::write_events(&root, session, &events);
     let bytes = read(&path);
     let p = parse(&bytes);
     Fixture {

@@ -7,10 +7,7 @@
 //! which sends the interrupted event again under the same key (at-least-once). Waiting for
 //! the detached process is bounded polling on outcomes; nothing asserts a duration.
 
-#[path = "hook_support/mod.rs"]
-mod common;
-#[path = "webhook_support/mod.rs"]
-mod webhook_support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,7 +15,7 @@ use std::time::Duration;
 
 use sjournal::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use sjournal::journal::{JournalReader, Root};
-use webhook_support::{distinct, wait_delivered, wait_until, Mode, Receiver};
+use support::webhook::{distinct, wait_delivered, wait_until, Mode, Receiver};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -27,7 +24,7 @@ fn configure(root: &Path, url: &str, extra: &str) {
         root.join("config.toml"),
         format!(
             "[hook]\ndeadline_ms = {}\n\n[[webhook]]\nname = \"ci\"\nevents = [\"PostToolUse\", \"Stop\"]\nurl = \"{url}\"\n{extra}",
-            common::PATIENT_MS
+            support::PATIENT_MS
         ),
     )
     .unwrap();
@@ -41,7 +38,7 @@ fn tool_event(session: &str, i: usize) -> String {
 }
 
 fn hook(root: &Path, json: &str) {
-    let out = common::run(root, &["hook"], json.as_bytes());
+    let out = support::run(root, &["hook"], json.as_bytes());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.is_empty(), "the hook complained: {stderr}");
@@ -66,7 +63,7 @@ fn events(root: &Path, session: &str) -> BTreeMap<u64, (String, String, String)>
 }
 
 fn attempts(root: &Path, session: &str) -> Vec<Webhook> {
-    common::payloads(root, session, KIND_WEBHOOK)
+    support::payloads(root, session, KIND_WEBHOOK)
         .into_iter()
         .map(|(seq, _, p)| payload::decode_system(seq, &p).unwrap())
         .collect()
@@ -131,12 +128,12 @@ fn each_event_is_delivered_once_with_its_idempotency_key() {
     }
 
     // A deliverer run by hand finds nothing owed: still one POST per event.
-    let out = common::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
+    let out = support::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("delivered 0, 0 pending"), "{text}");
     assert_eq!(rx.posts().len(), 4);
-    let st = webhook_support::status(dir.path(), s);
+    let st = support::webhook::status(dir.path(), s);
     assert_eq!(
         (st[0]["delivered"].as_u64(), st[0]["pending"].as_u64()),
         (Some(4), Some(0))
@@ -146,7 +143,7 @@ fn each_event_is_delivered_once_with_its_idempotency_key() {
 #[test]
 fn an_endpoint_down_for_a_while_gets_every_event_once_it_is_up() {
     let dir = tempfile::tempdir().unwrap();
-    let port = webhook_support::free_port();
+    let port = support::webhook::free_port();
     let url = format!("http://127.0.0.1:{port}/in");
     configure(
         dir.path(),
@@ -234,14 +231,14 @@ fn a_deliverer_killed_mid_post_leaves_the_rest_to_the_next_run() {
     let s = "wh-crash";
     // Appended, not hooked: no deliverer starts by itself; this test runs its own.
     for i in 0..5 {
-        let out = common::run(
+        let out = support::run(
             dir.path(),
             &["append", "--session", s],
             tool_event(s, i).as_bytes(),
         );
         assert_eq!(out.status.code(), Some(0), "{out:?}");
     }
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = std::process::Command::new(support::bin())
         .arg("--root")
         .arg(dir.path())
         .args(["webhook", "deliver", "--session", s])
@@ -261,7 +258,7 @@ fn a_deliverer_killed_mid_post_leaves_the_rest_to_the_next_run() {
     );
 
     rx.set_mode(Mode::Ok);
-    let out = common::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
+    let out = support::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 
     let journaled = events(dir.path(), s);

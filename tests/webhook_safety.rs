@@ -7,17 +7,14 @@
 //! a mistaken `[[webhook]]` is refused with what, where and what to do, while the hook still
 //! keeps the event. No durations are asserted.
 
-#[path = "hook_support/mod.rs"]
-mod common;
-#[path = "webhook_support/mod.rs"]
-mod webhook_support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;
 
 use sjournal::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use sjournal::journal::Root;
-use webhook_support::{run_bounded, wait_delivered, wait_until, Mode, Receiver};
+use support::webhook::{run_bounded, wait_delivered, wait_until, Mode, Receiver};
 
 const LIMIT: Duration = Duration::from_secs(120);
 /// How long a hook may take in the hanging-endpoint test before it counts as held (its
@@ -31,7 +28,7 @@ fn event(session: &str, i: usize) -> String {
 }
 
 fn attempts(root: &Path, session: &str) -> Vec<Webhook> {
-    common::payloads(root, session, KIND_WEBHOOK)
+    support::payloads(root, session, KIND_WEBHOOK)
         .into_iter()
         .map(|(seq, _, p)| payload::decode_system(seq, &p).unwrap())
         .collect()
@@ -67,13 +64,13 @@ fn a_hanging_endpoint_never_holds_the_hook() {
         if i == 0 {
             // The first hook started the deliverer, which is now stuck in its POST.
             wait_until(LIMIT, || rx.held() == 1, || format!("{:#?}", rx.posts()));
-            pid = webhook_support::deliverer(&root, s);
+            pid = support::webhook::deliverer(&root, s);
             assert!(pid.is_some(), "the deliverer runs on, detached");
         }
     }
     // Every event is in the journal (none spooled), and the one deliverer still hangs in
     // its first POST: the later hooks left the events to it.
-    let kinds: Vec<String> = common::records(dir.path(), s)
+    let kinds: Vec<String> = support::records(dir.path(), s)
         .into_iter()
         .map(|(_, k, _)| k)
         .collect();
@@ -86,10 +83,10 @@ fn a_hanging_endpoint_never_holds_the_hook() {
         "{spool:?}"
     );
     assert_eq!(rx.held(), 1);
-    assert_eq!(webhook_support::deliverer(&root, s), pid);
-    let st = webhook_support::status(dir.path(), s);
+    assert_eq!(support::webhook::deliverer(&root, s), pid);
+    let st = support::webhook::status(dir.path(), s);
     assert_eq!(st[0]["pending"], 4, "{st:#?}");
-    webhook_support::kill(pid.unwrap());
+    support::webhook::kill(pid.unwrap());
 }
 
 const TOKEN: &str = "tok-5f1e9a7c-never-journal-me";
@@ -103,14 +100,14 @@ fn secrets_reach_the_endpoint_and_nothing_else() {
         dir.path().join("config.toml"),
         format!(
             "[hook]\ndeadline_ms = {}\n\n[[webhook]]\nname = \"ci\"\nevents = [\"PostToolUse\"]\nurl = \"{}?token=${{SJOURNAL_WEBHOOK_TOKEN}}\"\nheaders = {{ Authorization = \"Bearer ${{SJOURNAL_WEBHOOK_TOKEN}}\", X-Team = \"blue\" }}\n[webhook.retry]\nattempts = 50\nbackoff_ms = 20\nmax_backoff_ms = 50\n",
-            common::PATIENT_MS,
+            support::PATIENT_MS,
             rx.url("/in")
         ),
     )
     .unwrap();
     let s = "wh-secret";
     let env = [("SJOURNAL_WEBHOOK_TOKEN", TOKEN)];
-    let out = common::run_env(dir.path(), &["hook"], event(s, 0).as_bytes(), &env);
+    let out = support::run_env(dir.path(), &["hook"], event(s, 0).as_bytes(), &env);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     wait_until(LIMIT, || !rx.posts().is_empty(), || "no POST".into());
     rx.set_mode(Mode::Ok);
@@ -164,7 +161,7 @@ fn secrets_reach_the_endpoint_and_nothing_else() {
         vec!["webhook", "deliver", "--all"],
         vec!["verify", "--session", s],
     ] {
-        let out = common::run_env(dir.path(), &args, b"", &env);
+        let out = support::run_env(dir.path(), &args, b"", &env);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
         for stream in [&out.stdout, &out.stderr] {
             let text = String::from_utf8_lossy(stream);
@@ -197,13 +194,13 @@ fn a_missing_variable_is_a_clear_journaled_failure() {
     )
     .unwrap();
     let s = "wh-unset";
-    let out = common::run(
+    let out = support::run(
         dir.path(),
         &["append", "--session", s],
         event(s, 0).as_bytes(),
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let out = common::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
+    let out = support::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
     assert_eq!(out.status.code(), Some(1), "still owed: {out:?}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -217,7 +214,7 @@ fn a_missing_variable_is_a_clear_journaled_failure() {
     assert_eq!(recs[0].retry_in_ms, None, "a retry cannot fix it");
     // With the variable set, the next run delivers.
     let env = [("SJOURNAL_TEST_UNSET_TOKEN", "now-it-is-set")];
-    let out = common::run_env(dir.path(), &["webhook", "deliver", "--all"], b"", &env);
+    let out = support::run_env(dir.path(), &["webhook", "deliver", "--all"], b"", &env);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(rx.accepted().len(), 1);
     assert_eq!(attempts(dir.path(), s)[1].attempt, 2);
@@ -253,7 +250,7 @@ fn mistaken_webhook_config_is_refused_clearly_and_the_hook_still_keeps_the_event
     ] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("config.toml"), config).unwrap();
-        let out = common::run(dir.path(), &["webhook", "status"], b"");
+        let out = support::run(dir.path(), &["webhook", "status"], b"");
         assert_eq!(out.status.code(), Some(2), "{config}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         let file = dir.path().join("config.toml");
@@ -261,9 +258,9 @@ fn mistaken_webhook_config_is_refused_clearly_and_the_hook_still_keeps_the_event
         assert!(err.contains(&file.display().to_string()), "names the file: {err}");
         assert!(err.contains("fix it"), "says what to do: {err}");
 
-        let out = common::run(dir.path(), &["hook"], event("wh-bad", 0).as_bytes());
+        let out = support::run(dir.path(), &["hook"], event("wh-bad", 0).as_bytes());
         assert_eq!(out.status.code(), Some(0));
         assert!(String::from_utf8_lossy(&out.stderr).contains(says));
-        assert_eq!(common::records(dir.path(), "wh-bad").len(), 1, "kept");
+        assert_eq!(support::records(dir.path(), "wh-bad").len(), 1, "kept");
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod output;
+pub mod pending;
 pub mod progress;
 
 use std::path::PathBuf;
@@ -17,7 +18,8 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0  success: nothing wrong was found
   1  findings: a journal has a problem, a checkpoint is not extended or its signature is bad,
-     an event had to go to the rescue journal (details on stderr, or in the --json output);
+     an event had to go to the rescue journal or the spool, spooled events are still pending
+     (details on stderr, or in the --json output);
      fire: the maximum was reached; once/unseen: no new key; slot set: compare-and-set
      conflict; slot get/list show: empty
   2  error: bad input, unreadable journal, no such session; nothing was changed
@@ -52,6 +54,7 @@ pub enum Command {
     Inspect(commands::inspect::Args),
     Export(commands::export::Args),
     Import(commands::import::Args),
+    Flush(commands::flush::Args),
     Checkpoint(commands::checkpoint::Args),
     Tail(commands::tail::Args),
     Sessions(commands::sessions::Args),
@@ -95,6 +98,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Inspect(a) => commands::inspect::run(a),
             Command::Export(a) => commands::export::run(&root()?, a),
             Command::Import(a) => commands::import::run(&root()?, a),
+            Command::Flush(a) => commands::flush::run(&root()?, a),
             Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
             Command::Tail(a) => commands::tail::run(&root()?, a),
             Command::Sessions(a) => commands::sessions::run(&root()?, a),
@@ -153,6 +157,83 @@ pub fn existing_session(root: &Root, session: &str) -> Result<SessionPaths, Erro
         });
     }
     Ok(paths)
+}
+
+/// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
+/// defaults if it has none, or cannot be read).
+pub fn writer_options(root: &Root) -> crate::journal::WriterOptions {
+    crate::hook::config::Config::load(root)
+        .map(|c| c.writer_options())
+        .unwrap_or_default()
+}
+
+/// Prints where a write landed. In the journal: `ok_line` of its first record, and `Ok`.
+/// Elsewhere — the rescue journal (the journal is damaged) or the spool (merged later; maybe
+/// the fallback spool, outside the root) — a JSON line saying where, a note on stderr, and
+/// `Findings` (exit 1).
+pub fn print_landed(
+    out: &mut impl std::io::Write,
+    root: &Root,
+    session: &str,
+    landed: &crate::journal::Landed,
+    ok_line: impl Fn(&crate::journal::Appended) -> String,
+) -> Result<Outcome, Error> {
+    use crate::journal::Landed;
+    let outcome = match landed {
+        Landed::Journal { appended } => {
+            if let Some(a) = appended.first() {
+                output::line(out, &ok_line(a))?;
+            }
+            Ok(Outcome::Ok)
+        }
+        Landed::Rescue { appended, cause } => {
+            let a = appended.first().copied();
+            let rescue = root.session(session)?.rescue;
+            output::line(
+                out,
+                &serde_json::json!({
+                    "seq": a.map(|a| a.seq), "hash": a.map(|a| a.hash.to_hex()), "rescued": true,
+                    "rescue_journal": rescue,
+                })
+                .to_string(),
+            )?;
+            report_error(cause);
+            eprintln!(
+                "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
+                a.map_or(0, |a| a.seq),
+                rescue.display()
+            );
+            Ok(Outcome::Findings)
+        }
+        Landed::Spooled {
+            files,
+            reason,
+            fallback,
+            ..
+        } => {
+            output::line(
+                out,
+                &serde_json::json!({
+                    "spooled": true, "spool_file": files.first(), "fallback": fallback,
+                    "reason": reason,
+                })
+                .to_string(),
+            )?;
+            eprintln!(
+                "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
+                 and will be merged by the next writer, reader or `sjournal flush`",
+                files.first().map(|f| f.display().to_string()).unwrap_or_default(),
+                if *fallback {
+                    ", OUTSIDE the root and less durable there (lost if the machine restarts first)"
+                } else {
+                    ""
+                }
+            );
+            Ok(Outcome::Findings)
+        }
+    };
+    out.flush().map_err(output::write_err)?;
+    outcome
 }
 
 /// Prints an error and its chain of causes to stderr.

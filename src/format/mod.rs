@@ -5,6 +5,7 @@ pub mod hash;
 pub mod header;
 pub mod payload;
 pub mod record;
+pub mod spool;
 
 pub use hash::{Hash, HASH_LEN};
 pub use header::Header;

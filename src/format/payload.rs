@@ -75,11 +75,27 @@ pub struct Recovered {
 }
 
 /// Input that did not parse as JSON, kept as it came.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Unparsed {
+    /// The input; only its first bytes when `input_len` says it was longer.
     #[serde(with = "serde_bytes")]
     pub raw: Vec<u8>,
     pub error: String,
+    /// Set when the input was longer than a record can hold: its whole length in bytes
+    /// (`raw` keeps the first ones; the rest was read, hashed and dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_len: Option<u64>,
+    /// blake3 (unkeyed, hex) of the whole input, with `input_len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_blake3: Option<String>,
+}
+
+impl Unparsed {
+    /// Bytes of the input that are not in `raw` (0 when it is whole).
+    pub fn bytes_left_out(&self) -> u64 {
+        self.input_len
+            .map_or(0, |n| n.saturating_sub(self.raw.len() as u64))
+    }
 }
 
 /// Sets a context entry. `channel` is `persistent` (kept until cleared, survives compaction),
@@ -275,6 +291,10 @@ pub struct SpoolMergeEntry {
     pub reason: String,
     /// blake3 of each record as merged (`kind`, a zero byte, `payload`), hex, in order.
     pub records: Vec<String>,
+    /// The file waited in the fallback spool, outside the root (the root could not take it:
+    /// full, read-only, unwritable); less durable there (often a tmpfs, lost on reboot).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fallback: bool,
 }
 
 /// How a webhook attempt ended.
@@ -359,12 +379,17 @@ pub fn to_json(seq: u64, kind: &str, payload: &[u8]) -> Result<Box<serde_json::v
         // JSON has no byte strings: show the raw input as (lossy) text and exactly, in base64.
         use base64::Engine;
         let u: Unparsed = decode_system(seq, payload)?;
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "raw": String::from_utf8_lossy(&u.raw),
             "raw_base64": base64::engine::general_purpose::STANDARD.encode(&u.raw),
             "error": u.error,
-        })
-        .to_string()
+        });
+        if let (Some(len), Some(hash)) = (u.input_len, &u.input_blake3) {
+            v["input_len"] = len.into();
+            v["input_blake3"] = hash.as_str().into();
+            v["bytes_left_out"] = u.bytes_left_out().into();
+        }
+        v.to_string()
     } else if is_system_kind(kind) {
         let v: serde_json::Value = decode_system(seq, payload)?;
         serde_json::to_string(&v).expect("a Value serializes")
@@ -441,6 +466,7 @@ mod tests {
         let p = encode_system(&Unparsed {
             raw: b"not json\xff".to_vec(),
             error: "expected value".into(),
+            ..Unparsed::default()
         });
         let v: serde_json::Value =
             serde_json::from_str(to_json(3, KIND_UNPARSED, &p).unwrap().get()).unwrap();

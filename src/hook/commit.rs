@@ -1,49 +1,37 @@
-//! Making the event durable, whatever the journal's state: into the session's journal (with
-//! the exec records and the injected context in the same batch), else into its rescue
-//! journal (when the journal refuses appends because it is damaged), else into the spool
-//! (when the lock is held past the deadline, the disk refused the write, ...).
+//! The hook's write: the event, its `sjournal.host` record (when `--host` overrode the
+//! detected host), its exec records and the context injected for it, as one batch, by the session's policy (journal, else rescue journal, else spool, else fallback
+//! spool; see `journal::session`). Context is rendered from the session's state with the
+//! batch folded in ([`Session::preview`]) — or, when the session cannot be opened (its lock is
+//! held past the deadline, the root cannot be written), from what is readable of the journal.
 //!
 //! The caller passes `claim`: it is called right before the one write that makes the event
 //! durable, and returns false if the hook's watchdog has already taken the event over (it
 //! spools it itself when the deadline passes); the event is then not written here.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::context::Policy;
+use crate::context::{self, Extras, Injection, InjectionPoint, Policy};
 use crate::error::{Error, Result};
+use crate::fold::State;
 use crate::format::payload::{self, Exec, HostOverride, KIND_EXEC, KIND_HOST, KIND_INJECTED};
-use crate::hook::context_bridge::{Context, ContextSource, PendingEvent};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
-use crate::journal::spool::{self, Attempted};
-use crate::journal::writer::now_unix_ns;
-use crate::journal::{Root, Target, Writer, WriterOptions};
+use crate::hook::Checkpoints;
+use crate::journal::session::fold_pending;
+use crate::journal::WriterOptions;
+use crate::journal::{self, keep_elsewhere, Batch, Landed, MergeReport, Root, Session};
+use crate::limits::INPUT_MAX_BYTES;
+use crate::snapshot::{self, LoadOptions};
 
-/// Where the event ended up.
-#[derive(Debug)]
-pub enum Landed {
-    Journal {
-        seq: u64,
-    },
-    /// The journal refused appends (`cause`); the event is in the rescue journal.
-    Rescue {
-        seq: u64,
-        cause: Error,
-    },
-    /// Spooled (`reason`), to be merged into the journal by the next writer.
-    Spooled {
-        path: PathBuf,
-        reason: String,
-    },
-    /// The watchdog took the event over before it was written here.
-    TakenOver,
-}
+/// Rendered context, ready to inject, with what it is made of (journaled in the
+/// `sjournal.injected` record).
+pub type Context = Injection;
 
+/// What was written, and the context that went with it.
 #[derive(Debug)]
 pub struct Committed {
-    pub landed: Landed,
-    /// The context that was journaled with the event, to print.
+    pub written: journal::Committed,
+    /// The context journaled with the event, to print.
     pub context: Option<Context>,
 }
 
@@ -54,153 +42,151 @@ pub struct Request<'a> {
     pub execs: Vec<Exec>,
     /// Render context for this event.
     pub want_context: bool,
+    /// The injection policy (budgets), from the configuration.
     pub policy: Policy,
+    /// How the session is opened (the fallback spool, the merge budget); its deadline is
+    /// replaced by `lock_deadline`.
+    pub writer: WriterOptions,
+    /// Give up waiting for the session's lock at this instant.
     pub lock_deadline: Instant,
-    pub source: &'a dyn ContextSource,
+    /// When the session cannot be opened, context is still rendered from the readable
+    /// journal, if that can start before this instant.
+    pub render_by: Instant,
+    pub checkpoints: Option<&'a dyn Checkpoints>,
 }
 
-/// Commits the event. `Err` only if it could not be made durable anywhere.
+/// Commits the event. None if the watchdog took it over first; `Err` only if it could be
+/// kept nowhere.
 pub fn commit(
-    req: Request<'_>,
-    claim: &dyn Fn() -> bool,
-    diag: &mut Vec<String>,
-) -> Result<Committed> {
-    let cap = req.captured;
-    let opts = WriterOptions {
-        deadline: Some(req.lock_deadline),
-    };
-    let reason = match Writer::open(req.root, &cap.session_id, &opts) {
-        Ok(w) => {
-            note_spool(w.spool_report(), diag);
-            let attempted = Attempted {
-                offset: w.len(),
-                seq: w.next_seq(),
-            };
-            match append_with_context(w, &req, claim, diag) {
-                Ok(c) => return Ok(c),
-                Err(e) => {
-                    // The write may have reached the file (a failed fsync): the spool entry
-                    // says where, so the merge does not repeat it if it did.
-                    let reason = e.to_string();
-                    let path =
-                        spool_captured(req.root, cap, &req.execs, &reason, Some(attempted), diag)?;
-                    return Ok(Committed {
-                        landed: Landed::Spooled { path, reason },
-                        context: None,
-                    });
-                }
-            }
-        }
-        Err(
-            cause @ (Error::Corrupt { .. }
-            | Error::BadHeader { .. }
-            | Error::SessionMismatch { .. }),
-        ) => {
-            let rescued =
-                Writer::open_with(req.root, &cap.session_id, Target::Rescue, &opts, |f| f)
-                    .and_then(|mut w| {
-                        if !claim() {
-                            return Ok(None);
-                        }
-                        let execs = encode_execs(&req.execs, w.next_seq());
-                        let host = host_record(cap, w.next_seq());
-                        let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
-                        items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
-                        items.extend(execs.iter().map(|p| (KIND_EXEC, p.as_slice())));
-                        Ok(Some(w.append_batch(&items)?[0].seq))
-                    });
-            match rescued {
-                Ok(Some(seq)) => {
-                    return Ok(Committed {
-                        landed: Landed::Rescue { seq, cause },
-                        context: None,
-                    })
-                }
-                Ok(None) => return Ok(taken_over()),
-                Err(e) => format!("{cause}; and the rescue journal: {e}"),
-            }
-        }
-        Err(e) => e.to_string(),
-    };
-    // The journal could not take it now: spool it (the claim may already be held, after a
-    // failed append; claiming twice from this thread is fine).
-    if !claim() {
-        return Ok(taken_over());
-    }
-    let path = spool_captured(req.root, cap, &req.execs, &reason, None, diag)?;
-    Ok(Committed {
-        landed: Landed::Spooled { path, reason },
-        context: None,
-    })
-}
-
-fn taken_over() -> Committed {
-    Committed {
-        landed: Landed::TakenOver,
-        context: None,
-    }
-}
-
-fn append_with_context(
-    w: Writer,
     req: &Request<'_>,
     claim: &dyn Fn() -> bool,
     diag: &mut Vec<String>,
-) -> Result<Committed> {
+) -> Option<Result<Committed>> {
     let cap = req.captured;
-    let seq = w.next_seq();
-    let ts = now_unix_ns();
-    let mut execs = req.execs.clone();
-    for e in &mut execs {
-        e.event_seq = seq;
-    }
-    let context = match (&cap.raw_json, cap.protocol, req.want_context) {
-        (Some(raw), Some(protocol), true) => {
-            let pending = PendingEvent {
-                root: req.root,
-                session_id: &cap.session_id,
-                seq,
-                ts_unix_ns: ts,
-                kind: &cap.kind,
-                raw_json: raw,
-                execs: &execs,
-                protocol,
-                policy: &req.policy,
-            };
-            match req.source.render(&pending) {
-                Ok(c) => c.filter(|c| !c.text.is_empty()),
-                Err(e) => {
-                    diag.push(format!(
-                        "rendering the context failed: {e}; nothing is injected"
-                    ));
-                    None
-                }
-            }
-        }
-        _ => None,
+    let opts = WriterOptions {
+        deadline: Some(req.lock_deadline),
+        ..req.writer.clone()
     };
-    let exec_payloads = encode_execs(&execs, seq);
-    let injected = context
-        .as_ref()
-        .map(|c| payload::encode_system(&c.record(seq, &cap.kind)));
-    let host = host_record(cap, seq);
-    let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
-    items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
-    items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
-    if let Some(p) = &injected {
-        items.push((KIND_INJECTED, p));
+    match Session::open(req.root, &cap.session_id, &opts) {
+        Ok(mut s) => {
+            note_merge(s.merge_report(), diag);
+            let seq = s.next_seq();
+            let mut batch = event_batch(cap, &req.execs, seq);
+            if let Some(c) = req.checkpoints {
+                c.locked();
+            }
+            let context = if req.want_context && cap.raw_json.is_some() {
+                match preview(&mut s, req, &batch) {
+                    Ok((at, state)) => render(&state, cap, at, &req.policy),
+                    Err(e) => {
+                        diag.push(format!(
+                            "loading the session's state failed: {e}; nothing is injected"
+                        ));
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            if req.want_context {
+                diag.extend(s.warnings().unwrap_or_default());
+            }
+            if let Some(c) = &context {
+                batch.push(
+                    KIND_INJECTED,
+                    payload::encode_system(&c.record(seq, &cap.kind)),
+                );
+            }
+            let written = s.commit_if(&batch, claim)?;
+            Some(written.map(|written| Committed { written, context }))
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            let mut batch = event_batch(cap, &req.execs, 0);
+            let context =
+                (req.want_context && cap.raw_json.is_some() && Instant::now() < req.render_by)
+                    .then(|| readable_context(req, &batch, diag))
+                    .flatten();
+            if let Some(c) = &context {
+                batch.push(
+                    KIND_INJECTED,
+                    payload::encode_system(&c.record(0, &cap.kind)),
+                );
+            }
+            if !claim() {
+                return None;
+            }
+            Some(spool(req, &batch, &reason).map(|landed| Committed {
+                written: landed.into(),
+                context,
+            }))
+        }
     }
-    if !claim() {
-        return Ok(taken_over());
+}
+
+/// The state the event's context is rendered from, and the event's seq in it: the session's
+/// state with the batch folded in. When the event will be spooled behind older spooled events
+/// this hook did not merge (a backlog), those are folded first, as the merge will put them
+/// before it: what the context says, and what it leaves out as already said, is then what a
+/// replay of the merged journal re-derives.
+fn preview(s: &mut Session, req: &Request<'_>, batch: &Batch) -> Result<(u64, State)> {
+    if s.merge_report().backlog == 0 {
+        // The event's seq in the folded state (the journal's, except in rescue mode).
+        let at = s.next_state_seq()?;
+        return Ok((at, s.preview(batch)?));
     }
-    // Group commit: the lock is given up before the fsync, so parallel hooks of the same
-    // session (parallel tool calls) share device flushes; acknowledged after the sync.
-    let appended = w.append_batch_and_release_at(ts, &items)?;
-    debug_assert_eq!(appended[0].seq, seq);
-    Ok(Committed {
-        landed: Landed::Journal { seq },
-        context,
-    })
+    let waiting = journal::pending_spool(req.root, &req.captured.session_id, &req.writer)?;
+    let mut state = s.state()?.clone();
+    fold_pending(&mut state, &waiting);
+    let at = state.seq + 1;
+    batch.fold_into(&mut state, at);
+    Ok((at, state))
+}
+
+/// Keeps the batch outside the journal (the spool, else the fallback spool). If it does not
+/// fit in a spool file, the event alone is kept (with its `sjournal.host` record).
+fn spool(req: &Request<'_>, batch: &Batch, reason: &str) -> Result<Landed> {
+    let id = &req.captured.session_id;
+    let items = batch.items();
+    match keep_elsewhere(req.root, id, &items, reason, None, &req.writer) {
+        Err(Error::TooLarge { .. }) if items.len() > 1 => {
+            let reason = format!(
+                "{reason} (its exec and context records did not fit in a spool file with it and \
+                 were left out)"
+            );
+            let host = usize::from(items.get(1).is_some_and(|(k, _)| *k == KIND_HOST));
+            keep_elsewhere(req.root, id, &items[..1 + host], &reason, None, &req.writer)
+        }
+        r => r,
+    }
+}
+
+/// The watchdog's write of an event it took over: spooled, as it stands (with its
+/// `sjournal.host` record).
+pub fn spool_captured(
+    root: &Root,
+    cap: &Captured,
+    reason: &str,
+    writer: &WriterOptions,
+) -> Result<Landed> {
+    let batch = event_batch(cap, &[], 0);
+    keep_elsewhere(root, &cap.session_id, &batch.items(), reason, None, writer)
+}
+
+/// The event, its `sjournal.host` record if any, then its exec records (all pointing at
+/// `event_seq`; a spool merge sets the seq the event gets).
+fn event_batch(cap: &Captured, execs: &[Exec], event_seq: u64) -> Batch {
+    let mut batch = Batch::new();
+    batch.push(&cap.kind, cap.payload.clone());
+    if let Some(h) = host_record(cap, event_seq) {
+        batch.push(KIND_HOST, h);
+    }
+    for e in execs {
+        let mut e = e.clone();
+        e.event_seq = event_seq;
+        batch.push(KIND_EXEC, payload::encode_system(&e));
+    }
+    batch
 }
 
 /// The `sjournal.host` record that follows the event when `--host` named another host than
@@ -214,63 +200,93 @@ fn host_record(cap: &Captured, event_seq: u64) -> Option<Vec<u8>> {
     }))
 }
 
-fn encode_execs(execs: &[Exec], event_seq: u64) -> Vec<Vec<u8>> {
-    execs
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            e.event_seq = event_seq;
-            payload::encode_system(&e)
-        })
-        .collect()
+/// The context for the event that gets `event_seq` in `state` (the state with the event's
+/// batch folded in, up to its exec records): the hook's one call to the injection policy,
+/// the same call a replay re-derives. None when there is nothing to inject.
+fn render(state: &State, cap: &Captured, event_seq: u64, policy: &Policy) -> Option<Context> {
+    let raw = cap.raw_json.as_deref()?;
+    let at = InjectionPoint::of_record(&cap.kind, raw, event_seq);
+    let r = context::inject(state, &at, policy, &Extras::default());
+    (!r.is_empty()).then_some(r)
 }
 
-/// Spools the event (and its exec records, if they fit).
-pub fn spool_captured(
-    root: &Root,
-    cap: &Captured,
-    execs: &[Exec],
-    reason: &str,
-    attempted: Option<Attempted>,
-    diag: &mut Vec<String>,
-) -> Result<PathBuf> {
-    let exec_payloads = encode_execs(execs, 0);
-    let host = host_record(cap, 0);
-    let mut items: Vec<(&str, &[u8])> = vec![(&cap.kind, &cap.payload)];
-    items.extend(host.iter().map(|p| (KIND_HOST, p.as_slice())));
-    items.extend(exec_payloads.iter().map(|p| (KIND_EXEC, p.as_slice())));
-    match spool::spool_attempted(root, &cap.session_id, &items, reason, attempted) {
-        Err(Error::TooLarge { .. }) if items.len() > 1 => {
-            diag.push("the exec outputs did not fit in the spool file with the event; spooled the event alone".into());
-            spool::spool_attempted(
-                root,
-                &cap.session_id,
-                &items[..1 + host.iter().count()],
-                reason,
-                attempted,
-            )
+/// Context rendered from what can be read of the journal (snapshot + tail, through the
+/// reader), the spooled events waiting to be merged (the batch will be spooled behind them)
+/// and the batch folded on top, when the session could not be opened.
+fn readable_context(req: &Request<'_>, batch: &Batch, diag: &mut Vec<String>) -> Option<Context> {
+    let id = &req.captured.session_id;
+    let load = LoadOptions {
+        deadline: Some(req.render_by),
+        ..LoadOptions::latest()
+    };
+    let mut state = match snapshot::load_state(req.root, id, &load) {
+        Ok((s, _)) => s,
+        Err(Error::NoSuchSession { .. }) => State::new(),
+        Err(e) => {
+            diag.push(format!(
+                "the journal could not be read either ({e}); nothing is injected"
+            ));
+            return None;
         }
-        r => r,
-    }
+    };
+    // What cannot be listed or read is left out (it is merged later all the same).
+    let waiting = journal::pending_spool(req.root, id, &req.writer).unwrap_or_default();
+    fold_pending(&mut state, &waiting);
+    let next = state.seq + 1;
+    batch.fold_into(&mut state, next);
+    render(&state, req.captured, next, &req.policy)
 }
 
-fn note_spool(r: &spool::MergeReport, diag: &mut Vec<String>) {
+fn note_merge(r: &MergeReport, diag: &mut Vec<String>) {
     if !r.merged.is_empty() {
         diag.push(format!(
-            "merged {} spooled event file(s) into the journal first",
-            r.merged.len()
+            "merged {} spooled event file(s) into the journal first{}",
+            r.merged.len(),
+            if r.merged_fallback > 0 {
+                format!(" ({} from the fallback spool)", r.merged_fallback)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if r.backlog > 0 {
+        diag.push(format!(
+            "{} spooled event file(s) are left for the next writers (a hook merges at most a few \
+             per event; `sjournal flush` merges them all)",
+            r.backlog
         ));
     }
     diag.extend(r.warnings.iter().cloned());
 }
 
-/// The stdout for a committed event.
-pub fn reply(protocol: Option<Protocol>, event: Option<&str>, c: &Committed) -> Option<String> {
-    let p = protocol?;
-    match (&c.landed, event) {
-        (Landed::Journal { .. }, Some(ev)) => {
-            p.reply(ev, c.context.as_ref().map(|c| c.text.as_str()))
-        }
-        _ => p.fail_open_reply(),
+/// What the user must be told about where the event went, if anything: it is not durable
+/// in the root, or it was cut.
+pub fn notice(landed: Option<&Landed>, cap: &Captured) -> Option<String> {
+    let mut parts: Vec<String> = landed.and_then(Landed::notice).into_iter().collect();
+    if let Some(len) = cap.cut {
+        parts.push(format!(
+            "This event was {len} bytes, more than a journal record holds: its first \
+             {INPUT_MAX_BYTES} bytes are kept, the rest is left out (its length and blake3 are \
+             recorded)."
+        ));
     }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// The stdout for a committed event. `late`: the reply can no longer be timely, so no
+/// context goes with it (only a notice the user must see).
+pub fn reply(
+    protocol: Option<Protocol>,
+    event: Option<&str>,
+    c: &Committed,
+    cap: &Captured,
+    late: bool,
+) -> Option<String> {
+    let p = protocol?;
+    let notice = notice(Some(&c.written.landed), cap);
+    if late {
+        return p.reply_with_notice(None, None, notice.as_deref());
+    }
+    let context = c.context.as_ref().map(|c| c.text.as_str());
+    p.reply_with_notice(event, context, notice.as_deref())
 }

@@ -5,6 +5,9 @@
 //! deadline_ms = 400            # default for --deadline-ms (250)
 //! context_budget_chars = 4000  # the recovery block after a compaction at most this long (capped at 9500)
 //! context_events = ["PostToolUse"]  # events that get context besides the host's defaults
+//! input_timeout_ms = 10000     # how long stdin may take to arrive in full once it started
+//! fallback_spool_dir = "/run/user/1000/sjournal/fallback"   # where events go when the root
+//!                              # cannot take them (default: $XDG_RUNTIME_DIR, else /tmp)
 //!
 //! [[exec]]
 //! name = "branch"                        # unique; the fold keys persistent context by it
@@ -30,6 +33,7 @@ use crate::format::payload::ExecContext;
 use crate::journal::Root;
 use crate::limits::{
     CONTEXT_BUDGET_DEFAULT_CHARS, EXEC_TIMEOUT_MS_DEFAULT, HOOK_DEADLINE_MS_DEFAULT,
+    HOOK_INPUT_TIMEOUT_MS_DEFAULT,
 };
 use crate::webhook::WebhookHandler;
 
@@ -75,6 +79,11 @@ pub struct HookSection {
     pub deadline_ms: u64,
     pub context_budget_chars: usize,
     pub context_events: Vec<String>,
+    /// Once stdin's first byte has arrived, the rest is read for up to this long from the
+    /// hook's start (however long the deadline is): received input is never dropped.
+    pub input_timeout_ms: u64,
+    /// Base directory of the fallback spool (see `journal::spool::fallback`).
+    pub fallback_spool_dir: Option<PathBuf>,
 }
 
 impl Default for HookSection {
@@ -83,6 +92,8 @@ impl Default for HookSection {
             deadline_ms: HOOK_DEADLINE_MS_DEFAULT,
             context_budget_chars: CONTEXT_BUDGET_DEFAULT_CHARS,
             context_events: Vec::new(),
+            input_timeout_ms: HOOK_INPUT_TIMEOUT_MS_DEFAULT,
+            fallback_spool_dir: None,
         }
     }
 }
@@ -185,7 +196,28 @@ impl Config {
         if c.hook.deadline_ms == 0 {
             return Err(err(path, "hook.deadline_ms must be above 0".into()));
         }
+        if c.hook.input_timeout_ms == 0 {
+            return Err(err(path, "hook.input_timeout_ms must be above 0".into()));
+        }
+        if c.hook
+            .fallback_spool_dir
+            .as_ref()
+            .is_some_and(|d| !d.is_absolute())
+        {
+            return Err(err(
+                path,
+                "hook.fallback_spool_dir must be an absolute path".into(),
+            ));
+        }
         Ok(c)
+    }
+
+    /// How the hook's writes reach the disk: the fallback spool configured here.
+    pub fn writer_options(&self) -> crate::journal::WriterOptions {
+        crate::journal::WriterOptions {
+            fallback_dir: self.hook.fallback_spool_dir.clone(),
+            ..Default::default()
+        }
     }
 
     /// The handlers that run for `event`.

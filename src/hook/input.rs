@@ -4,7 +4,6 @@
 //! the payload's own session id, else one salvaged from the bytes or from the environment,
 //! else the catch-all session [`UNATTRIBUTED_SESSION`].
 
-use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use serde_json::Value;
@@ -34,17 +33,46 @@ pub struct Captured {
     pub protocol: Option<Protocol>,
     /// The host the payload alone reads as (the fold's reading), when `--host` named another.
     pub detected: Option<Protocol>,
+    /// Set when the input was longer than a record holds (its length): the record keeps its
+    /// first bytes only, and the user is told.
+    pub cut: Option<u64>,
 }
 
-/// Reads stdin up to the input limit. Returns the bytes and whether more followed.
-pub fn read_bounded(mut r: impl Read) -> std::io::Result<(Vec<u8>, bool)> {
-    let mut buf = Vec::new();
-    (&mut r)
-        .take(INPUT_MAX_BYTES as u64 + 1)
-        .read_to_end(&mut buf)?;
-    let over = buf.len() > INPUT_MAX_BYTES;
-    buf.truncate(INPUT_MAX_BYTES);
-    Ok((buf, over))
+/// What stdin has given so far. Every byte is counted; the first `INPUT_MAX_BYTES` are kept
+/// (what a record can hold), and past them the whole input is hashed, so a record can say
+/// exactly what it left out.
+#[derive(Debug, Default)]
+pub struct Received {
+    pub bytes: Vec<u8>,
+    /// Bytes read in all.
+    pub total: u64,
+    /// blake3 of everything read, once `total` passed the limit.
+    hasher: Option<blake3::Hasher>,
+    /// End of file was reached: the input is complete.
+    pub eof: bool,
+}
+
+impl Received {
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        let room = INPUT_MAX_BYTES - self.bytes.len();
+        let (kept, rest) = chunk.split_at(chunk.len().min(room));
+        self.bytes.extend_from_slice(kept);
+        if !rest.is_empty() {
+            let h = self.hasher.get_or_insert_with(|| {
+                let mut h = blake3::Hasher::new();
+                h.update(&self.bytes);
+                h
+            });
+            h.update(rest);
+        }
+    }
+
+    /// The whole input's length and blake3, when it was longer than what is kept.
+    pub fn overflow(&self) -> Option<(u64, String)> {
+        let h = self.hasher.as_ref()?;
+        Some((self.total, h.finalize().to_hex().to_string()))
+    }
 }
 
 /// True if `fd` can be read without blocking: bytes are waiting, or the writer has closed it
@@ -69,18 +97,23 @@ pub fn stdin_ready() -> bool {
     fd_ready(std::io::stdin().as_fd())
 }
 
-/// Makes the record for an input. `env` looks up environment variables (a parameter so tests
-/// do not depend on the process environment). Notes go to `diag`.
+/// Makes the record for an input that was read to its end. `env` looks up environment
+/// variables (a parameter so tests do not depend on the process environment). Notes go to
+/// `diag`.
 pub fn capture(
-    raw: Vec<u8>,
-    over_limit: bool,
+    received: Received,
     host: HostFlag,
     env: &dyn Fn(&str) -> Option<String>,
     diag: &mut Vec<String>,
 ) -> Captured {
-    let parsed = if over_limit {
+    let overflow = received.overflow();
+    let raw = received.bytes;
+    let parsed = if let Some((len, _)) = overflow {
         Err(format!(
-            "the input is longer than {INPUT_MAX_BYTES} bytes; the first {INPUT_MAX_BYTES} are kept"
+            "the input is {len} bytes, longer than a record holds ({INPUT_MAX_BYTES}); the first \
+             {INPUT_MAX_BYTES} bytes are kept, the other {} bytes are left out (input_len and \
+             input_blake3 describe the whole input)",
+            len - INPUT_MAX_BYTES as u64
         ))
     } else if raw.iter().all(u8::is_ascii_whitespace) {
         Err("stdin is empty".to_owned())
@@ -89,28 +122,7 @@ pub fn capture(
     };
     let value = match parsed {
         Ok(v) => v,
-        Err(error) => {
-            let session = salvage_session_id(&raw)
-                .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
-                .filter(|s| file_stem(s).is_ok())
-                .unwrap_or_else(|| UNATTRIBUTED_SESSION.to_owned());
-            diag.push(format!(
-                "input is not valid JSON ({error}); kept as a sjournal.unparsed record in session {session:?}"
-            ));
-            let payload = encode_system(&Unparsed { raw, error });
-            return Captured {
-                session_id: session,
-                kind: KIND_UNPARSED.to_owned(),
-                payload,
-                raw_json: None,
-                event: None,
-                protocol: match host {
-                    HostFlag::Fixed(p) => Some(p),
-                    HostFlag::Auto => None,
-                },
-                detected: None,
-            };
-        }
+        Err(error) => return unparsed(raw, error, overflow, host, env, diag),
     };
     let detected = Protocol::detect(&value);
     let protocol = match host {
@@ -152,6 +164,63 @@ pub fn capture(
         event,
         protocol: Some(protocol),
         detected: (detected != protocol).then_some(detected),
+        cut: None,
+    }
+}
+
+/// Makes the record for an input whose end never came: the input time limit passed while
+/// it was still arriving. What arrived is kept, with `reason`.
+pub fn capture_partial(
+    received: Received,
+    reason: String,
+    host: HostFlag,
+    env: &dyn Fn(&str) -> Option<String>,
+    diag: &mut Vec<String>,
+) -> Captured {
+    let overflow = received.overflow();
+    unparsed(received.bytes, reason, overflow, host, env, diag)
+}
+
+/// A `sjournal.unparsed` record of `raw`, in the session its bytes name (else the
+/// environment's, else the catch-all one).
+fn unparsed(
+    raw: Vec<u8>,
+    error: String,
+    overflow: Option<(u64, String)>,
+    host: HostFlag,
+    env: &dyn Fn(&str) -> Option<String>,
+    diag: &mut Vec<String>,
+) -> Captured {
+    let session = salvage_session_id(&raw)
+        .or_else(|| env("CLAUDE_CODE_SESSION_ID"))
+        .filter(|s| file_stem(s).is_ok())
+        .unwrap_or_else(|| UNATTRIBUTED_SESSION.to_owned());
+    diag.push(format!(
+        "input is not valid JSON ({error}); kept as a sjournal.unparsed record in session {session:?}"
+    ));
+    let cut = overflow.as_ref().map(|(len, _)| *len);
+    let (input_len, input_blake3) = match overflow {
+        Some((len, hash)) => (Some(len), Some(hash)),
+        None => (None, None),
+    };
+    let payload = encode_system(&Unparsed {
+        raw,
+        error,
+        input_len,
+        input_blake3,
+    });
+    Captured {
+        session_id: session,
+        kind: KIND_UNPARSED.to_owned(),
+        payload,
+        raw_json: None,
+        event: None,
+        protocol: match host {
+            HostFlag::Fixed(p) => Some(p),
+            HostFlag::Auto => None,
+        },
+        detected: None,
+        cut,
     }
 }
 
@@ -195,6 +264,36 @@ mod tests {
         None
     }
 
+    fn received(b: &[u8]) -> Received {
+        let mut r = Received::default();
+        r.push(b);
+        r.eof = true;
+        r
+    }
+
+    /// Input past the record limit: the first bytes are kept, and the record says how long
+    /// the whole input was and its blake3, never silently cut.
+    #[test]
+    fn oversized_input_says_what_it_left_out() {
+        let mut r = Received::default();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut all = blake3::Hasher::new();
+        for _ in 0..17 {
+            r.push(&chunk);
+            all.update(&chunk);
+        }
+        let mut diag = Vec::new();
+        let c = capture(r, HostFlag::Auto, &no_env, &mut diag);
+        assert_eq!(c.kind, KIND_UNPARSED);
+        assert_eq!(c.cut, Some(17 << 20));
+        let u: Unparsed = crate::format::payload::decode_system(1, &c.payload).unwrap();
+        assert_eq!(u.raw.len(), INPUT_MAX_BYTES);
+        assert_eq!(u.input_len, Some(17 << 20));
+        assert_eq!(u.bytes_left_out(), (17 << 20) - INPUT_MAX_BYTES as u64);
+        assert_eq!(u.input_blake3.unwrap(), all.finalize().to_hex().to_string());
+        assert!(u.error.contains("left out"), "{}", u.error);
+    }
+
     #[test]
     fn salvages_session_from_broken_json() {
         assert_eq!(
@@ -207,13 +306,7 @@ mod tests {
     #[test]
     fn unparsed_input_is_kept() {
         let mut diag = Vec::new();
-        let c = capture(
-            b"{not json".to_vec(),
-            false,
-            HostFlag::Auto,
-            &no_env,
-            &mut diag,
-        );
+        let c = capture(received(b"{not json"), HostFlag::Auto, &no_env, &mut diag);
         assert_eq!(c.kind, KIND_UNPARSED);
         assert_eq!(c.session_id, UNATTRIBUTED_SESSION);
         let u: Unparsed = crate::format::payload::decode_system(1, &c.payload).unwrap();
@@ -225,7 +318,7 @@ mod tests {
     fn event_keeps_bytes_and_session() {
         let mut diag = Vec::new();
         let raw = br#"{"session_id":"s1","hook_event_name":"Stop"}"#.to_vec();
-        let c = capture(raw.clone(), false, HostFlag::Auto, &no_env, &mut diag);
+        let c = capture(received(&raw), HostFlag::Auto, &no_env, &mut diag);
         assert_eq!((c.session_id.as_str(), c.kind.as_str()), ("s1", "Stop"));
         assert_eq!(c.raw_json.unwrap().as_bytes(), &raw[..]);
         assert!(diag.is_empty());
@@ -235,7 +328,7 @@ mod tests {
     fn system_kinds_cannot_be_forged() {
         let mut diag = Vec::new();
         let raw = br#"{"session_id":"s1","hook_event_name":"sjournal.injected"}"#.to_vec();
-        let c = capture(raw, false, HostFlag::Auto, &no_env, &mut diag);
+        let c = capture(received(&raw), HostFlag::Auto, &no_env, &mut diag);
         assert_eq!(c.kind, "event");
     }
 }

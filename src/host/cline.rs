@@ -2,7 +2,7 @@
 //! `taskId`, the event's data nested under its own key); every event is answered with
 //! `{"cancel": false}`, plus `contextModification` to inject.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::Clues;
 
@@ -20,4 +20,10 @@ pub(super) fn reply(context: Option<&str>) -> String {
         None => json!({"cancel": false}),
     }
     .to_string()
+}
+
+/// A notice for the user: Cline shows `errorMessage` (and proceeds, with `cancel: false`).
+pub(super) fn notice(reply: &mut Value, notice: &str) {
+    reply["cancel"] = false.into();
+    reply["errorMessage"] = notice.into();
 }

@@ -1,6 +1,6 @@
 //! Cursor (hook-protocols §3.3): its own camelCase event names and `conversation_id`.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::Clues;
 
@@ -23,4 +23,9 @@ pub(super) fn accepts_context(event: &str) -> bool {
 
 pub(super) fn reply(context: &str) -> String {
     json!({"additional_context": context}).to_string()
+}
+
+/// A notice for the user: Cursor shows `user_message`.
+pub(super) fn notice(reply: &mut Value, notice: &str) {
+    reply["user_message"] = notice.into();
 }

@@ -140,6 +140,43 @@ impl Host {
         }
     }
 
+    /// The stdout for an event (None: the hook failed before it knew one, or the reply is no
+    /// longer timely) carrying `notice` for the **user**, through the host's visible channel:
+    /// `systemMessage` (Claude Code, Codex and Gemini CLI show it as a warning; the OpenCode,
+    /// Pi and OpenClaw bridges read it too), `user_message` (Cursor), `errorMessage` (Cline,
+    /// with `cancel: false`). Used when an event could not be stored durably in the journal's
+    /// root. Without a notice this is [`Host::reply`] (or [`Host::fail_open_reply`] without
+    /// an event).
+    pub fn reply_with_notice(
+        self,
+        event: Option<&str>,
+        context: Option<&str>,
+        notice: Option<&str>,
+    ) -> Option<String> {
+        let base = match event {
+            Some(ev) => self.reply(ev, context),
+            None => self.fail_open_reply(),
+        };
+        let Some(notice) = notice else {
+            return base;
+        };
+        let mut v: Value = base
+            .and_then(|b| serde_json::from_str(&b).ok())
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        match self {
+            Host::Cursor => cursor::notice(&mut v, notice),
+            Host::Cline => cline::notice(&mut v, notice),
+            Host::Claude
+            | Host::Codex
+            | Host::Gemini
+            | Host::OpenClaw
+            | Host::OpenCode
+            | Host::Pi
+            | Host::Unknown => claude::notice(&mut v, notice),
+        }
+        Some(v.to_string())
+    }
+
     /// What to print when the hook has nothing to say or failed: nothing, except for Cline,
     /// whose hooks answer every event with a JSON object (`cancel: false` lets it proceed).
     pub fn fail_open_reply(self) -> Option<String> {

@@ -163,3 +163,50 @@ fn gemini_context_rides_on_beforeagent_only() {
     assert!(!Host::Gemini.default_context_event("SessionStart"));
     assert!(Host::Gemini.default_context_event("BeforeAgent"));
 }
+
+#[test]
+fn notices_reach_the_user_channel() {
+    let n = Some("kept outside the root");
+    assert_eq!(
+        Host::Claude
+            .reply_with_notice(Some("SessionStart"), Some("ctx"), n)
+            .unwrap(),
+        r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"ctx"},"systemMessage":"kept outside the root"}"#
+    );
+    assert_eq!(
+        Host::Gemini
+            .reply_with_notice(Some("AfterTool"), None, n)
+            .unwrap(),
+        r#"{"systemMessage":"kept outside the root"}"#
+    );
+    assert_eq!(
+        Host::Cursor.reply_with_notice(None, None, n).unwrap(),
+        r#"{"user_message":"kept outside the root"}"#
+    );
+    assert_eq!(
+        Host::Cline
+            .reply_with_notice(Some("PostToolUse"), None, n)
+            .unwrap(),
+        r#"{"cancel":false,"errorMessage":"kept outside the root"}"#
+    );
+    assert_eq!(
+        Host::Codex.reply_with_notice(Some("Stop"), None, None),
+        None
+    );
+    // The bridges (tools/bridge-common) read the notice from `systemMessage`, alongside the
+    // context they inject.
+    for h in [Host::OpenCode, Host::Pi] {
+        assert_eq!(
+            h.reply_with_notice(Some("SessionStart"), Some("ctx"), n)
+                .unwrap(),
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"ctx"},"systemMessage":"kept outside the root"}"#,
+            "{h}"
+        );
+    }
+    assert_eq!(
+        Host::OpenClaw
+            .reply_with_notice(Some("agent_end"), None, n)
+            .unwrap(),
+        r#"{"systemMessage":"kept outside the root"}"#
+    );
+}

@@ -2,13 +2,13 @@
 //! root. Every file is opened with `O_NOFOLLOW` and created 0600; every directory is created
 //! 0700 and checked not to be a symlink.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::hash::content_hash;
 use crate::limits::{FILE_STEM_MAX_BYTES, SESSION_ID_MAX_BYTES};
+use crate::storage::{Fs, RealFs};
 
 pub const JOURNAL_EXT: &str = "sjl";
 pub const SNAPSHOT_EXT: &str = "snap";
@@ -32,6 +32,10 @@ pub struct SessionPaths {
     pub lock: PathBuf,
     /// `<stem>.rescue.sjl`: a journal of events that could not go into the main one.
     pub rescue: PathBuf,
+    /// `<stem>.rescue.lock`: the rescue journal's writers' lock (and its tail hint).
+    pub rescue_lock: PathBuf,
+    /// `<stem>.spool/`: events waiting to be merged into the journal (see `journal::spool`).
+    pub spool: PathBuf,
     /// `<stem>.snap`: the latest snapshot of the folded state (see `snapshot`).
     pub snapshot: PathBuf,
 }
@@ -74,9 +78,14 @@ impl Root {
     /// Creates the root and its `sessions/` directory (0700) if missing; refuses a symlinked
     /// `sessions/`. The root itself is the user's choice and may be reached through links.
     pub fn ensure(&self) -> Result<PathBuf> {
-        ensure_dir(&self.dir, true)?;
+        self.ensure_with(&RealFs)
+    }
+
+    /// [`Root::ensure`] through `fs`.
+    pub fn ensure_with(&self, fs: &dyn Fs) -> Result<PathBuf> {
+        ensure_dir_with(fs, &self.dir, true)?;
         let sessions = self.sessions_dir();
-        ensure_dir(&sessions, false)?;
+        ensure_dir_with(fs, &sessions, false)?;
         Ok(sessions)
     }
 
@@ -88,6 +97,8 @@ impl Root {
             journal: dir.join(format!("{stem}.{JOURNAL_EXT}")),
             lock: dir.join(format!("{stem}.lock")),
             rescue: dir.join(format!("{stem}.rescue.{JOURNAL_EXT}")),
+            rescue_lock: dir.join(format!("{stem}.rescue.lock")),
+            spool: dir.join(format!("{stem}.spool")),
             snapshot: dir.join(format!("{stem}.{SNAPSHOT_EXT}")),
             stem,
             dir,
@@ -153,6 +164,12 @@ pub fn file_stem(session_id: &str) -> Result<String> {
 
 /// Creates a directory (0700) if missing; refuses a symlink unless `allow_link`.
 pub(crate) fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
+    ensure_dir_with(&RealFs, path, allow_link)
+}
+
+/// Creates a directory (0700) through `fs` if missing; refuses a symlink unless
+/// `allow_link`. A directory it creates is made durable (its parent synced).
+pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Result<()> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() && !allow_link => {
             Err(Error::Symlink { path: path.into() })
@@ -167,13 +184,10 @@ pub(crate) fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(path)
+            fs.create_dir(path)
                 .map_err(|e| Error::io("create directory", path, e))?;
             if let Some(parent) = path.parent() {
-                sync_dir(parent)?;
+                sync_dir_with(fs, parent)?;
             }
             Ok(())
         }
@@ -184,13 +198,12 @@ pub(crate) fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
 /// Opens a regular file without following a symlink at its last component; creates it 0600
 /// if `create`.
 pub fn open_file(path: &Path, write: bool, create: bool) -> Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(true)
-        .write(write)
-        .create(create)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
-    let file = o.open(path).map_err(|e| {
+    open_file_with(&RealFs, path, write, create)
+}
+
+/// [`open_file`] through `fs`.
+pub fn open_file_with(fs: &dyn Fs, path: &Path, write: bool, create: bool) -> Result<File> {
+    let file = fs.open(path, write, create).map_err(|e| {
         if e.raw_os_error() == Some(libc::ELOOP) {
             Error::Symlink { path: path.into() }
         } else {
@@ -209,7 +222,8 @@ pub fn open_file(path: &Path, write: bool, create: bool) -> Result<File> {
 
 /// Creates a new file (failing if it exists), 0600, no links followed.
 pub fn create_new(path: &Path) -> Result<File> {
-    OpenOptions::new()
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
@@ -221,12 +235,12 @@ pub fn create_new(path: &Path) -> Result<File> {
 
 /// fsyncs a directory so that entries created or renamed in it are durable.
 pub fn sync_dir(path: &Path) -> Result<()> {
-    let dir = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| Error::io("open directory", path, e))?;
-    dir.sync_all()
+    sync_dir_with(&RealFs, path)
+}
+
+/// [`sync_dir`] through `fs`.
+pub fn sync_dir_with(fs: &dyn Fs, path: &Path) -> Result<()> {
+    fs.sync_dir(path)
         .map_err(|e| Error::io("fsync directory", path, e))
 }
 

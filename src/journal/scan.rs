@@ -132,7 +132,19 @@ pub fn scan_storage<S: Storage + ?Sized>(
     storage: &S,
     start: u64,
     len: u64,
+    chain: Chain,
+) -> std::io::Result<ScanEnd> {
+    scan_storage_with(storage, start, len, chain, &mut |_, _| {})
+}
+
+/// [`scan_storage`], calling `visit(offset, record)` for every valid record (the session's
+/// state is folded from the writer's own storage this way, without a second open).
+pub fn scan_storage_with<S: Storage + ?Sized>(
+    storage: &S,
+    start: u64,
+    len: u64,
     mut chain: Chain,
+    visit: &mut dyn FnMut(u64, &FrameRef<'_>),
 ) -> std::io::Result<ScanEnd> {
     let mut buf: Vec<u8> = Vec::new();
     let mut buf_at = start; // file offset of buf[0]
@@ -165,6 +177,7 @@ pub fn scan_storage<S: Storage + ?Sized>(
                         stop: Some(stop(p)),
                     });
                 }
+                visit(at, &frame);
                 last_frame_at = Some(at);
                 records += 1;
                 pos += frame.len();

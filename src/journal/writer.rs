@@ -8,27 +8,65 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::format::hash::{content_hash, genesis_hash};
 use crate::format::header::{self, Header, HeaderError};
 use crate::format::payload::{self, Recovered, KIND_RECOVERED};
+use crate::format::record::FrameRef;
 use crate::format::record::{self, valid_kind};
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, Root, SessionPaths};
 use crate::journal::scan::{self, Chain, Problem, ScanEnd, Stop};
-use crate::journal::spool::{self, MergeMode, MergeReport};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
-use crate::storage::Storage;
+use crate::storage::{Fs, RealFs, Storage};
 
-/// How to open a writer.
-#[derive(Debug, Clone, Default)]
+/// How to open a writer (and a `Session`).
+#[derive(Debug, Clone)]
 pub struct WriterOptions {
     /// Give up waiting for locks at this instant (`LockTimeout`); None waits as long as it takes.
     pub deadline: Option<Instant>,
+    /// Every file operation goes through this (the seam for fault injection).
+    pub fs: Arc<dyn Fs>,
+    /// The fallback spool's base directory (`[hook] fallback_spool_dir`); None: the default
+    /// places (see `journal::spool::fallback`).
+    pub fallback_dir: Option<PathBuf>,
+    /// `Session::open` merges at most this many spool files (None: all). The hook bounds it,
+    /// so a long backlog never holds up one event (see `journal::session`).
+    pub merge_budget: Option<usize>,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions {
+            deadline: None,
+            fs: Arc::new(RealFs),
+            fallback_dir: None,
+            merge_budget: None,
+        }
+    }
+}
+
+impl WriterOptions {
+    /// The default options with every file operation going through `fs`.
+    pub fn with_fs(fs: impl Fs + 'static) -> Self {
+        WriterOptions {
+            fs: Arc::new(fs),
+            ..Self::default()
+        }
+    }
+
+    /// The default options with locks given up at `deadline`.
+    pub fn until(deadline: Instant) -> Self {
+        WriterOptions {
+            deadline: Some(deadline),
+            ..Self::default()
+        }
+    }
 }
 
 /// An acknowledged record: durable when this is returned.
@@ -62,20 +100,23 @@ pub enum Target {
     Rescue,
 }
 
-pub struct Writer<S: Storage = File> {
+pub struct Writer {
     paths: SessionPaths,
     journal_path: PathBuf,
+    lock_path: PathBuf,
     lock_file: File,
-    storage: S,
+    fs: Arc<dyn Fs>,
+    storage: Box<dyn Storage>,
     header: Header,
     header_len: u64,
+    /// The chain before the first record (genesis hash).
+    genesis: Chain,
     chain: Chain,
     end: u64,
     last_frame_at: Option<u64>,
     poisoned: Option<&'static str>,
     buf: Vec<u8>,
     recovery: Option<RecoveryReport>,
-    spool: MergeReport,
     deadline: Option<Instant>,
 }
 
@@ -86,75 +127,59 @@ pub fn now_unix_ns() -> i64 {
         .unwrap_or(0)
 }
 
-impl Writer<File> {
+impl Writer {
     /// Opens (creating if needed) the session's journal for appending, recovering its tail.
-    pub fn open(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Writer<File>> {
-        Self::open_with(root, session_id, Target::Main, opts, |f| f)
+    pub fn open(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Writer> {
+        Self::open_with(root, session_id, Target::Main, opts)
     }
-}
 
-impl<S: Storage> Writer<S> {
-    /// Like [`Writer::open`], but every journal-file operation goes through the storage that
-    /// `wrap` makes of the opened file (the seam for fault injection and crash simulation).
+    /// Opens the session's rescue journal (see [`Target::Rescue`]).
+    pub fn open_rescue(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Writer> {
+        Self::open_with(root, session_id, Target::Rescue, opts)
+    }
+
+    /// Opens one of the session's journals. Every file operation goes through `opts.fs`.
+    /// The writer only appends and recovers; merging the session's spool is `Session`'s.
     pub fn open_with(
         root: &Root,
         session_id: &str,
         target: Target,
         opts: &WriterOptions,
-        wrap: impl FnOnce(File) -> S,
-    ) -> Result<Writer<S>> {
-        Self::open_with_spool(root, session_id, target, opts, wrap, MergeMode::Merge)
-    }
-
-    /// Like [`Writer::open_with`]; `spool` says how far to take the merge of the session's
-    /// spooled events (a main journal merges them after recovery, before anything else is
-    /// appended; see `journal::spool`). Crash tests stop it part way.
-    pub fn open_with_spool(
-        root: &Root,
-        session_id: &str,
-        target: Target,
-        opts: &WriterOptions,
-        wrap: impl FnOnce(File) -> S,
-        spool: MergeMode,
-    ) -> Result<Writer<S>> {
-        let sessions = root.ensure()?;
+    ) -> Result<Writer> {
+        let fs = opts.fs.clone();
+        let sessions = root.ensure_with(&*fs)?;
         let paths = root.session(session_id)?;
-        let journal_path = match target {
-            Target::Main => paths.journal.clone(),
-            Target::Rescue => paths.rescue.clone(),
+        let (journal_path, lock_path) = match target {
+            Target::Main => (paths.journal.clone(), paths.lock.clone()),
+            Target::Rescue => (paths.rescue.clone(), paths.rescue_lock.clone()),
         };
-        let lock_path = match target {
-            Target::Main => paths.lock.clone(),
-            Target::Rescue => paths.dir.join(format!("{}.rescue.lock", paths.stem)),
-        };
-        let lock_file = paths::open_file(&lock_path, true, true)?;
+        let lock_file = paths::open_file_with(&*fs, &lock_path, true, true)?;
         lock::lock(&lock_file, &lock_path, Mode::Exclusive, opts.deadline)?;
         let existed = journal_path.exists();
-        let file = paths::open_file(&journal_path, true, true)?;
+        let file = paths::open_file_with(&*fs, &journal_path, true, true)?;
         if !existed {
-            paths::sync_dir(&sessions)?;
+            paths::sync_dir_with(&*fs, &sessions)?;
         }
-        let storage = wrap(file);
+        let storage = fs.journal(&journal_path, file);
         let mut w = Writer {
             paths,
             journal_path,
+            lock_path,
             lock_file,
+            fs,
             storage,
             header: Header::new(session_id, 0),
             header_len: 0,
+            genesis: Chain::genesis(Hash::ZERO),
             chain: Chain::genesis(Hash::ZERO),
             end: 0,
             last_frame_at: None,
             poisoned: None,
             buf: Vec::new(),
             recovery: None,
-            spool: MergeReport::default(),
             deadline: opts.deadline,
         };
         w.open_tail()?;
-        if target == Target::Main {
-            w.spool = spool::merge_pending(&mut w, spool)?;
-        }
         Ok(w)
     }
 
@@ -189,13 +214,33 @@ impl<S: Storage> Writer<S> {
         self.recovery.as_ref()
     }
 
-    /// What this open did with the session's spool.
-    pub fn spool_report(&self) -> &MergeReport {
-        &self.spool
+    pub fn session_paths(&self) -> &SessionPaths {
+        &self.paths
     }
 
-    pub(crate) fn session_paths(&self) -> &SessionPaths {
-        &self.paths
+    /// Length of the journal's header (where its records begin).
+    pub fn header_len(&self) -> u64 {
+        self.header_len
+    }
+
+    /// The file operations this writer goes through.
+    pub fn fs(&self) -> &dyn Fs {
+        &*self.fs
+    }
+
+    /// Calls `visit(offset, record)` for every valid record from `offset` (a record
+    /// boundary, at or after the header) to the tail, reading through the writer's own
+    /// storage. `chain` is what the record at `offset` must link to (None: from the header).
+    /// Returns where the scan ended: short of the tail only if a record before the tail is
+    /// damaged (a writer that trusted a valid hint past it, case-table row 17).
+    pub(crate) fn visit_records(
+        &self,
+        offset: Option<(u64, Chain)>,
+        visit: &mut dyn FnMut(u64, &FrameRef<'_>),
+    ) -> Result<ScanEnd> {
+        let (start, chain) = offset.unwrap_or((self.header_len, self.genesis));
+        scan::scan_storage_with(&*self.storage, start, self.end, chain, visit)
+            .map_err(|e| self.io_err("read", e))
     }
 
     /// The bytes of the frame at `offset`, if a whole frame (by its length word) lies within
@@ -267,6 +312,7 @@ impl<S: Storage> Writer<S> {
                     });
                 }
                 self.chain = Chain::genesis(genesis_hash(&hb[..hlen]));
+                self.genesis = self.chain;
                 self.header = h;
                 self.header_len = hlen as u64;
             }
@@ -312,6 +358,7 @@ impl<S: Storage> Writer<S> {
             return Err(self.poison("fsync", e));
         }
         self.chain = Chain::genesis(genesis_hash(&bytes));
+        self.genesis = self.chain;
         self.header = h;
         self.header_len = bytes.len() as u64;
         self.end = self.header_len;
@@ -324,11 +371,11 @@ impl<S: Storage> Writer<S> {
     fn find_tail(&self, len: u64) -> std::io::Result<ScanEnd> {
         if let Some(from) = self.hinted_chain(len) {
             let (chain, at, last) = from;
-            let mut end = scan::scan_storage(&self.storage, at, len, chain)?;
+            let mut end = scan::scan_storage(&*self.storage, at, len, chain)?;
             end.last_frame_at = end.last_frame_at.or(Some(last));
             return Ok(end);
         }
-        scan::scan_storage(&self.storage, self.header_len, len, self.chain)
+        scan::scan_storage(&*self.storage, self.header_len, len, self.chain)
     }
 
     fn hinted_chain(&self, len: u64) -> Option<(Chain, u64, u64)> {
@@ -363,7 +410,9 @@ impl<S: Storage> Writer<S> {
             last_hash: self.chain.prev_hash,
         };
         // A hint that fails to write only costs the next opener a scan.
-        let _ = FileExt::write_all_at(&self.lock_file, &h.encode(), 0);
+        let _ = self
+            .fs
+            .write_at(&self.lock_path, &self.lock_file, &h.encode(), 0);
     }
 
     /// Bytes after the last valid record. Cut them only if they are provably a torn tail:
@@ -444,15 +493,13 @@ impl<S: Storage> Writer<S> {
             Err(_) => false,
         };
         if !kept {
-            let mut q = paths::create_new(&qpath)?;
-            use std::io::Write;
-            q.write_all(&bytes)
+            self.fs
+                .write_new(&qpath, &bytes)
                 .map_err(|e| Error::io("write", &qpath, e))?;
-            q.sync_all().map_err(|e| Error::io("fsync", &qpath, e))?;
-            paths::sync_dir(&self.paths.dir)?;
+            paths::sync_dir_with(&*self.fs, &self.paths.dir)?;
         }
         // Exclude readers: a mapped page past the new end would fault (SIGBUS) in them.
-        let reader_lock = paths::open_file(&self.journal_path, false, false)?;
+        let reader_lock = paths::open_file_with(&*self.fs, &self.journal_path, false, false)?;
         lock::lock(
             &reader_lock,
             &self.journal_path,
@@ -573,7 +620,7 @@ impl<S: Storage> Writer<S> {
     }
 }
 
-impl<S: Storage> Writer<S> {
+impl Writer {
     /// Appends records and gives up the session's lock *before* syncing them: the write
     /// happens under the lock, then the lock is released, then `sync_data` runs, and the
     /// records are acknowledged when it returns. Other processes can append while this one

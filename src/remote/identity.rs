@@ -136,6 +136,9 @@ pub fn load(root: &Root, config: &Config) -> Result<Identity> {
         None => root.dir().join("remote").join("host.key"),
     };
     if config.remote.sign_key.is_none() && read_small(&path)?.is_none() {
+        // `<root>/remote/` does not exist yet when the host id comes from the configuration.
+        ensure_dir(root.dir(), true)?;
+        ensure_dir(&root.dir().join("remote"), false)?;
         let (signer, verifier) =
             generate_keys(&format!("sjournal-{host_id}")).map_err(RemoteError::Config)?;
         if write_new(&path, &signer)? {

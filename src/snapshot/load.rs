@@ -1,6 +1,7 @@
 //! Loading a session's state: the snapshot if it checks out, then the journal's records after
 //! it, read through the mmap reader.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
@@ -62,6 +63,9 @@ pub struct LoadInfo {
     pub stopped: Option<String>,
     /// Things the caller may want to tell the user (rejected snapshot, damaged journal).
     pub warnings: Vec<String>,
+    /// Spool files not yet in the journal whose events a reader folded in on top (they are
+    /// pending: see `cli::pending`); 0 for a state of the journal alone.
+    pub pending: u64,
 }
 
 impl LoadInfo {
@@ -74,7 +78,7 @@ impl LoadInfo {
     }
 }
 
-struct Reject(String);
+pub(crate) struct Reject(pub(crate) String);
 
 impl fmt::Display for Reject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -87,7 +91,7 @@ fn reject<T>(msg: impl Into<String>) -> std::result::Result<T, Reject> {
 }
 
 /// Reads the snapshot file; None if there is none.
-fn read_snapshot(path: &Path) -> std::result::Result<Option<Vec<u8>>, Reject> {
+pub(crate) fn read_snapshot(path: &Path) -> std::result::Result<Option<Vec<u8>>, Reject> {
     let file = match paths::open_file(path, false, false) {
         Ok(f) => f,
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -111,6 +115,19 @@ fn check(
     bytes: &[u8],
     journal: &[u8],
     hlen: usize,
+) -> std::result::Result<(State, SnapshotHeader), Reject> {
+    let frame_at = |offset: u64| journal.get(offset as usize..).map(Cow::Borrowed);
+    check_with(bytes, journal.len() as u64, hlen as u64, &frame_at)
+}
+
+/// Checks a snapshot file against itself, and against a journal of `journal_len` valid bytes
+/// whose header is `hlen` bytes long, through `frame_at(offset)`: the journal's bytes from
+/// `offset` on (at least the frame there), if it has any.
+pub(crate) fn check_with<'j>(
+    bytes: &[u8],
+    journal_len: u64,
+    hlen: u64,
+    frame_at: &dyn Fn(u64) -> Option<Cow<'j, [u8]>>,
 ) -> std::result::Result<(State, SnapshotHeader), Reject> {
     let h = SnapshotHeader::decode(bytes).map_err(Reject)?;
     if h.format_version != FORMAT_VERSION {
@@ -140,18 +157,18 @@ fn check(
         return reject("state hash mismatch");
     }
     let end = h.end_offset;
-    if end > journal.len() as u64 {
+    if end > journal_len {
         return reject(format!(
-            "it covers the journal up to seq {} (offset {end}), but the journal is only {} bytes: \
+            "it covers the journal up to seq {} (offset {end}), but the journal is only {journal_len} bytes: \
              the journal is shorter than the snapshot says",
             h.seq,
-            journal.len()
         ));
     }
-    if h.frame_offset < hlen as u64 || h.frame_offset >= end {
+    if h.frame_offset < hlen || h.frame_offset >= end {
         return reject("impossible record offsets");
     }
-    let frame = record::parse(&journal[h.frame_offset as usize..])
+    let bytes_at = frame_at(h.frame_offset).unwrap_or_default();
+    let frame = record::parse(&bytes_at)
         .map_err(|e| Reject(format!("no valid record at offset {}: {e}", h.frame_offset)))?;
     if frame.seq != h.seq || frame.len() as u64 != end - h.frame_offset {
         return reject(format!(

@@ -15,10 +15,11 @@
 mod header;
 mod load;
 
-use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub use header::{SnapshotHeader, FORMAT_VERSION, HEADER_LEN};
+pub(crate) use load::{check_with, read_snapshot};
 pub use load::{load_paths, load_state, maybe_snapshot, LoadInfo, LoadOptions, SnapshotUse};
 
 use crate::error::{Error, Result};
@@ -26,6 +27,7 @@ use crate::fold::{hash_encoded, State, FOLD_VERSION};
 use crate::format::hash::content_hash;
 use crate::format::Hash;
 use crate::journal::paths::{self, SessionPaths};
+use crate::storage::{Fs, RealFs};
 
 /// The journal position a state corresponds to: its last record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +77,18 @@ pub fn encode(state: &State, head: &Head) -> Vec<u8> {
 /// Writes `state` (the fold of the journal up to `head`) as the session's snapshot,
 /// atomically, replacing any earlier one. Panics as [`encode`] does.
 pub fn write(paths: &SessionPaths, state: &State, head: &Head) -> Result<Written> {
+    write_with(&RealFs, paths, state, head)
+}
+
+/// [`write`] through `fs`.
+pub fn write_with(
+    fs: &dyn Fs,
+    paths: &SessionPaths,
+    state: &State,
+    head: &Head,
+) -> Result<Written> {
     let bytes = encode(state, head);
-    write_file(&paths.dir, &paths.snapshot, &bytes)?;
+    write_file(fs, &paths.dir, &paths.snapshot, &bytes)?;
     let h = SnapshotHeader::decode(&bytes).expect("just encoded");
     Ok(Written {
         seq: h.seq,
@@ -85,25 +97,25 @@ pub fn write(paths: &SessionPaths, state: &State, head: &Head) -> Result<Written
     })
 }
 
-/// Atomic replace: temp file in `dir` (0600, O_EXCL), write, fsync, rename, fsync `dir`.
-pub(crate) fn write_file(dir: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
+static TMP_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// Atomic replace: temp file in `dir` (0600, O_EXCL, named after this process so concurrent
+/// writers never share one), write, fsync, rename over `dest` (rename(2) replaces the entry
+/// itself; a symlink there is replaced, not followed), fsync `dir`.
+pub(crate) fn write_file(fs: &dyn Fs, dir: &Path, dest: &Path, bytes: &[u8]) -> Result<()> {
     let name = dest
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("create temporary file in", dir, e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| Error::io("write", tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io("fsync", tmp.path(), e))?;
-    // rename(2) replaces the entry at `dest` itself; a symlink there is replaced, not followed.
-    tmp.persist(dest)
-        .map_err(|e| Error::io("rename snapshot to", dest, e.error))?;
-    paths::sync_dir(dir)
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+    let _ = fs.remove_file(&tmp);
+    let written = fs
+        .write_new(&tmp, bytes)
+        .and_then(|()| fs.rename(&tmp, dest));
+    if let Err(e) = written {
+        let _ = fs.remove_file(&tmp);
+        return Err(Error::io("write snapshot", dest, e));
+    }
+    paths::sync_dir_with(fs, dir)
 }

@@ -26,7 +26,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
-use crate::journal::{spool, Root, SessionPaths, Writer, WriterOptions};
+use crate::hook::config::Config;
+use crate::journal::{Root, SessionPaths, Writer, WriterOptions};
 use crate::limits::WEBHOOK_LOCK_WAIT_MS;
 use crate::webhook::config::WebhookHandler;
 use crate::webhook::http::{Endpoint, Meta, Sent};
@@ -183,11 +184,14 @@ fn pending_now(paths: &SessionPaths, dir: &std::path::Path, hook: &WebhookHandle
     Ok(outbox::scan(paths, hook, cursor.as_ref())?.pending_total)
 }
 
-/// Spooled events join the outbox when merged: opening a writer merges them.
+/// Spooled events join the outbox when merged into the journal (the root's spool and the
+/// fallback spool configured in config.toml, waiting for the session's lock). What cannot be
+/// merged now waits for the next deliverer; the journal's events are delivered meanwhile.
 fn merge_spool(root: &Root, session_id: &str) -> Result<()> {
-    if !spool::pending(root, session_id)?.is_empty() {
-        drop(Writer::open(root, session_id, &WriterOptions::default())?);
-    }
+    let opts = Config::load(root)
+        .map(|c| c.writer_options())
+        .unwrap_or_default();
+    crate::journal::flush(root, session_id, &opts)?;
     Ok(())
 }
 

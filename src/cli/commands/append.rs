@@ -1,7 +1,9 @@
 //! `sjournal append --session ID [--kind NAME]`: one JSON value on stdin becomes one record.
-//! Prints `{"seq":N,"hash":"<hex>"}` once the record is durable (exit 0). If the journal
-//! refuses appends (damage that recovery may not cut), the record goes durably to the
-//! session's rescue journal, stdout says so (`"rescued":true`), and the exit code is 1.
+//! Prints `{"seq":N,"hash":"<hex>"}` once the record is durable in the journal (exit 0). If the
+//! journal cannot take it, it goes where the session's policy puts it (`journal::session`),
+//! stdout says where, and the exit code is 1: the rescue journal when the journal is damaged
+//! (`"rescued":true`), else the spool (`"spooled":true`, with `"fallback":true` when it is
+//! outside the root and less durable), merged later. Exit 2 only if it was kept nowhere.
 
 use std::io::Read;
 
@@ -9,7 +11,7 @@ use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
 use crate::format::payload::{encode_event, is_system_kind};
 use crate::format::record::valid_kind;
-use crate::journal::{append_or_rescue, Durable, Root, WriterOptions};
+use crate::journal::{session, Batch, Root};
 use crate::limits::INPUT_MAX_BYTES;
 
 /// Append one JSON value from stdin to a session's journal
@@ -61,8 +63,8 @@ pub fn parse_json(bytes: &[u8]) -> Result<(&str, serde_json::Value)> {
     Ok((text, value))
 }
 
-/// The kind for an event: the flag, else the payload's `hook_event_name` when it is a valid
-/// kind, else "event".
+/// The kind for an event: the flag, else the payload's event name when it is a valid kind
+/// (`hook_event_name`, or Cline's `hookName`, as the hook reads them), else "event".
 pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<String> {
     if let Some(k) = flag {
         if !valid_kind(k) || is_system_kind(k) {
@@ -72,6 +74,7 @@ pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<Strin
     }
     Ok(value
         .get("hook_event_name")
+        .or_else(|| value.get("hookName"))
         .and_then(|v| v.as_str())
         .filter(|k| valid_kind(k) && !is_system_kind(k))
         .unwrap_or("event")
@@ -82,40 +85,15 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let input = read_stdin()?;
     let (text, value) = parse_json(&input)?;
     let kind = event_kind(args.kind.as_deref(), &value)?;
-    let durable = append_or_rescue(
+    let batch = Batch::one(&kind, encode_event(text));
+    let landed = session::write(
         root,
         &args.session,
-        &kind,
-        &encode_event(text),
-        &WriterOptions::default(),
+        &batch,
+        &crate::cli::writer_options(root),
     )?;
     let mut out = output::stdout();
-    let a = durable.appended();
-    match &durable {
-        Durable::Journal(_) => {
-            output::line(
-                &mut out,
-                &format!(r#"{{"seq":{},"hash":"{}"}}"#, a.seq, a.hash),
-            )?;
-            Ok(Outcome::Ok)
-        }
-        Durable::Rescued { cause, .. } => {
-            let rescue = root.session(&args.session)?.rescue;
-            output::line(
-                &mut out,
-                &serde_json::json!({
-                    "seq": a.seq, "hash": a.hash.to_hex(), "rescued": true,
-                    "rescue_journal": rescue,
-                })
-                .to_string(),
-            )?;
-            crate::cli::report_error(cause);
-            eprintln!(
-                "sjournal: the event was NOT added to the session's journal; it is kept durably as seq {} of {}",
-                a.seq,
-                rescue.display()
-            );
-            Ok(Outcome::Findings)
-        }
-    }
+    crate::cli::print_landed(&mut out, root, &args.session, &landed, |a| {
+        format!(r#"{{"seq":{},"hash":"{}"}}"#, a.seq, a.hash)
+    })
 }

@@ -67,6 +67,17 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         return keygen(k);
     }
     let session = args.session.expect("clap requires --session");
+    // A checkpoint signs the head: never one that leaves acknowledged events out.
+    let pending = crate::cli::pending::settle(root, &session)?;
+    if !pending.waiting.is_empty() {
+        eprintln!(
+            "sjournal: no checkpoint made: {} spooled event file(s) of session {session:?} are not \
+             yet in the journal, and a checkpoint of its head would leave them out. Run `sjournal \
+             flush --session {session}` once the journal can take them, then checkpoint again",
+            pending.waiting.len()
+        );
+        return Ok(Outcome::Findings);
+    }
     let p = crate::cli::existing_session(root, &session)?;
     let report = verify_file(&p.journal, None)?;
     if let Some(f) = &report.problem {

@@ -17,7 +17,7 @@ use crate::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use crate::error::{Error, Result};
 use crate::event::{EventKind, Host};
 use crate::hook::config::Config;
-use crate::journal::{Root, WriterOptions};
+use crate::journal::Root;
 use crate::primitives;
 
 /// The injection policy of `root` (its config.toml); a broken configuration is reported on
@@ -98,7 +98,7 @@ fn parse_channel(s: &str) -> std::result::Result<Channel, String> {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
-    let opts = WriterOptions::default();
+    let opts = crate::cli::writer_options(root);
     match args.action {
         Action::Show {
             session,
@@ -154,18 +154,22 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 }
                 Some(t) => t.to_owned(),
             };
-            let a = primitives::context_set(root, &session, channel, &key, &text, &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            let landed = primitives::context_set(root, &session, channel, &key, &text, &opts)?;
+            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Clear {
             session,
             key,
             channel,
         } => {
-            let a = primitives::context_clear(root, &session, channel, key.as_deref(), &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            let landed = primitives::context_clear(root, &session, channel, key.as_deref(), &opts)?;
+            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
         }
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
+}
+
+fn seq_line(a: &crate::journal::Appended) -> String {
+    json!({"seq": a.seq}).to_string()
 }

@@ -27,6 +27,7 @@ pub enum Format {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let pending = crate::cli::pending::settle(root, &args.session)?;
     let paths = crate::cli::existing_session(root, &args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
     let mut out = output::stdout();
@@ -49,5 +50,15 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
     }
     out.flush().map_err(output::write_err)?;
+    if !pending.waiting.is_empty() {
+        // Export lines are journal records (seq, hash); pending events have neither yet.
+        eprintln!(
+            "sjournal: the export leaves out the {} pending spool file(s) above; it is complete \
+             once they are merged (`sjournal flush --session {}`)",
+            pending.waiting.len(),
+            args.session
+        );
+        return Ok(Outcome::Findings);
+    }
     Ok(Outcome::Ok)
 }

@@ -5,7 +5,7 @@
 
 use crate::cli::{output, Outcome};
 use crate::error::Result;
-use crate::journal::{Root, WriterOptions};
+use crate::journal::Root;
 use crate::primitives;
 
 /// Count a firing of a hook, up to a maximum
@@ -26,7 +26,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         &args.session,
         &args.name,
         args.max,
-        &WriterOptions::default(),
+        &crate::cli::writer_options(root),
     )?;
     let mut out = output::stdout();
     output::line(&mut out, &serde_json::to_string(&f).expect("serializable"))?;

@@ -10,7 +10,6 @@ use std::time::Duration;
 use crate::cli::Outcome;
 use crate::error::Result;
 use crate::hook::config::Config;
-use crate::hook::context_bridge::FoldContext;
 use crate::hook::protocol::HostFlag;
 use crate::hook::{self, HookOptions};
 use crate::journal::Root;
@@ -18,9 +17,22 @@ use crate::journal::Root;
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults, exec and webhook handlers; examples in the README).
-The event is never lost: if the journal cannot take it within the deadline it is spooled
-durably and merged by the next append.")]
+Always exits 0 (fail-open). Configuration: <root>/config.toml (hook defaults, exec and webhook
+handlers, input_timeout_ms, fallback_spool_dir, [remote]; examples in the README).
+
+What is kept, and when it is durable. The event is reported kept only once it is synced in the
+first place that takes it: the session's journal; its rescue journal (the journal is damaged);
+the root's spool <root>/sessions/<stem>.spool/ (the lock is held past the deadline, the write
+failed, older spooled events wait); the fallback spool outside the root (fallback_spool_dir,
+else $XDG_RUNTIME_DIR/sjournal/fallback, else <tmp>/sjournal-<uid>/fallback), LESS DURABLE
+(often a tmpfs), when the root cannot take a file (full, read-only, unwritable, symlinked).
+Spooled events are merged, in order, by the next writer, any read command, or `sjournal flush`.
+Once stdin starts arriving it is read to its end (up to input_timeout_ms, 10 s), whatever the
+deadline; input cut off by that limit, or longer than 16 MiB - 4 KiB, is kept in part and the
+record says so. The user is told through the host (systemMessage; Cursor user_message; Cline
+errorMessage) whenever an event is not stored durably in the root, was cut, or was lost. It is
+lost only if neither the root nor the fallback spool can take it, or if the host kills the hook
+before its write completes.")]
 pub struct Args {
     /// Host protocol: auto, claude, codex, gemini, cursor, cline or openclaw
     #[arg(long, value_name = "HOST", default_value = "auto")]
@@ -81,17 +93,10 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         None => config.hook.deadline_ms,
     };
     let opts = HookOptions {
-        root,
-        host,
-        deadline: Duration::from_millis(deadline_ms),
-        config,
         env_session_id: std::env::var("CLAUDE_CODE_SESSION_ID").ok(),
         input_ready: Some(hook::InputReady(Arc::new(hook::input::stdin_ready))),
-        checkpoints: None,
+        ..HookOptions::new(root, host, Duration::from_millis(deadline_ms), config)
     };
-    // Shipping at session end (`[remote] ship_on_session_end`) needs to see the event after
-    // the hook is done with it: keep a copy of stdin only then.
-    let ship = ShipAfter::new(&opts);
     if cfg!(not(feature = "remote")) && opts.config.remote.ship_on_session_end {
         diag.push(
             "[remote] ship_on_session_end is set, but this sjournal was built without the \
@@ -99,10 +104,8 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
                 .into(),
         );
     }
-    let out = match &ship {
-        Some(s) => hook::run(opts.clone(), s.tee(), Arc::new(FoldContext)),
-        None => hook::run(opts.clone(), std::io::stdin(), Arc::new(FoldContext)),
-    };
+    let (root, config) = (opts.root.clone(), opts.config.clone());
+    let out = hook::run(opts, std::io::stdin());
     diag.extend(out.diagnostics);
     if let Some(s) = out.stdout {
         use std::io::Write;
@@ -111,68 +114,31 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         let _ = o.write_all(format!("{s}\n").as_bytes());
         let _ = o.flush();
     }
-    if let (Some(s), Some(_)) = (&ship, &out.landed) {
-        diag.extend(s.spawn(&opts));
+    // After the reply: a snapshot only saves later loads time, so it is not written inside
+    // the deadline or under the session's lock.
+    if let Some(job) = out.snapshot {
+        if let Err(e) = job.run() {
+            diag.push(format!("writing the snapshot failed: {e} (only a cache)"));
+        }
+    }
+    // Shipping at session end (`[remote] ship_on_session_end`), once the event is kept.
+    if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
+        diag.extend(ship_after(&root, &config, cap));
     }
     print_diag(&diag);
     Ok(Outcome::Ok)
 }
 
-/// A copy of the hook's stdin, to start `sjournal ship` after a session's end.
-struct ShipAfter(Arc<std::sync::Mutex<Vec<u8>>>);
-
+/// Starts the detached `sjournal ship` if the configuration asks for it and the event ends
+/// its session (see `crate::remote::spawn`).
 #[cfg(feature = "remote")]
-impl ShipAfter {
-    fn new(opts: &HookOptions) -> Option<ShipAfter> {
-        let r = &opts.config.remote;
-        (r.ship_on_session_end && r.to.is_some()).then(|| ShipAfter(Default::default()))
-    }
-
-    fn tee(&self) -> Tee {
-        Tee(std::io::stdin(), self.0.clone())
-    }
-
-    fn spawn(&self, opts: &HookOptions) -> Option<String> {
-        let raw = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
-        let over = raw.len() > crate::limits::INPUT_MAX_BYTES;
-        let env = |k: &str| {
-            (k == "CLAUDE_CODE_SESSION_ID")
-                .then(|| opts.env_session_id.clone())
-                .flatten()
-        };
-        let c = hook::input::capture(raw, over, opts.host, &env, &mut Vec::new());
-        crate::remote::spawn::after_event(&opts.root, &opts.config, &c)
-    }
+fn ship_after(root: &Root, config: &Config, cap: &hook::input::Captured) -> Option<String> {
+    crate::remote::spawn::after_event(root, config, cap)
 }
 
 #[cfg(not(feature = "remote"))]
-impl ShipAfter {
-    fn new(opts: &HookOptions) -> Option<ShipAfter> {
-        let _ = opts;
-        None
-    }
-
-    fn tee(&self) -> Tee {
-        Tee(std::io::stdin(), self.0.clone())
-    }
-
-    fn spawn(&self, _: &HookOptions) -> Option<String> {
-        None
-    }
-}
-
-/// Stdin, copied as it is read (at most the hook's input limit).
-struct Tee(std::io::Stdin, Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Read for Tee {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.0.read(buf)?;
-        let mut copy = self.1.lock().unwrap_or_else(|p| p.into_inner());
-        if copy.len() <= crate::limits::INPUT_MAX_BYTES {
-            copy.extend_from_slice(&buf[..n]);
-        }
-        Ok(n)
-    }
+fn ship_after(_: &Root, _: &Config, _: &hook::input::Captured) -> Option<String> {
+    None
 }
 
 fn print_diag(diag: &[String]) {

@@ -23,7 +23,8 @@ use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
 use crate::format::payload::{encode_event, is_system_kind};
 use crate::format::record::{frame_len, valid_kind};
-use crate::journal::{Root, Writer, WriterOptions};
+use crate::journal::writer::now_unix_ns;
+use crate::journal::{session, Batch, Landed, Root};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
 /// Append the events of a JSON Lines file (or stdin) with one sync
@@ -66,18 +67,23 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let plan = plan(&name, &input, args.format, args.kind.as_deref())?;
     let mut syncs = 0;
     let mut range = None;
+    let mut landed = None;
     if !plan.items.is_empty() {
-        let mut w = Writer::open(root, &args.session, &WriterOptions::default())?;
-        for chunk in chunks(&plan.items) {
-            let batch: Vec<(&str, &[u8])> = chunk
-                .iter()
-                .map(|(k, p)| (k.as_str(), p.as_slice()))
-                .collect();
-            let done = w.append_batch(&batch)?;
-            syncs += 1;
-            let (first, last) = (done[0], done[done.len() - 1]);
-            range = Some((range.map_or(first.seq, |(f, _, _)| f), last.seq, last.hash));
+        syncs = chunks(&plan.items).len();
+        let batch = Batch {
+            ts_unix_ns: now_unix_ns(),
+            records: plan.items.clone(),
+        };
+        let l = session::write(
+            root,
+            &args.session,
+            &batch,
+            &crate::cli::writer_options(root),
+        )?;
+        if let (Some(first), Some(last)) = (l.appended().first(), l.appended().last()) {
+            range = Some((first.seq, last.seq, last.hash));
         }
+        landed = Some(l);
     }
     let mut out = output::stdout();
     let line = match (args.json, range) {
@@ -103,7 +109,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         ),
     };
     output::line(&mut out, &line)?;
-    Ok(Outcome::Ok)
+    match landed {
+        None | Some(Landed::Journal { .. }) => Ok(Outcome::Ok),
+        // Not (all) in the journal: say where the rest is, exit 1.
+        Some(other) => {
+            crate::cli::print_landed(&mut out, root, &args.session, &other, |_| String::new())
+        }
+    }
 }
 
 fn read_input(file: &std::path::Path) -> Result<(String, Vec<u8>)> {

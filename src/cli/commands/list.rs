@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::cli::commands::state::load;
 use crate::cli::{output, Outcome};
 use crate::error::Result;
-use crate::journal::{Root, WriterOptions};
+use crate::journal::Root;
 use crate::primitives;
 
 /// Push to, show or clear a bounded list
@@ -48,7 +48,7 @@ pub enum Action {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
-    let opts = WriterOptions::default();
+    let opts = crate::cli::writer_options(root);
     match args.action {
         Action::Push {
             session,
@@ -56,12 +56,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             value,
             max,
         } => {
-            let a = primitives::list_push(root, &session, &name, &value, max, &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            let landed = primitives::list_push(root, &session, &name, &value, max, &opts)?;
+            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Clear { session, name } => {
-            let a = primitives::list_clear(root, &session, &name, &opts)?;
-            output::line(&mut out, &json!({"seq": a.seq}).to_string())?;
+            let landed = primitives::list_clear(root, &session, &name, &opts)?;
+            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Show {
             session,
@@ -91,4 +91,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Ok)
+}
+
+fn seq_line(a: &crate::journal::Appended) -> String {
+    json!({"seq": a.seq}).to_string()
 }

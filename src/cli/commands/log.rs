@@ -38,16 +38,24 @@ struct LogLine<'a> {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let pending = crate::cli::pending::settle(root, &args.session)?;
     let paths = root.session(&args.session)?;
-    if !paths.journal.exists() {
+    if !paths.journal.exists() && pending.waiting.is_empty() {
         return Err(Error::NoSuchSession {
             session: args.session,
             root: root.dir().to_owned(),
         });
     }
-    let reader = JournalReader::open(&paths.journal, None)?;
     let mut out = output::stdout();
-    for r in reader.records()? {
+    let reader = match paths.journal.exists() {
+        true => Some(JournalReader::open(&paths.journal, None)?),
+        false => None,
+    };
+    let records = match &reader {
+        Some(r) => Some(r.records()?),
+        None => None,
+    };
+    for r in records.into_iter().flatten() {
         let rec = match r {
             Ok(rec) => rec,
             Err(stop) => {
@@ -63,6 +71,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             }
         };
         output::line(&mut out, &render(&rec, args.json)?)?;
+    }
+    for line in crate::cli::pending::lines(&pending.waiting, args.json)? {
+        output::line(&mut out, &line)?;
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
@@ -85,6 +96,19 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
         return Ok(serde_json::to_string(&line).expect("serializable"));
     }
     let mut p = payload.get().to_owned();
+    if rec.kind == payload::KIND_UNPARSED {
+        // An input longer than a record holds keeps only its first bytes: say so up front.
+        if let Ok(u) = payload::decode_system::<payload::Unparsed>(rec.seq, rec.payload) {
+            if u.bytes_left_out() > 0 {
+                p = format!(
+                    "[CUT: {} of {} input bytes kept, {} left out] {p}",
+                    u.raw.len(),
+                    u.input_len.unwrap_or(0),
+                    u.bytes_left_out()
+                );
+            }
+        }
+    }
     if p.len() > 160 {
         let cut = (0..=157)
             .rev()

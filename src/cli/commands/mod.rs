@@ -6,6 +6,7 @@ pub mod export;
 #[cfg(feature = "remote")]
 pub mod fetch;
 pub mod fire;
+pub mod flush;
 pub mod hook;
 pub mod import;
 #[cfg(feature = "remote")]

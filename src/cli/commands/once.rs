@@ -9,7 +9,7 @@
 use crate::cli::commands::state::load;
 use crate::cli::{output, Outcome};
 use crate::error::Result;
-use crate::journal::{Root, WriterOptions};
+use crate::journal::Root;
 use crate::primitives;
 
 /// Mark keys seen; print the ones seen for the first time
@@ -23,7 +23,12 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let new = primitives::once(root, &args.session, &args.keys, &WriterOptions::default())?;
+    let new = primitives::once(
+        root,
+        &args.session,
+        &args.keys,
+        &crate::cli::writer_options(root),
+    )?;
     print(&new)
 }
 

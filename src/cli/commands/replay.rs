@@ -42,6 +42,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             ),
         });
     }
+    // Pending events are not in the journal yet: merged first if possible, else left out
+    // with a warning on stderr (which names them).
+    let _pending = crate::cli::pending::settle(root, &args.session)?;
     let paths = crate::cli::existing_session(root, &args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
     let policy = super::context::load_policy(root);

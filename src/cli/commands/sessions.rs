@@ -28,6 +28,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         None => None,
         Some(p) => Some(std::path::absolute(p).map_err(|e| Error::io("resolve", p, e))?),
     };
+    // Spooled events first: merged where the journal can take them now (a session that so far
+    // exists only in a spool gets its journal); the rest are counted below, as pending.
+    let mut waiting = 0;
+    let opts = crate::cli::writer_options(root);
+    for id in crate::journal::spool::sessions_with_pending(root, &opts)? {
+        waiting += crate::cli::pending::settle(root, &id)?.waiting.len();
+    }
     let all = list(root)?;
     let shown: Vec<&SessionSummary> = all
         .iter()
@@ -54,6 +61,15 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             output::line(&mut out, &row(s))?;
         }
         output::line(&mut out, &format!("{} session(s)", shown.len()))?;
+        if waiting > 0 {
+            output::line(
+                &mut out,
+                &format!(
+                    "{waiting} spooled event file(s) are pending, not yet in their journals (see \
+                     the warnings above; `sjournal flush --all` merges them)"
+                ),
+            )?;
+        }
     }
     out.flush().map_err(output::write_err)?;
     Ok(if shown.iter().all(|s| s.ok) {

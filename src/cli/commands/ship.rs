@@ -1,7 +1,8 @@
 //! `sjournal ship (--session ID | --all) [--to s3://BUCKET/PREFIX] [--json]`: sends sealed
 //! segments of journals to object storage (see [`crate::remote::ship`]). Exit 0 when every
 //! journal was shipped (or was up to date), 1 when one DIVERGED from what was shipped or is
-//! damaged (nothing more is written for it), 2 on errors (network, credentials).
+//! damaged (nothing more is written for it), 2 on errors (network, credentials). Pending
+//! spooled events are merged into their journals first, as every reader does.
 
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
@@ -53,6 +54,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 "no destination: pass --to s3://BUCKET/PREFIX or set [remote] to in config.toml"
                     .into(),
         })?;
+    // Spooled events are shipped too: merged into their journals first when the journal can
+    // take them now (else shipped by a later run; `settle` says so on stderr). A SessionEnd
+    // spooled because the lock was held is then in what the detached ship sends.
+    let with_pending = match &args.session {
+        Some(s) => vec![s.clone()],
+        None => crate::journal::spool::sessions_with_pending(root, &config.writer_options())?,
+    };
+    for s in &with_pending {
+        crate::cli::pending::settle(root, s)?;
+    }
     let journals = match &args.session {
         Some(s) => {
             let p = crate::cli::existing_session(root, s)?;

@@ -33,8 +33,9 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let paths = crate::cli::existing_session(root, &args.session)?;
+    // Loading merges the session's pending spool first (see `cli::pending`).
     let (state, _) = load(root, &args.session, None, true)?;
+    let paths = crate::cli::existing_session(root, &args.session)?;
     let mut wanted = args.lists.clone();
     if wanted.is_empty() {
         wanted = List::ALL.to_vec();

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::cli::commands::state::load;
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
-use crate::journal::{Root, WriterOptions};
+use crate::journal::Root;
 use crate::primitives;
 
 /// Read or write a typed JSON slot (compare-and-set on the seq that last set it)
@@ -72,10 +72,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 &value,
                 expect_seq,
                 json_type.as_deref(),
-                &WriterOptions::default(),
+                &crate::cli::writer_options(root),
             );
             match a {
-                Ok(a) => output::line(&mut out, &json!({"seq": a.seq}).to_string())?,
+                Ok(landed) => {
+                    return crate::cli::print_landed(&mut out, root, &session, &landed, |a| {
+                        json!({"seq": a.seq}).to_string()
+                    })
+                }
                 Err(e @ Error::Conflict { .. }) => {
                     crate::cli::report_error(&e);
                     return Ok(Outcome::Findings);

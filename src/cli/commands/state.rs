@@ -12,7 +12,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::cli::{output, Outcome};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fold::{State, FOLD_VERSION};
 use crate::journal::Root;
 use crate::snapshot::{load_state, LoadInfo, LoadOptions, SnapshotUse};
@@ -42,21 +42,32 @@ pub fn snapshot_json(info: &LoadInfo) -> serde_json::Value {
     }
 }
 
-/// Loads a session's state as the CLI does: warnings go to stderr.
+/// Loads a session's state as the CLI does: warnings go to stderr. The session's pending
+/// spool is merged first if it can be; events still pending are folded in on top of the
+/// latest state (not with `at`), and counted in `LoadInfo::pending`.
 pub fn load(
     root: &Root,
     session: &str,
     at: Option<u64>,
     snapshot: bool,
 ) -> Result<(State, LoadInfo)> {
+    let pending = crate::cli::pending::settle(root, session)?;
     let opts = LoadOptions {
         at,
         use_snapshot: snapshot,
         deadline: None,
     };
-    let (state, info) = load_state(root, session, &opts)?;
+    let (mut state, mut info) = match load_state(root, session, &opts) {
+        Err(Error::NoSuchSession { .. }) if !pending.waiting.is_empty() => {
+            (State::new(), LoadInfo::default())
+        }
+        r => r?,
+    };
     for w in &info.warnings {
         eprintln!("sjournal: warning: {w}");
+    }
+    if at.is_none() {
+        info.pending = crate::journal::session::fold_pending(&mut state, &pending.waiting);
     }
     Ok((state, info))
 }
@@ -116,6 +127,13 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
         snapshot_json(info)["use"].as_str().unwrap_or("?"),
         info.tail_records
     ));
+    if info.pending > 0 {
+        l.push(format!(
+            "pending      {} spooled event file(s) not yet in the journal are folded in above \
+             (`sjournal flush` merges them)",
+            info.pending
+        ));
+    }
     l
 }
 
@@ -130,6 +148,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             "fold_version": FOLD_VERSION,
             "snapshot": snapshot_json(&info),
             "tail_records": info.tail_records,
+            "pending": info.pending,
             "warnings": info.warnings,
             "state": state,
         });

@@ -42,6 +42,7 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let pending = crate::cli::pending::settle(root, &args.session)?;
     let paths = root.session(&args.session)?;
     if !args.follow && !paths.journal.exists() {
         return Err(Error::NoSuchSession {
@@ -65,6 +66,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     })?;
     for line in &last {
         output::line(&mut out, line)?;
+    }
+    for line in crate::cli::pending::lines(&pending.waiting, args.json)? {
+        output::line(&mut out, &line)?;
     }
     out.flush().map_err(output::write_err)?;
     if !args.follow {

@@ -85,6 +85,52 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // Events spooled but not yet merged: acknowledged, not in the journal (verify only looks).
+    let opts = crate::cli::writer_options(root);
+    let with_pending = match &args.session {
+        Some(s) => vec![s.clone()],
+        None => crate::journal::spool::sessions_with_pending(root, &opts)?,
+    };
+    for session in &with_pending {
+        let pending = crate::journal::pending_spool(root, session, &opts)?;
+        if pending.is_empty() {
+            continue;
+        }
+        bad += 1;
+        if args.json {
+            let v = serde_json::json!({"session": session, "pending_spool": pending});
+            output::line(&mut out, &v.to_string())?;
+            continue;
+        }
+        output::line(
+            &mut out,
+            &format!(
+                "PENDING {session}: {} spooled event file(s) not yet in the journal \
+                 (`sjournal flush --session {session}` merges them):",
+                pending.len()
+            ),
+        )?;
+        for p in &pending {
+            output::line(
+                &mut out,
+                &format!(
+                    "  {}{}: {}{}",
+                    p.path.display(),
+                    if p.fallback {
+                        " (FALLBACK spool, outside the root)"
+                    } else {
+                        ""
+                    },
+                    p.kinds.join(", "),
+                    match (&p.damaged, &p.reason) {
+                        (Some(d), _) => format!(" DAMAGED: {d}"),
+                        (None, Some(r)) => format!("; spooled because: {r}"),
+                        (None, None) => String::new(),
+                    }
+                ),
+            )?;
+        }
+    }
     if let (Some(cp), Some(session)) = (&args.checkpoint, &args.session) {
         let pubkey = args.pubkey.as_deref();
         if !super::checkpoint::verify_against(&mut out, root, session, cp, pubkey, args.json)? {

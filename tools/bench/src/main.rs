@@ -99,6 +99,10 @@ struct Opts {
     prompt: String,
     quick: bool,
     hook: bool,
+    /// Only the hook-latency rows.
+    hook_only: bool,
+    /// Another build of sjournal (an earlier commit) timed in the same run, interleaved.
+    before: Option<PathBuf>,
 }
 
 fn parse_opts(args: &[String]) -> Opts {
@@ -108,6 +112,8 @@ fn parse_opts(args: &[String]) -> Opts {
         prompt: String::new(),
         quick: false,
         hook: true,
+        hook_only: false,
+        before: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -125,6 +131,11 @@ fn parse_opts(args: &[String]) -> Opts {
                 i += 1
             }
             "--quick" => o.quick = true,
+            "--hook-only" => o.hook_only = true,
+            "--before" => {
+                o.before = Some(PathBuf::from(&args[i + 1]));
+                i += 1
+            }
             _ => panic!("unknown option {}", args[i]),
         }
         i += 1;
@@ -137,6 +148,35 @@ fn parse_opts(args: &[String]) -> Opts {
         .map(|s| s.success())
         .unwrap_or(false);
     o
+}
+
+/// The CPU time (all threads, nanosecond clock: `perf stat -e task-clock`) of one hook run of
+/// `bin`, or None without a usable `perf`. Much less sensitive than wall time to the
+/// scheduling noise of a shared machine; `getrusage` times are counted in scheduler ticks,
+/// too coarse for a 3 ms process.
+fn task_clock(bin: &Path, root: &Path, stdin: &[u8]) -> Option<Duration> {
+    let mut child = Command::new("perf")
+        .args(["stat", "-x,", "-e", "task-clock", "--"])
+        .arg(bin)
+        .arg("--root")
+        .arg(root)
+        .arg("hook")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child.stdin.take()?.write_all(stdin).ok()?;
+    let out = child.wait_with_output().ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let ms: f64 = err
+        .lines()
+        .find(|l| l.contains("task-clock"))?
+        .split(',')
+        .next()?
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs_f64(ms / 1e3))
 }
 
 fn time_spawn(cmd: &mut Command, stdin: &[u8]) -> Duration {
@@ -197,7 +237,44 @@ fn report(args: &[String]) {
         gen::payload_for(&o.prompt, "bench-big"),
     );
     let (mut qs_t, mut qb_t) = (Samples::default(), Samples::default());
-    for _ in 0..runs {
+    // The earlier build, same sessions, same payloads, interleaved with the rest.
+    let mut before_t: [Samples; 4] = Default::default();
+    // CPU time of the four hook figures, before and this build.
+    let (mut cpu_before, mut cpu_after): ([Samples; 4], [Samples; 4]) = Default::default();
+    for run in 0..runs {
+        // The earlier build runs before this one's samples on even rounds, after on odd ones.
+        let before_first = run % 2 == 0;
+        let time_before = |before_t: &mut [Samples; 4], cpu: &mut [Samples; 4]| {
+            let Some(b) = &o.before else { return };
+            for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
+                if p.is_empty() {
+                    continue;
+                }
+                let mut c = Command::new(b);
+                c.arg("--root").arg(&root).arg("hook");
+                before_t[k].push(time_spawn(&mut c, p.as_bytes()));
+                if let Some(t) = task_clock(b, &root, p.as_bytes()) {
+                    cpu[k].push(t);
+                }
+            }
+        };
+        // This build's CPU time, for the same comparison.
+        let cpu_this = |cpu: &mut [Samples; 4]| {
+            if o.before.is_none() {
+                return;
+            }
+            for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
+                if let Some(t) = task_clock(&o.sjournal, &root, p.as_bytes()) {
+                    cpu[k].push(t);
+                }
+            }
+        };
+        if !before_first {
+            cpu_this(&mut cpu_after);
+        }
+        if before_first {
+            time_before(&mut before_t, &mut cpu_before);
+        }
         if o.hook && !o.prompt.is_empty() {
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
@@ -228,6 +305,11 @@ fn report(args: &[String]) {
                 .arg(format!("jq -c . >> '{}'", jq_file.display())),
             p_small.as_bytes(),
         ));
+        if !before_first {
+            time_before(&mut before_t, &mut cpu_before);
+        } else {
+            cpu_this(&mut cpu_after);
+        }
     }
     let cmd = format!("`sjournal {sub}`");
     row(format!(
@@ -280,6 +362,43 @@ fn report(args: &[String]) {
         stats::ms(jq_t.p(50.0)),
         small_t.p(50.0) / jq_t.p(50.0)
     ));
+    if o.before.is_some() {
+        let labels = [
+            "PostToolUse, 10 prior",
+            "PostToolUse, big prior",
+            "UserPromptSubmit, 10 prior",
+            "UserPromptSubmit, big prior",
+        ];
+        let after = [&small_t, &big_t, &qs_t, &qb_t];
+        for k in 0..4 {
+            if before_t[k].is_empty() || after[k].is_empty() {
+                continue;
+            }
+            row(format!(
+                "| before (--before build) p50, {} | {} (floor ratio {:.2}x) | this build {} (floor ratio {:.2}x) | {:.2}x this/before | |",
+                labels[k],
+                stats::ms(before_t[k].p(50.0)),
+                before_t[k].p(50.0) / floor_t.p(50.0),
+                stats::ms(after[k].p(50.0)),
+                after[k].p(50.0) / floor_t.p(50.0),
+                after[k].p(50.0) / before_t[k].p(50.0)
+            ));
+            if cpu_before[k].is_empty() || cpu_after[k].is_empty() {
+                continue;
+            }
+            row(format!(
+                "| before (--before build) CPU p50 (perf task-clock), {} | {} | this build {} | {:.2}x this/before | |",
+                labels[k],
+                stats::ms(cpu_before[k].p(50.0)),
+                stats::ms(cpu_after[k].p(50.0)),
+                cpu_after[k].p(50.0) / cpu_before[k].p(50.0)
+            ));
+        }
+    }
+    if o.hook_only {
+        let _ = std::fs::write("bench-table.md", rows.join("\n") + "\n");
+        return;
+    }
 
     // The hook with a webhook to a hanging endpoint (and to a fast one) against none.
     if o.hook {

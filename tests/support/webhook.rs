@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -169,12 +169,8 @@ impl Drop for Receiver {
 /// waited for a delivery, or left a child holding the host's pipes, fails here instead of
 /// hanging the test.
 pub fn run_bounded(root: &Path, args: &[&str], stdin: &[u8], limit: Duration) -> Output {
-    let mut child = Command::new(super::common::bin())
-        .arg("--root")
-        .arg(root)
+    let mut child = super::spawnable(root)
         .args(args)
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .env_remove("SJOURNAL_HOME")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -240,7 +236,7 @@ pub fn wait_until(limit: Duration, mut what: impl FnMut() -> bool, describe: imp
 
 /// `webhook status --json` rows.
 pub fn status(root: &Path, session: &str) -> Vec<serde_json::Value> {
-    let out = super::common::run(
+    let out = super::run(
         root,
         &[
             "webhook",

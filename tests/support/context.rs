@@ -3,20 +3,12 @@
 //! process), and reading back what was injected.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use sjournal::format::payload::{decode_system, Injected, KIND_INJECTED};
 use sjournal::hook::config::Config;
-use sjournal::hook::context_bridge::FoldContext;
-use sjournal::hook::protocol::HostFlag;
-use sjournal::hook::{HookOptions, InputReady};
-use sjournal::journal::{JournalReader, Root};
-
-pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use sjournal::hook::HookOptions;
+use sjournal::journal::{JournalReader, Landed, Root};
 
 /// One hook invocation of a scenario.
 #[derive(Debug, Clone)]
@@ -38,7 +30,9 @@ impl Step {
 
 /// The steps of `tests/fixtures/scenarios/<name>.jsonl`.
 pub fn scenario(name: &str) -> Vec<Step> {
-    let text = std::fs::read_to_string(fixtures().join(format!("scenarios/{name}.jsonl"))).unwrap();
+    let text =
+        std::fs::read_to_string(super::fixtures_dir().join(format!("scenarios/{name}.jsonl")))
+            .unwrap();
     text.lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
@@ -56,7 +50,8 @@ pub fn scenario(name: &str) -> Vec<Step> {
 /// `/home/dev`.
 pub fn real(event: &str, variant: Option<&str>, session: &str) -> serde_json::Value {
     let text =
-        std::fs::read_to_string(fixtures().join("claude-code/payloads-2.1.332.jsonl")).unwrap();
+        std::fs::read_to_string(super::fixtures_dir().join("claude-code/payloads-2.1.332.jsonl"))
+            .unwrap();
     let line = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -68,28 +63,17 @@ pub fn real(event: &str, variant: Option<&str>, session: &str) -> serde_json::Va
     p
 }
 
-/// Runs the library's hook (the production context source) on one payload; returns the
-/// context it printed (`additionalContext`), if any.
+/// Runs the library's hook (the production write path: the session's state with the event's
+/// batch folded in, and the injection policy) on one payload; returns the context it printed
+/// (`additionalContext`), if any.
 pub fn hook(root: &Root, config: &Config, payload: &str) -> Option<String> {
     let opts = HookOptions {
-        root: root.clone(),
-        host: HostFlag::Auto,
-        deadline: Duration::from_secs(60),
         config: config.clone(),
-        env_session_id: None,
-        input_ready: Some(InputReady(Arc::new(|| true))),
-        checkpoints: None,
+        ..super::hook_opts(root, Duration::from_secs(60))
     };
-    let out = sjournal::hook::run(
-        opts,
-        std::io::Cursor::new(payload.as_bytes().to_vec()),
-        Arc::new(FoldContext),
-    );
+    let out = sjournal::hook::run(opts, std::io::Cursor::new(payload.as_bytes().to_vec()));
     assert!(
-        matches!(
-            out.landed,
-            Some(sjournal::hook::commit::Landed::Journal { .. })
-        ),
+        matches!(out.landed, Some(Landed::Journal { .. })),
         "the event went to the journal: {:?} {:?}",
         out.landed,
         out.diagnostics

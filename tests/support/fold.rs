@@ -1,81 +1,11 @@
-//! Helpers shared by the integration tests: fixture corpora, journals written with fixed
-//! timestamps, folds.
-#![allow(dead_code)]
+//! Folds: journals written with fixed timestamps, records made from payloads, full replays.
 
-use std::path::{Path, PathBuf};
-
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use sjournal::fold::{RecordView, State};
 use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
 
-pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// One fixture payload, with its JSON text exactly as in the file.
-#[derive(Debug)]
-pub struct Fixture {
-    pub file: String,
-    pub event: String,
-    pub variant: Option<String>,
-    pub expect: Option<Expect>,
-    pub raw: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct Expect {
-    pub host: String,
-    pub kind: String,
-    pub session: String,
-    pub tool: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Line<'a> {
-    event: String,
-    variant: Option<String>,
-    expect: Option<Expect>,
-    #[serde(borrow)]
-    payload: &'a RawValue,
-}
-
-/// Every fixture line of `dir/*.jsonl`, in file then line order.
-pub fn load_dir(dir: &str) -> Vec<Fixture> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures().join(dir))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    let mut out = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let l: Line = serde_json::from_str(line).unwrap();
-            out.push(Fixture {
-                file: f.file_name().unwrap().to_string_lossy().into_owned(),
-                event: l.event,
-                variant: l.variant,
-                expect: l.expect,
-                raw: l.payload.get().to_owned(),
-            });
-        }
-    }
-    out
-}
-
-pub fn real_claude() -> Vec<Fixture> {
-    load_dir("claude-code")
-}
-
-pub fn constructed() -> Vec<Fixture> {
-    load_dir("constructed")
-}
-
 /// A fresh root in a temporary directory (removed when dropped).
 pub fn temp_root() -> (tempfile::TempDir, Root) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = super::scratch();
     let root = Root::new(dir.path().join("root"));
     (dir, root)
 }

@@ -1,18 +1,16 @@
-//! Helpers shared by the integration tests: scratch directories, building journals, reading
-//! them back record by record, and finding the files recovery leaves behind. Each test file
-//! uses the part it needs.
-#![allow(dead_code)]
+//! Building journals (through the writer, or byte by byte with fixed timestamps), reading them
+//! back record by record, and finding the files recovery leaves behind.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use sjournal::format::hash::genesis_hash;
 use sjournal::format::header::Header;
-use sjournal::format::payload;
-use sjournal::format::Hash;
+use sjournal::format::payload::{self, encode_event};
+use sjournal::format::{record, Hash};
 use sjournal::journal::reader::Records;
 use sjournal::journal::scan::{Chain, Stop};
-use sjournal::journal::{Root, Writer, WriterOptions};
+use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
 
 /// A scratch directory, on tmpfs when the machine has one. The exhaustive tests open, recover
 /// and fsync tens of thousands of journals; what they check (what recovery does with the bytes
@@ -41,11 +39,6 @@ pub fn disk_dir() -> tempfile::TempDir {
 
 pub fn opts() -> WriterOptions {
     WriterOptions::default()
-}
-
-/// The path of the `sjournal` binary built for these tests.
-pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_sjournal")
 }
 
 /// JSON text of about `size` bytes (at least 9), distinct for each `i`.
@@ -164,4 +157,87 @@ pub fn overwrite(path: &Path, bytes: &[u8]) {
 pub fn fix_crc(bytes: &mut [u8], start: usize, end: usize) {
     let crc = crc32fast::hash(&bytes[start..end - 4]);
     bytes[end - 4..end].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A session's records: (seq, kind, payload as JSON text).
+pub fn records(root: &Path, session: &str) -> Vec<(u64, String, String)> {
+    let paths = Root::new(root).session(session).unwrap();
+    let r = JournalReader::open(&paths.journal, None).expect("open journal");
+    r.records()
+        .unwrap()
+        .map(|rec| {
+            let rec = rec.expect("valid record");
+            let json = payload::to_json(rec.seq, rec.kind, rec.payload).unwrap();
+            (rec.seq, rec.kind.to_owned(), json.get().to_owned())
+        })
+        .collect()
+}
+
+/// Raw record payload bytes of one kind.
+pub fn payloads(root: &Path, session: &str, kind: &str) -> Vec<(u64, i64, Vec<u8>)> {
+    let paths = Root::new(root).session(session).unwrap();
+    let r = JournalReader::open(&paths.journal, None).expect("open journal");
+    r.records()
+        .unwrap()
+        .map(|rec| rec.expect("valid record"))
+        .filter(|rec| rec.kind == kind)
+        .map(|rec| (rec.seq, rec.ts_unix_ns, rec.payload.to_vec()))
+        .collect()
+}
+
+/// A journal built in memory: the bytes and where each record starts and ends.
+pub struct Built {
+    pub bytes: Vec<u8>,
+    pub header_len: usize,
+    /// `(start, end)` of record seq i+1.
+    pub frames: Vec<(usize, usize)>,
+    pub hashes: Vec<Hash>,
+}
+
+impl Built {
+    pub fn frame(&self, seq: usize) -> &[u8] {
+        let (s, e) = self.frames[seq - 1];
+        &self.bytes[s..e]
+    }
+}
+
+/// Encodes a journal for `session` whose records are `events` (kind, raw JSON; for system
+/// kinds, the JSON object of the record's fields), the header
+/// created at `created_ns` and record i stamped `created_ns + i` seconds.
+pub fn build_journal(session: &str, created_ns: i64, events: &[(&str, &str)]) -> Built {
+    let header = Header::new(session, created_ns).encode();
+    let mut prev = genesis_hash(&header);
+    let mut bytes = header.clone();
+    let mut frames = Vec::new();
+    let mut hashes = Vec::new();
+    for (i, (kind, json)) in events.iter().enumerate() {
+        let start = bytes.len();
+        let ts = created_ns + (i as i64 + 1) * 1_000_000_000;
+        // System records (`sjournal.*`) hold their fields as a MessagePack map.
+        let payload = if sjournal::format::payload::is_system_kind(kind) {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            sjournal::format::payload::encode_system(&v)
+        } else {
+            encode_event(json)
+        };
+        record::encode(&mut bytes, i as u64 + 1, ts, kind, &prev, &payload);
+        prev = sjournal::format::hash::record_hash(&bytes[start..]);
+        frames.push((start, bytes.len()));
+        hashes.push(prev);
+    }
+    Built {
+        bytes,
+        header_len: header.len(),
+        frames,
+        hashes,
+    }
+}
+
+/// blake3 of a file's bytes, to show a file was left untouched.
+pub fn file_digest(path: &Path) -> String {
+    blake3_hex(&std::fs::read(path).unwrap())
+}
+
+pub fn blake3_hex(b: &[u8]) -> String {
+    sjournal::format::hash::content_hash(b).to_hex()
 }

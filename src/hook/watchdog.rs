@@ -1,0 +1,393 @@
+//! The hook's watchdog: the state the worker and the watchdog share, the claim that makes
+//! exactly one of them write the event, and what the watchdog does at the deadline.
+//!
+//! - The worker never finished by the deadline and has the event, unclaimed: the watchdog
+//!   claims it and spools it (the worker then writes nothing).
+//! - The worker claimed the event: its write is under way; the watchdog waits for it however
+//!   long it takes (see the module docs of `hook`), noting it past `HOOK_COMMIT_GRACE_MS`.
+//! - Stdin has not been read in full: once a first byte has arrived, the watchdog waits for
+//!   the rest until the input time limit, then keeps what arrived. Before any byte, it waits
+//!   `HOOK_STDIN_GRACE_MS` past the deadline, then as long as stdin is ready to be read (a
+//!   starved reading thread); otherwise the host has not written and there is no event.
+//! - The worker read its input only after the deadline: it is given `HOOK_COMMIT_GRACE_MS`
+//!   to claim the event (it waits for nothing any more), else the watchdog takes it over.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::hook::commit;
+use crate::hook::input::{self, Captured, Received};
+use crate::hook::{protocol_of, HookOptions, HookOutcome};
+use crate::journal::{Landed, SnapshotJob};
+use crate::limits::{HOOK_COMMIT_GRACE_MS, HOOK_STDIN_GRACE_MS};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Claim {
+    Free,
+    Worker,
+    Watchdog,
+}
+
+pub(super) struct State {
+    /// Stdin so far, while it is being read (taken by the worker at its end, or by the
+    /// watchdog when the input time limit passes first).
+    received: Option<Received>,
+    /// At least one byte of stdin has arrived.
+    first_byte: bool,
+    captured: Option<Arc<Captured>>,
+    captured_at: Option<Instant>,
+    pub(super) claim: Claim,
+    finished: bool,
+    reply: Option<String>,
+    pub(super) landed: Option<Landed>,
+    snapshot: Option<SnapshotJob>,
+    pub(super) diag: Vec<String>,
+}
+
+#[derive(Clone)]
+pub(super) struct Shared(Arc<(Mutex<State>, Condvar)>);
+
+impl Shared {
+    pub(super) fn new() -> Shared {
+        Shared(Arc::new((
+            Mutex::new(State {
+                received: Some(Received::default()),
+                first_byte: false,
+                captured: None,
+                captured_at: None,
+                claim: Claim::Free,
+                finished: false,
+                reply: None,
+                landed: None,
+                snapshot: None,
+                diag: Vec::new(),
+            }),
+            Condvar::new(),
+        )))
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        self.0 .0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn notify(&self) {
+        self.0 .1.notify_all();
+    }
+
+    /// Claims the event for `who`. Returns (whether `who` holds it, whether it just took it).
+    pub(super) fn claim(&self, who: Claim) -> (bool, bool) {
+        let mut st = self.lock();
+        let taken = st.claim == Claim::Free;
+        if taken {
+            st.claim = who;
+        }
+        (st.claim == who, taken)
+    }
+
+    /// Adds bytes read from stdin. False if the watchdog has taken the input over. (No
+    /// wake-up: the watchdog looks at `first_byte` only once the deadline has passed.)
+    pub(super) fn received(&self, chunk: &[u8]) -> bool {
+        let mut st = self.lock();
+        st.first_byte = true;
+        let Some(r) = st.received.as_mut() else {
+            return false;
+        };
+        r.push(chunk);
+        true
+    }
+
+    /// The whole input, at its end; None if the watchdog took it over.
+    pub(super) fn take_received(&self) -> Option<Received> {
+        let mut r = self.lock().received.take()?;
+        r.eof = true;
+        Some(r)
+    }
+
+    pub(super) fn captured(&self, cap: Arc<Captured>, diag: &mut Vec<String>) {
+        let mut st = self.lock();
+        st.captured = Some(cap);
+        st.captured_at = Some(Instant::now());
+        st.diag.append(diag);
+        self.notify();
+    }
+
+    pub(super) fn note(&self, diag: &mut Vec<String>) {
+        self.lock().diag.append(diag);
+    }
+
+    pub(super) fn done(
+        &self,
+        reply: Option<String>,
+        landed: Option<Landed>,
+        snapshot: Option<SnapshotJob>,
+        diag: &mut Vec<String>,
+    ) {
+        let mut st = self.lock();
+        st.diag.append(diag);
+        st.reply = reply;
+        st.landed = landed;
+        st.snapshot = snapshot;
+    }
+
+    pub(super) fn finish(&self) {
+        self.lock().finished = true;
+        self.notify();
+    }
+
+    /// The outcome as the worker left it.
+    pub(super) fn outcome(&self, timed_out: bool) -> HookOutcome {
+        outcome(&mut self.lock(), timed_out)
+    }
+}
+
+fn outcome(st: &mut State, timed_out: bool) -> HookOutcome {
+    HookOutcome {
+        stdout: st.reply.take(),
+        diagnostics: std::mem::take(&mut st.diag),
+        landed: st.landed.take(),
+        timed_out,
+        snapshot: st.snapshot.take(),
+        captured: st.captured.clone(),
+    }
+}
+
+/// The watchdog: waits for the worker until the deadline, then takes over as needed.
+pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
+    let deadline = start + opts.deadline;
+    let grace = Duration::from_millis(HOOK_COMMIT_GRACE_MS);
+    let mut st = wait_until(shared, Some(deadline), |st| st.finished);
+    if let (false, Some(c)) = (st.finished, &opts.checkpoints) {
+        drop(st);
+        c.deadline_passed();
+        st = shared.lock();
+    }
+    if !st.finished && st.captured.is_none() {
+        drop(st);
+        st = wait_for_input(shared, opts, start);
+    }
+    // A worker that finished without claiming the event it read (it panicked) left it to us.
+    let abandoned = st.finished && st.claim == Claim::Free && st.captured.is_some();
+    if st.finished && !abandoned {
+        return outcome(&mut st, false);
+    }
+    // The input time limit passed while stdin was still arriving: keep what arrived.
+    if st.captured.is_none() && st.received.is_some() && st.first_byte && st.claim == Claim::Free {
+        st.claim = Claim::Watchdog;
+        let received = st.received.take().unwrap_or_default();
+        let mut diag = std::mem::take(&mut st.diag);
+        drop(st);
+        let reason = format!(
+            "the input time limit ({} ms) passed while stdin was still arriving: the {} bytes that \
+             arrived are kept, the rest was not read",
+            opts.input_limit().as_millis(),
+            received.total
+        );
+        let env = |k: &str| {
+            (k == "CLAUDE_CODE_SESSION_ID")
+                .then(|| opts.env_session_id.clone())
+                .flatten()
+        };
+        let cap = input::capture_partial(received, reason.clone(), opts.host, &env, &mut diag);
+        return take_over(opts, Arc::new(cap), &reason, diag, true);
+    }
+    // Stdin came in full only after the deadline: the worker waits for nothing any more; give
+    // it the grace to claim the event before taking it over.
+    if let (Some(at), Claim::Free, false) = (st.captured_at, st.claim, abandoned) {
+        if at >= deadline {
+            drop(st);
+            st = wait_until(shared, Some(Instant::now().max(at) + grace), |st| {
+                st.finished || st.claim != Claim::Free
+            });
+            if st.finished {
+                return outcome(&mut st, true);
+            }
+        }
+    }
+    match (st.captured.clone(), st.claim) {
+        (Some(cap), Claim::Free) => {
+            st.claim = Claim::Watchdog;
+            let diag = std::mem::take(&mut st.diag);
+            drop(st);
+            let reason = if abandoned {
+                "the hook failed internally before the journal took the event".to_owned()
+            } else {
+                format!(
+                    "the hook's deadline ({} ms) passed before the journal took the event",
+                    opts.deadline.as_millis()
+                )
+            };
+            take_over(opts, cap, &reason, diag, !abandoned)
+        }
+        (_, Claim::Worker) => {
+            // The worker claimed the event and is writing it: wait for the write, however
+            // long the disk takes (see the module docs for why it is never cut).
+            drop(st);
+            let mut st = wait_until(shared, Some(Instant::now() + grace), |st| st.finished);
+            let overdue = !st.finished;
+            if overdue {
+                drop(st);
+                if let Some(c) = &opts.checkpoints {
+                    c.write_overdue();
+                }
+                st = wait_until(shared, None, |st| st.finished);
+            }
+            st.diag.push(if overdue {
+                format!(
+                    "the event's write was still under way {HOOK_COMMIT_GRACE_MS} ms after the \
+                     deadline (a slow disk or a starved thread); waited for it rather than lose \
+                     the event"
+                )
+            } else {
+                "the hook finished after its deadline (a write was under way)".into()
+            });
+            outcome(&mut st, true)
+        }
+        (_, _) => {
+            let mut diag = std::mem::take(&mut st.diag);
+            diag.push(format!(
+                "no event on stdin within the deadline ({} ms) and {HOOK_STDIN_GRACE_MS} ms more, \
+                 and stdin has nothing waiting to be read; nothing was recorded",
+                opts.deadline.as_millis()
+            ));
+            HookOutcome {
+                stdout: protocol_of(opts.host, None).and_then(|p| p.fail_open_reply()),
+                diagnostics: diag,
+                landed: None,
+                timed_out: true,
+                snapshot: None,
+                captured: None,
+            }
+        }
+    }
+}
+
+/// The watchdog writes the event it claimed: spooled (or, failing that, in the fallback
+/// spool), and answers with the fail-open reply plus any notice the user must see.
+fn take_over(
+    opts: &HookOptions,
+    cap: Arc<Captured>,
+    reason: &str,
+    mut diag: Vec<String>,
+    timed_out: bool,
+) -> HookOutcome {
+    if let Some(c) = &opts.checkpoints {
+        c.taken_over();
+    }
+    let protocol = protocol_of(opts.host, cap.protocol);
+    let (landed, notice) = match commit::spool_captured(&opts.root, &cap, reason, &opts.writer()) {
+        Ok(landed) => {
+            let (files, fallback) = match &landed {
+                Landed::Spooled {
+                    files, fallback, ..
+                } => (files.clone(), *fallback),
+                _ => (Vec::new(), false),
+            };
+            diag.push(format!(
+                "{reason}; spooled to {}{} (merged by the next writer or reader)",
+                files
+                    .first()
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_default(),
+                if fallback {
+                    " (the FALLBACK spool, outside the root: less durable)"
+                } else {
+                    ""
+                }
+            ));
+            let notice = commit::notice(Some(&landed), &cap);
+            (Some(landed), notice)
+        }
+        Err(e) => {
+            diag.push(format!(
+                "{reason}, and keeping it failed: {e}; the event is LOST"
+            ));
+            (None, Some(format!("sjournal LOST this event: {e}")))
+        }
+    };
+    HookOutcome {
+        stdout: protocol.and_then(|p| p.reply_with_notice(None, None, notice.as_deref())),
+        diagnostics: diag,
+        landed,
+        timed_out,
+        snapshot: None,
+        captured: Some(cap),
+    }
+}
+
+/// Past the deadline with stdin not read in full. Once a byte has arrived, the rest is waited
+/// for until the input time limit. Before that, hosts write the event and close stdin at
+/// once, so an unread stdin is normally a starved thread, not a stuck host: wait the stdin
+/// grace, then keep waiting as long as stdin is ready to be read. Returns the state once the
+/// event is captured, the worker finished, the input time limit passed, or stdin has nothing
+/// (the host has not written: there is no event to keep).
+fn wait_for_input<'a>(
+    shared: &'a Shared,
+    opts: &HookOptions,
+    start: Instant,
+) -> MutexGuard<'a, State> {
+    let input_done = |st: &State| st.finished || st.captured.is_some();
+    let input_limit = start + opts.input_limit();
+    let mut until = start + opts.deadline + Duration::from_millis(HOOK_STDIN_GRACE_MS);
+    let mut noted = false;
+    loop {
+        let st = wait_until(shared, Some(until), input_done);
+        if input_done(&st) {
+            return st;
+        }
+        if st.first_byte {
+            // Still arriving: wait for the rest until the limit. Already read in full (the
+            // worker is parsing it): wait for the capture.
+            let reading = st.received.is_some();
+            if reading && Instant::now() >= input_limit {
+                return st;
+            }
+            until = if reading {
+                input_limit
+            } else {
+                Instant::now() + Duration::from_millis(HOOK_STDIN_GRACE_MS)
+            };
+            continue;
+        }
+        drop(st);
+        let ready = opts.input_ready.as_ref().is_some_and(|r| (r.0)());
+        if !ready {
+            return shared.lock();
+        }
+        if !noted {
+            noted = true;
+            shared.lock().diag.push(format!(
+                "stdin was still unread {HOOK_STDIN_GRACE_MS} ms after the deadline but is ready \
+                 (a starved thread); waiting for it rather than lose the event"
+            ));
+            if let Some(c) = &opts.checkpoints {
+                c.input_overdue();
+            }
+        }
+        until = Instant::now() + Duration::from_millis(HOOK_STDIN_GRACE_MS);
+    }
+}
+
+/// Waits until `done` holds or `until` passes (None: no limit); returns the state, locked.
+fn wait_until(
+    shared: &Shared,
+    until: Option<Instant>,
+    done: impl Fn(&State) -> bool,
+) -> MutexGuard<'_, State> {
+    let cv = &shared.0 .1;
+    let mut st = shared.lock();
+    while !done(&st) {
+        st = match until {
+            None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(until) => {
+                let now = Instant::now();
+                if now >= until {
+                    break;
+                }
+                cv.wait_timeout(st, until - now)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0)
+            }
+        };
+    }
+    st
+}

@@ -1,0 +1,160 @@
+//! Writing spool files: durably, and without the session's lock (the whole point is that the
+//! journal cannot be had now). A file is written under a temporary name (`O_EXCL`, 0600, never
+//! through a link), synced, hard-linked to its final name (a link never replaces a file, unlike
+//! `rename`), and the directory synced: a file under a final name is always complete, and
+//! durable once this returns.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::error::{Error, Result};
+use crate::format::payload::is_system_kind;
+use crate::format::record;
+use crate::format::spool::{self as format, Attempted, SpoolFile, SpoolRecord};
+use crate::journal::paths;
+use crate::journal::writer::now_unix_ns;
+use crate::limits::FRAME_MAX_BYTES;
+use crate::storage::Fs;
+
+use super::{EXT, TMP_PREFIX};
+
+/// Where spooled records were kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptIn {
+    /// The spool files, in order.
+    pub files: Vec<PathBuf>,
+    /// In the fallback spool, outside the root (less durable).
+    pub fallback: bool,
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// Room a spool file's own fields take besides its records (generous).
+const FILE_OVERHEAD_BYTES: usize = 512;
+/// MessagePack framing of one record in a spool file, at most.
+const RECORD_OVERHEAD_BYTES: usize = 96;
+
+/// Writes `records` of `session_id` as spool files in `dir` (which must exist), as few as the
+/// frame limit allows: a file breaks only before an event, so an event stays in one file with
+/// the records that belong to it. `attempted` is where a failed journal append put (or may
+/// have put) the first record. Returns the files, in order, once all are durable.
+pub fn write_records(
+    fs: &dyn Fs,
+    dir: &Path,
+    session_id: &str,
+    records: &[(&str, &[u8])],
+    reason: &str,
+    attempted: Option<Attempted>,
+) -> Result<Vec<PathBuf>> {
+    for (kind, p) in records {
+        format::check_record(kind, p).map_err(|_| too_large(kind, p.len()))?;
+    }
+    let budget = FRAME_MAX_BYTES as usize - FILE_OVERHEAD_BYTES - reason.len() - session_id.len();
+    let mut files = Vec::new();
+    let mut start = 0;
+    while start < records.len() {
+        let mut end = start;
+        let mut size = 0;
+        // Take whole units (an event and the system records after it) while they fit.
+        while end < records.len() {
+            let unit_end = unit_end(records, end);
+            let unit: usize = records[end..unit_end]
+                .iter()
+                .map(|(k, p)| p.len() + k.len() + RECORD_OVERHEAD_BYTES)
+                .sum();
+            if size + unit > budget {
+                break;
+            }
+            size += unit;
+            end = unit_end;
+        }
+        if end == start {
+            let (k, p) = records[start];
+            return Err(too_large(k, p.len()));
+        }
+        // Where this file's first record went, if the failed append got that far.
+        let at = attempted.map(|a| Attempted {
+            offset: a.offset
+                + records[..start]
+                    .iter()
+                    .map(|(k, p)| record::frame_len(k, p.len()) as u64)
+                    .sum::<u64>(),
+            seq: a.seq + start as u64,
+        });
+        files.push(write_one(
+            fs,
+            dir,
+            session_id,
+            &records[start..end],
+            reason,
+            at,
+        )?);
+        start = end;
+    }
+    paths::sync_dir_with(fs, dir)?;
+    Ok(files)
+}
+
+/// End of the unit starting at `i`: the record at `i` and the system records after it.
+fn unit_end(records: &[(&str, &[u8])], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < records.len() && is_system_kind(records[j].0) {
+        j += 1;
+    }
+    j
+}
+
+fn too_large(kind: &str, len: usize) -> Error {
+    Error::TooLarge {
+        len: (record::frame_len(kind, len) + format::FIXUP_SLACK_BYTES) as u64,
+        max: FRAME_MAX_BYTES as u64,
+    }
+}
+
+/// Writes one spool file durably (but for the directory sync).
+fn write_one(
+    fs: &dyn Fs,
+    dir: &Path,
+    session_id: &str,
+    records: &[(&str, &[u8])],
+    reason: &str,
+    attempted: Option<Attempted>,
+) -> Result<PathBuf> {
+    let ts = now_unix_ns();
+    let pid = std::process::id();
+    let file = SpoolFile {
+        session_id: session_id.to_owned(),
+        spooled_at_ns: ts,
+        pid,
+        reason: reason.to_owned(),
+        records: records
+            .iter()
+            .map(|(k, p)| SpoolRecord {
+                kind: k.to_string(),
+                payload: p.to_vec(),
+            })
+            .collect(),
+        attempted,
+    };
+    let frame = format::encode_entry(&file, ts);
+    if frame.len() > FRAME_MAX_BYTES as usize {
+        return Err(Error::TooLarge {
+            len: frame.len() as u64,
+            max: FRAME_MAX_BYTES as u64,
+        });
+    }
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = format!("{:020}-{pid:010}-{n:010}.{EXT}", ts.max(0));
+    let tmp = dir.join(format!("{TMP_PREFIX}{name}"));
+    let dest = dir.join(&name);
+    let written = fs
+        .write_new(&tmp, &frame)
+        .map_err(|e| Error::io("write", &tmp, e))
+        .and_then(|()| {
+            fs.hard_link(&tmp, &dest)
+                .map_err(|e| Error::io("link", &dest, e))
+        });
+    let _ = fs.remove_file(&tmp);
+    written?;
+    Ok(dest)
+}

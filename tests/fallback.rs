@@ -1,0 +1,243 @@
+//! When the root cannot take an event at all, it goes to the fallback spool, outside the root,
+//! and the user is told. The root's disk is full (ENOSPC injected through the storage seam
+//! for every operation under the root), the root is on a read-only file system (EROFS), the
+//! root's directory is not writable (a real permission: run as another user when the tests
+//! run as root), or `sessions/` is a symlink: each time the hook exits 0, the event is in the
+//! fallback spool (a private directory named in `config.toml`), the reply carries a
+//! `systemMessage` saying where, and once the root works again the next reader, writer or
+//! `sjournal flush` merges the event into the journal (its merge record saying it waited in
+//! the fallback) and removes it from there. Only if the fallback cannot take it either is the
+//! event lost — and then the reply says so.
+
+use crate::support;
+
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sjournal::format::payload::{SpoolMerge, KIND_SPOOL_MERGE};
+use sjournal::hook::{self, HookOutcome};
+use sjournal::journal::{spool, Landed, Root, Session, WriterOptions};
+use sjournal::storage::FaultyFs;
+
+const EVENT: &[u8] =
+    br#"{"session_id":"fb","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1"}"#;
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    root: Root,
+    fallback: PathBuf,
+}
+
+/// A root whose `config.toml` names a private fallback spool inside the test's directory.
+fn setup() -> Setup {
+    let dir = support::scratch();
+    let root_dir = dir.path().join("root");
+    std::fs::create_dir(&root_dir).unwrap();
+    let fallback = dir.path().join("fallback");
+    std::fs::write(
+        root_dir.join("config.toml"),
+        format!("[hook]\nfallback_spool_dir = {fallback:?}\n"),
+    )
+    .unwrap();
+    Setup {
+        root: Root::new(&root_dir),
+        fallback,
+        _dir: dir,
+    }
+}
+
+/// Runs the hook in-process with every operation under the root failing with `errno`.
+fn hook_with_broken_root(s: &Setup, errno: i32) -> HookOutcome {
+    let fs = FaultyFs::new();
+    let under = s.root.dir().to_owned();
+    fs.fail(errno, move |op, p| op.mutates() && p.starts_with(&under));
+    let mut opts = support::hook_opts(&s.root, Duration::from_secs(60));
+    opts.config = sjournal::hook::config::Config::load(&s.root).unwrap();
+    opts.fs = std::sync::Arc::new(fs);
+    hook::run(opts, std::io::Cursor::new(EVENT.to_vec()))
+}
+
+/// The `systemMessage` of a Claude Code reply.
+fn notice(stdout: &[u8]) -> String {
+    let v: serde_json::Value = serde_json::from_slice(stdout).unwrap_or_default();
+    v["systemMessage"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The event is merged back into the journal by a reader, from the fallback spool.
+fn merged_back(s: &Setup) {
+    let out = support::run(s.root.dir(), &["log", "--session", "fb", "--json"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let recs = support::records(s.root.dir(), "fb");
+    let kinds: Vec<&str> = recs.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(kinds, [KIND_SPOOL_MERGE, "PostToolUse"]);
+    let merge: SpoolMerge = serde_json::from_str(&recs[0].2).unwrap();
+    assert!(merge.entries[0].fallback, "{merge:?}");
+    assert_eq!(recs[1].2, std::str::from_utf8(EVENT).unwrap());
+    assert!(spool::pending(&s.root, "fb").unwrap().is_empty());
+    assert!(files_under(&s.fallback)
+        .iter()
+        .all(|f| !f.to_string_lossy().ends_with(".spool")));
+    support::verify_all(s.root.dir());
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files_under(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn in_fallback(s: &Setup, out: &HookOutcome) {
+    let Some(Landed::Spooled {
+        files,
+        fallback: true,
+        ..
+    }) = &out.landed
+    else {
+        panic!("expected the fallback spool: {out:?}");
+    };
+    assert!(files[0].starts_with(&s.fallback), "{files:?}");
+    let mode = std::fs::metadata(files[0].parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let n = notice(out.stdout.as_deref().unwrap_or("").as_bytes());
+    assert!(n.contains("could not store this event"), "{out:?}");
+    assert!(n.contains(&files[0].display().to_string()), "{n}");
+}
+
+#[test]
+fn a_full_disk_under_the_root_sends_the_event_to_the_fallback() {
+    let s = setup();
+    let out = hook_with_broken_root(&s, libc::ENOSPC);
+    in_fallback(&s, &out);
+    assert!(
+        support::said(&out, "No space left"),
+        "{:?}",
+        out.diagnostics
+    );
+    merged_back(&s);
+}
+
+#[test]
+fn a_read_only_root_sends_the_event_to_the_fallback() {
+    let s = setup();
+    // A session that already has records: the lock file and journal exist, reads work.
+    drop(Session::open(&s.root, "fb", &WriterOptions::default()).unwrap());
+    let out = hook_with_broken_root(&s, libc::EROFS);
+    in_fallback(&s, &out);
+    // A writer of the session merges it once the file system is writable again.
+    let s2 = Session::open(&s.root, "fb", &sjournal::cli::writer_options(&s.root)).unwrap();
+    assert_eq!(s2.merge_report().merged_fallback, 1);
+    drop(s2);
+    merged_back(&s);
+}
+
+/// A real unwritable root directory. As root, permissions do not stop the tests' own user,
+/// so the hook runs as `nobody` (uid 65534), which cannot write the root's directory.
+#[test]
+fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
+    let s = setup();
+    let as_root = rustix::process::geteuid().is_root();
+    let nobody = 65534;
+    std::fs::create_dir(&s.fallback).unwrap();
+    std::fs::set_permissions(&s.fallback, std::fs::Permissions::from_mode(0o700)).unwrap();
+    if as_root {
+        std::os::unix::fs::chown(&s.fallback, Some(nobody), Some(nobody)).unwrap();
+        for p in [s.fallback.parent().unwrap(), s.root.dir()] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    } else {
+        std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o500)).unwrap();
+    }
+    let mut c = support::sjournal(s.root.dir());
+    c.args([
+        "hook",
+        "--host",
+        "claude",
+        "--deadline-ms",
+        support::PATIENT_MS,
+    ]);
+    if as_root {
+        use std::os::unix::process::CommandExt;
+        let mut std_cmd = support::spawnable(s.root.dir());
+        std_cmd
+            .args([
+                "hook",
+                "--host",
+                "claude",
+                "--deadline-ms",
+                support::PATIENT_MS,
+            ])
+            .uid(nobody)
+            .gid(nobody);
+        c = assert_cmd::Command::from_std(std_cmd);
+    }
+    let out = c.write_stdin(EVENT).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let n = notice(&out.stdout);
+    assert!(n.contains("could not store this event"), "{out:?}");
+    assert_eq!(
+        files_under(&s.fallback)
+            .iter()
+            .filter(|f| f.to_string_lossy().ends_with(".spool"))
+            .count(),
+        1,
+        "{out:?}"
+    );
+    std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let flushed = support::run(s.root.dir(), &["flush", "--all"], b"");
+    assert!(flushed.status.success(), "{flushed:?}");
+    merged_back(&s);
+}
+
+#[test]
+fn a_symlinked_sessions_dir_sends_the_event_to_the_fallback() {
+    let s = setup();
+    let elsewhere = s.fallback.parent().unwrap().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    symlink(&elsewhere, s.root.sessions_dir()).unwrap();
+    let out = support::run(
+        s.root.dir(),
+        &[
+            "hook",
+            "--host",
+            "claude",
+            "--deadline-ms",
+            support::PATIENT_MS,
+        ],
+        EVENT,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let n = notice(&out.stdout);
+    assert!(n.contains("could not store this event"), "{out:?}");
+    assert!(n.contains("symlink"), "{n}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // The link is replaced by a real directory: the next reader merges the event.
+    std::fs::remove_file(s.root.sessions_dir()).unwrap();
+    merged_back(&s);
+}
+
+/// The fallback is refused too (its directory is another user's, or group-writable): the
+/// event is lost, and the user is told so.
+#[test]
+fn when_nothing_can_be_written_the_user_is_told_the_event_is_lost() {
+    let s = setup();
+    std::fs::create_dir(&s.fallback).unwrap();
+    std::fs::set_permissions(&s.fallback, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = hook_with_broken_root(&s, libc::ENOSPC);
+    assert!(out.landed.is_none(), "{out:?}");
+    let n = notice(out.stdout.as_deref().unwrap_or("").as_bytes());
+    assert!(n.contains("LOST"), "{out:?}");
+    assert!(n.contains("other users have access"), "{n}");
+}

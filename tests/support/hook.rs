@@ -1,0 +1,108 @@
+//! The hook run in-process: options, and [`Stall`], the `Checkpoints` seam that records where
+//! the hook's two threads got to and holds them there, so races run the same way on every
+//! machine (released by the other thread's checkpoints, never by clocks).
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use sjournal::hook::config::Config;
+use sjournal::hook::protocol::HostFlag;
+use sjournal::hook::{Checkpoints, HookOptions, HookOutcome, InputReady};
+use sjournal::journal::Root;
+
+/// Only a guard against hanging forever if the hook never reaches a checkpoint (the test
+/// then fails on what it finds); the interleaving itself never depends on it.
+pub const SAFETY: Duration = Duration::from_secs(60);
+
+/// In-process hook options: host detected, default configuration, and in-memory input that
+/// is always ready to be read however late the worker gets to it.
+pub fn hook_opts(root: &Root, deadline: Duration) -> HookOptions {
+    HookOptions {
+        input_ready: Some(InputReady(Arc::new(|| true))),
+        ..HookOptions::new(root.clone(), HostFlag::Auto, deadline, Config::default())
+    }
+}
+
+/// True if one of the hook's diagnostics contains `what`.
+pub fn said(out: &HookOutcome, what: &str) -> bool {
+    out.diagnostics.iter().any(|d| d.contains(what))
+}
+
+/// Records the checkpoints reached and holds threads at them as configured.
+#[derive(Debug, Default)]
+pub struct Stall {
+    seen: Mutex<Vec<&'static str>>,
+    cv: Condvar,
+    /// The watchdog, at its deadline, waits until the worker has claimed the event.
+    pub deadline_waits_for_claim: bool,
+    /// The worker, having claimed the event, waits until the watchdog's grace has passed.
+    pub claim_waits_for_overdue: bool,
+    /// The worker, holding the session's lock, waits until the watchdog took the event over.
+    pub locked_waits_for_takeover: bool,
+    /// The worker panics while it holds the session's lock (a bug in the write path).
+    pub locked_panics: bool,
+}
+
+impl Stall {
+    pub fn new(configure: impl FnOnce(&mut Stall)) -> Arc<Stall> {
+        let mut s = Stall::default();
+        configure(&mut s);
+        Arc::new(s)
+    }
+
+    fn mark(&self, what: &'static str) {
+        self.seen.lock().unwrap().push(what);
+        self.cv.notify_all();
+    }
+
+    pub fn wait_for(&self, what: &str) {
+        let end = Instant::now() + SAFETY;
+        let mut seen = self.seen.lock().unwrap();
+        while !seen.contains(&what) && Instant::now() < end {
+            seen = self.cv.wait_timeout(seen, SAFETY).unwrap().0;
+        }
+    }
+
+    pub fn saw(&self, what: &str) -> bool {
+        self.seen.lock().unwrap().contains(&what)
+    }
+}
+
+impl Checkpoints for Stall {
+    fn deadline_passed(&self) {
+        self.mark("deadline_passed");
+        if self.deadline_waits_for_claim {
+            self.wait_for("claimed");
+        }
+    }
+    fn locked(&self) {
+        self.mark("locked");
+        if self.locked_panics {
+            panic!("a bug in the write path");
+        }
+        if self.locked_waits_for_takeover {
+            self.wait_for("taken_over");
+        }
+    }
+    fn claimed(&self) {
+        self.mark("claimed");
+        if self.claim_waits_for_overdue {
+            self.wait_for("write_overdue");
+        }
+    }
+    fn taken_over(&self) {
+        self.mark("taken_over");
+    }
+    fn write_overdue(&self) {
+        self.mark("write_overdue");
+    }
+    fn input_overdue(&self) {
+        self.mark("input_overdue");
+    }
+}
+
+/// The options with `stall` as the checkpoints.
+pub fn stalled(mut opts: HookOptions, stall: &Arc<Stall>) -> HookOptions {
+    opts.checkpoints = Some(stall.clone() as Arc<dyn Checkpoints>);
+    opts
+}
