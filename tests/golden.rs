@@ -86,6 +86,32 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "d8614a04127efd9e8a1f2667329e8ed85806534986a39cfa1ab4de3a8abdd04b",
     ),
+    // Version 4: the state has a `model_view` (Gemini CLI's model requests: a rewritten
+    // history is an automatic compression). The same journals, unchanged.
+    (
+        4,
+        "claude-real.sjl",
+        37,
+        "dfdd3a04af9b9ff8599e059962aa8f3ca48d56e6cd756e2b8efee222bb31e64f",
+    ),
+    (
+        4,
+        "hosts.sjl",
+        71,
+        "62c9f53a4b28fa15aa38af738df659de4c3509592363f6c6732733c7babec6d2",
+    ),
+    (
+        4,
+        "recovery.sjl",
+        22,
+        "63178d726d369900202743cba7381c82c4927da498da6142043c3f47e89c3c69",
+    ),
+    (
+        4,
+        "session.sjl",
+        121,
+        "8fbd56324f64af40787bc6626aa0f5c90b8e53ec3c80a5152618fc6e37c46fc2",
+    ),
 ];
 
 #[test]
