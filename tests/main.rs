@@ -34,6 +34,7 @@ mod hook_input;
 mod hook_watchdog;
 mod inspect;
 mod install;
+mod memory;
 mod primitives;
 mod recovery;
 mod remote_cli;

@@ -70,6 +70,7 @@ pub enum Command {
     Fire(commands::fire::Args),
     List(commands::list::Args),
     Webhook(commands::webhook::Args),
+    Memory(commands::memory::Args),
     #[cfg(feature = "remote")]
     Ship(commands::ship::Args),
     #[cfg(feature = "remote")]
@@ -114,6 +115,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Fire(a) => commands::fire::run(&root()?, a),
             Command::List(a) => commands::list::run(&root()?, a),
             Command::Webhook(a) => commands::webhook::run(&root()?, a),
+            Command::Memory(a) => commands::memory::run(&root()?, a),
             #[cfg(feature = "remote")]
             Command::Ship(a) => commands::ship::run(&root()?, a),
             #[cfg(feature = "remote")]
