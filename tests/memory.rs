@@ -397,3 +397,104 @@ fn the_project_is_the_host_dir_else_the_git_root_else_the_cwd() {
         Path::new(&two)
     );
 }
+
+#[test]
+fn an_accepted_command_that_later_fails_goes_back_to_review() {
+    let e = env();
+    let one = e.project("one");
+    let out = e.memory(
+        &one,
+        &["propose", "Verify with `make check -j1` before finishing."],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let id = e.items(&one)[0]["id"].as_str().unwrap().to_owned();
+    assert!(e.memory(&one, &["accept", &id]).status.success());
+    let (ctx, _) = e.start("st-a", "startup", &one);
+    assert!(ctx.contains("make check -j1"), "{ctx}");
+
+    e.prompt("st-a", &one, "Check the build.");
+    e.hook(
+        "PostToolUseFailure",
+        None,
+        "st-a",
+        &one,
+        json!({"tool_name": "Bash", "tool_input": {"command": "make check -j1"}, "tool_use_id": "toolu_f1",
+               "error": "Exit code 2\nerror: missing target"}),
+    );
+    e.stop("st-a", &one);
+    let items = e.items(&one);
+    assert_eq!(items[0]["status"], "stale", "{items:?}");
+    assert!(items[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("`make check -j1` failed"));
+
+    // No longer injected; the user is asked to review it again.
+    let (ctx, msg) = e.start("st-b", "startup", &one);
+    assert!(!ctx.contains("## Project memory"), "{ctx}");
+    assert!(msg.contains("1 memory proposal awaits review"), "{msg}");
+    assert!(e.memory(&one, &["accept", &id]).status.success());
+    let (ctx, _) = e.start("st-c", "startup", &one);
+    assert!(ctx.contains("make check -j1"), "{ctx}");
+}
+
+#[test]
+fn sixteen_processes_increment_one_project_slot_by_compare_and_set_and_lose_no_update() {
+    let e = env();
+    let one = e.project("one");
+    std::fs::create_dir_all(&e.root).unwrap();
+    let base = ["--scope", "project", "--project", one.as_str()];
+    let out = cmd::run(
+        &e.root,
+        &[&["slot", "set"][..], &base, &["n", "0"]].concat(),
+        b"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+    let threads: Vec<_> = (0..16)
+        .map(|_| {
+            let (root, one, barrier) = (e.root.clone(), one.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let base = ["--scope", "project", "--project", one.as_str()];
+                barrier.wait();
+                // Read, then write n+1 only if nobody wrote since; on a conflict, again.
+                loop {
+                    let get = cmd::run(&root, &[&["slot", "get"][..], &base, &["n"]].concat(), b"");
+                    let v: Value = serde_json::from_slice(&get.stdout).unwrap();
+                    let (n, seq) = (v["value"].as_u64().unwrap(), v["seq"].as_u64().unwrap());
+                    let next = (n + 1).to_string();
+                    let seq = seq.to_string();
+                    let set = cmd::run(
+                        &root,
+                        &[
+                            &["slot", "set"][..],
+                            &base,
+                            &["n", &next, "--expect-seq", &seq],
+                        ]
+                        .concat(),
+                        b"",
+                    );
+                    match set.status.code() {
+                        Some(0) => return,
+                        Some(1) => continue,
+                        _ => panic!("{set:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let get = cmd::run(
+        &e.root,
+        &[&["slot", "get"][..], &base, &["n"]].concat(),
+        b"",
+    );
+    let v: Value = serde_json::from_slice(&get.stdout).unwrap();
+    assert_eq!(v["value"], 16, "every increment counted once");
+    let id = Scope::Project(one).journal_id();
+    assert!(cmd::run(&e.root, &["verify", "--session", &id], b"")
+        .status
+        .success());
+}

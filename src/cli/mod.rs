@@ -5,6 +5,7 @@ pub mod commands;
 pub mod output;
 pub mod pending;
 pub mod progress;
+pub mod target;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

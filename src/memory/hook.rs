@@ -230,7 +230,14 @@ pub fn after(root: &Root, job: &After, opts: &WriterOptions) -> crate::error::Re
                 Ok((s, _)) => s,
                 Err(_) => return Ok(()),
             };
-            proposals(&st, &job.session)
+            let mut ops = proposals(&st, &job.session);
+            let scope = ops::load(root, &job.scope, &LoadOptions::latest()).unwrap_or_default();
+            let dir = match &job.scope {
+                Scope::Project(p) => Some(Path::new(p)),
+                Scope::Global => None,
+            };
+            ops.extend(stale(&scope, &st, &job.session, dir, &|p| p.exists()));
+            ops
         }
     };
     if ops.is_empty() {
@@ -248,4 +255,61 @@ pub fn proposals(st: &State, session: &str) -> Vec<MemoryOp> {
         .filter(|i| i.source == "prompt" && remember_text(&i.text).is_none())
         .map(|i| ops::propose(&i.text, "rule", Some(session), Some(i.seq), Some(&i.text)))
         .collect()
+}
+
+/// The `code` spans of a text (between single backticks).
+fn code_spans(text: &str) -> Vec<&str> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Accepted items that the session proved stale, as `stale` ops: one that names a command
+/// (in backticks) which failed in the session and was not fixed; one that names a relative
+/// path (in backticks, with a `/` or a `.`) that no longer exists under the project.
+pub fn stale(
+    scope: &State,
+    session: &State,
+    session_id: &str,
+    project: Option<&Path>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Vec<MemoryOp> {
+    let mut out = Vec::new();
+    for item in scope.memory.accepted() {
+        let mut reason = None;
+        for span in code_spans(&item.text) {
+            let failed = session.failures.items.iter().find(|f| {
+                f.resolved.is_none()
+                    && crate::event::work::is_shell_tool(&f.tool)
+                    && f.detail.trim() == span
+            });
+            if let Some(f) = failed {
+                let status = f
+                    .exit_code
+                    .map_or("failed".to_owned(), |n| format!("exit {n}"));
+                reason = Some(format!(
+                    "`{span}` failed in session {session_id} ({status}) and was not fixed"
+                ));
+                break;
+            }
+            let looks_like_path = !span.contains(char::is_whitespace)
+                && !span.starts_with('/')
+                && !span.starts_with('-')
+                && (span.contains('/') || span.contains('.'))
+                && !span.contains("..");
+            if let (true, Some(dir)) = (looks_like_path, project) {
+                if !exists(&dir.join(span)) {
+                    reason = Some(format!("`{span}` no longer exists in the project"));
+                    break;
+                }
+            }
+        }
+        if let Some(r) = reason {
+            out.push(ops::on_item("stale", &item.id, None, Some(&r)));
+        }
+    }
+    out
 }

@@ -94,21 +94,9 @@ pub enum Action {
     Review,
 }
 
-fn project_dir(flag: Option<PathBuf>) -> Result<PathBuf> {
-    let host = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
-    let cwd = std::env::current_dir().ok();
-    let dir = match flag {
-        Some(d) => crate::memory::project_dir(Some(&d), None),
-        None => crate::memory::project_dir(host.as_deref(), cwd.as_deref()),
-    };
-    dir.ok_or_else(|| Error::InvalidInput {
-        reason: "no project directory: pass --project DIR".into(),
-    })
-}
-
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let flag = args.project.clone();
-    let scope = Scope::parse(&args.scope, || project_dir(flag))?;
+    let scope = Scope::parse(&args.scope, || crate::cli::target::project_dir(flag))?;
     let opts = crate::cli::writer_options(root);
     let state = || ops::load(root, &scope, &LoadOptions::latest());
     let mut out = output::stdout();
