@@ -325,6 +325,13 @@ fn m4_the_memory_journal_verifies_and_folds_deterministically() {
         assert!(out.status.success(), "{s}: {out:?}");
     }
     cmd::verify_all(&e.root);
+    // `sessions` lists host sessions; the scope journals only when asked.
+    let listed = cmd::run(&e.root, &["sessions", "--json"], b"");
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(!listed.contains("scope:"), "{listed}");
+    let all = cmd::run(&e.root, &["sessions", "--json", "--scopes"], b"");
+    assert_eq!(String::from_utf8(all.stdout).unwrap().lines().count(), 4);
     // The header keeps the project's path.
     let paths = root.session(&id).unwrap();
     let r = JournalReader::open(&paths.journal, None).unwrap();

@@ -316,13 +316,15 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             _ => false,
         };
     let memory = match (&cap.raw_json, late) {
-        (Some(raw), false) => crate::memory::hook::prepare(
-            &opts.root,
-            &cap.kind,
-            raw,
-            &cap.session_id,
-            opts.env_project_dir.as_deref().map(std::path::Path::new),
-        ),
+        (Some(raw), false) if crate::memory::hook::may_concern(event) => {
+            crate::memory::hook::prepare(
+                &opts.root,
+                &cap.kind,
+                raw,
+                &cap.session_id,
+                opts.env_project_dir.as_deref().map(std::path::Path::new),
+            )
+        }
         _ => Default::default(),
     };
     let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);

@@ -55,6 +55,20 @@ pub fn remember_text(prompt: &str) -> Option<&str> {
     Some(p[9..].trim()).filter(|t| !t.is_empty())
 }
 
+/// Whether the host's event `name` may be one memory acts on (a session's start or end, a
+/// prompt, a turn's end): a cheap test on the name that spares parsing large tool payloads
+/// again. `Event::parse` decides.
+pub fn may_concern(name: Option<&str>) -> bool {
+    let Some(n) = name else { return false };
+    let n = n.to_ascii_lowercase();
+    [
+        "start", "stop", "end", "prompt", "agent", "turn", "complete",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+        && !n.contains("tool")
+}
+
 /// The project scope of an event (None without a project dir or cwd).
 fn scope_of(e: &Event<'_>, host_project: Option<&Path>) -> Option<Scope> {
     let cwd = e.cwd.as_deref().map(Path::new);

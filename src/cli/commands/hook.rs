@@ -161,6 +161,9 @@ fn memory_after(
     let Some(raw) = cap.raw_json.as_deref() else {
         return Ok(());
     };
+    if !crate::memory::hook::may_concern(cap.event.as_deref()) {
+        return Ok(());
+    }
     let dir = project_dir.map(std::path::Path::new);
     match crate::memory::hook::after_job(&cap.kind, raw, &cap.session_id, dir) {
         Some(job) => crate::memory::hook::after(root, &job, &config.writer_options()),
