@@ -413,6 +413,49 @@ fn a9_fallback_when_no_sessionstart_follows_the_compaction() {
     assert!(prompts.len() == 4);
 }
 
+/// Codex compacts at the start of the next `codex exec`: PreCompact, PostCompact, then
+/// SessionStart(resume), which takes the fallback, then SessionStart(compact) (measured with
+/// Codex 0.171.0, tests/real_hosts/codex.rs). Both reach the same request: the second adds only
+/// what is new, here nothing.
+#[test]
+fn a9_a_late_sessionstart_compact_repeats_nothing() {
+    let resumed = |note: bool| {
+        let mut sim = Sim::new("a9-codex");
+        sim.start("startup");
+        sim.prompt(P1);
+        sim.bash_fails("make check", 2, "error: missing target");
+        sim.stop("Next I will add the farewell test.");
+        sim.ev(
+            "PreCompact",
+            json!({"trigger": "auto", "custom_instructions": null}),
+        );
+        sim.ev(
+            "PostCompact",
+            json!({"trigger": "auto", "compact_summary": "stuff"}),
+        );
+        let resume = sim.start("resume");
+        assert_eq!(resume.mode, Mode::Recovery);
+        assert!(
+            resume.text.contains("error: missing target"),
+            "{}",
+            resume.text
+        );
+        if note {
+            sim.note(Channel::Persistent, "rules", "Use tabs.");
+        }
+        let late = sim.start("compact");
+        assert!(sim.prompt("status?").text.is_empty());
+        late
+    };
+    let late = resumed(false);
+    assert!(late.text.is_empty(), "repeated:\n{}", late.text);
+    // Something new by then is all it carries.
+    let late = resumed(true);
+    assert_eq!(late.mode, Mode::Recovery);
+    assert!(late.text.contains("[rules] Use tabs."), "{}", late.text);
+    assert!(!late.text.contains("make check"), "{}", late.text);
+}
+
 #[test]
 fn a10_the_compactor_is_not_a_subagent() {
     let (_d, root, run) = played(|_| false);

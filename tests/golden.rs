@@ -84,31 +84,57 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "d8614a04127efd9e8a1f2667329e8ed85806534986a39cfa1ab4de3a8abdd04b",
     ),
-    // Version 4 folds `sjournal.memory` (scope journals' memory) and `sjournal.extras` (what
-    // the hook added from outside the session) into two new fields. The same journals.
+    // Version 4: the state has a `model_view` (Gemini CLI's model requests: a rewritten
+    // history is an automatic compression). The same journals, unchanged.
     (
         4,
         "claude-real.sjl",
         37,
-        "d827ecd6e7d23f3c5af50eac3d6da2ca45721bf5fd7d381700a664b7017806ea",
+        "dfdd3a04af9b9ff8599e059962aa8f3ca48d56e6cd756e2b8efee222bb31e64f",
     ),
     (
         4,
         "hosts.sjl",
         71,
-        "4320d8860b7853e2800551cdcc84380e2af00ad1402c6ef75c06085ff3125dd7",
+        "62c9f53a4b28fa15aa38af738df659de4c3509592363f6c6732733c7babec6d2",
     ),
     (
         4,
         "recovery.sjl",
         22,
-        "e96b0549c4484c2ba39b1c5c218cb89811cc9d10b5047a4717f151da224e94bb",
+        "63178d726d369900202743cba7381c82c4927da498da6142043c3f47e89c3c69",
     ),
     (
         4,
         "session.sjl",
         121,
-        "b953ebbac486fb85f21c5e3609192e089e01608ffe68e7061dd28c6ff6addd06",
+        "8fbd56324f64af40787bc6626aa0f5c90b8e53ec3c80a5152618fc6e37c46fc2",
+    ),
+    // Version 5 folds `sjournal.memory` (scope journals' memory) and `sjournal.extras` (what
+    // the hook added from outside the session) into two new fields. The same journals.
+    (
+        5,
+        "claude-real.sjl",
+        37,
+        "9f2a2384525db398fd92dc8fbfd85ae5c598b55bdac9e69455f017a8c7206d21",
+    ),
+    (
+        5,
+        "hosts.sjl",
+        71,
+        "48dc7032edb718376b506a4d213ac98dc040b38453eaff062f9120c804a9917e",
+    ),
+    (
+        5,
+        "recovery.sjl",
+        22,
+        "2548b50d23846cbb8e79ef2362d178d695262a3c26bf65bb457a5fe8aeaf3aff",
+    ),
+    (
+        5,
+        "session.sjl",
+        121,
+        "5dab4a9cc36aca55f8664097278f91a7a2a541bb3bdc5baec6acc653c7353f23",
     ),
 ];
 

@@ -18,6 +18,7 @@
 //! Fallback: a compaction journaled (PreCompact, PostCompact, the compactor's stop) with no
 //! recovery block injected after it turns a resume, a startup or a prompt into the full
 //! recovery block, once (hosts with no SessionStart after compacting: Gemini CLI, the bridges).
+//! A SessionStart(compact) for a compaction already answered that way gives only what is new.
 //! Injected text stays in the host's transcript until the next compaction, so nothing is
 //! injected twice in between: every mode but recovery leaves out items the `seen` set has
 //! with the same hash.
@@ -178,6 +179,16 @@ fn unanswered(state: &State) -> bool {
         .is_some_and(|c| c.recovered_seq.is_none())
 }
 
+/// `at` is the SessionStart(compact) of a compaction whose recovery block an earlier event
+/// already carried (the fallback).
+fn answered_before(state: &State, at: &InjectionPoint) -> bool {
+    state
+        .compactions
+        .last
+        .as_ref()
+        .is_some_and(|c| c.recovered_seq.is_some() && c.resumed_seq == Some(at.event_seq))
+}
+
 /// The policy's mode for an event.
 pub fn decide(state: &State, at: &InjectionPoint) -> Mode {
     let pending = unanswered(state);
@@ -296,6 +307,15 @@ pub fn inject(state: &State, at: &InjectionPoint, policy: &Policy, extras: &Extr
             secs.push(block::agents(&c));
             secs.push(block::mode(&c));
             secs.push(block::pointer(&c));
+            if answered_before(state, at) {
+                // The compaction was answered already, by the fallback at an earlier event
+                // (Codex sends SessionStart(compact) after the next run's SessionStart(resume)):
+                // only what the model has not seen since.
+                secs = unseen(secs, state);
+                if !secs.iter().any(|s| s.lines.iter().any(|l| l.key.is_some())) {
+                    return Injection::nothing(mode, budget);
+                }
+            }
         }
         Mode::Resume => {
             secs.push(block::left_off(&mut c, true));

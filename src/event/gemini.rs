@@ -7,7 +7,10 @@
 //! - PreCompress(auto) fires before every model request, whether or not anything is
 //!   compressed: it is not a compaction (kind `Other`); a manual `/compress` is;
 //! - there is no `model` in the common payload: BeforeModel/AfterModel carry it in
-//!   `llm_request.model` (their request is read for that field only, however large);
+//!   `llm_request.model`; of the rest of the request only BeforeModel's `messages` are kept,
+//!   raw, one slice per message, for the fold to see the history being rewritten (an
+//!   automatic compression has no event of its own: PreCompress(auto) fires before every
+//!   request, compressed or not);
 //! - a slash command run with `-p` (`/compress`) fires BeforeAgent/AfterAgent: no turn;
 //! - a failing shell command is a plain AfterTool whose `llmContent` says `Exit Code: N`
 //!   (N ≠ 0); a failed tool may also carry an `error` in its response.
@@ -45,12 +48,15 @@ struct Response<'a> {
     llm_content: Str<'a>,
 }
 
-/// `llm_request` of BeforeModel/AfterModel: only the model is read; the rest is skipped.
+/// `llm_request` of BeforeModel/AfterModel: the model, and the messages as one raw slice
+/// (borrowed, not parsed); the rest is skipped.
 #[derive(Debug, Deserialize, Default)]
 #[serde(default)]
 pub(super) struct LlmRequest<'a> {
     #[serde(borrow)]
     pub model: Str<'a>,
+    #[serde(borrow)]
+    pub messages: Option<&'a RawValue>,
 }
 
 /// The prompt without the `<hook_context>…</hook_context>` blocks Gemini CLI put before it.
@@ -110,6 +116,11 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
     }
     if let Some(req) = llm_request {
         e.model = req.model.0;
+        if e.name == "BeforeModel" {
+            e.model_messages = req
+                .messages
+                .and_then(|m| serde_json::from_str::<Vec<&RawValue>>(m.get()).ok());
+        }
     }
     if let Some(t) = e.tool.as_mut() {
         let r = t

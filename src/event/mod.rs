@@ -115,6 +115,10 @@ pub struct Event<'a> {
     /// `task_id`, `task_subject`).
     pub task_id: Option<Cow<'a, str>>,
     pub task_subject: Option<Cow<'a, str>>,
+    /// The conversation a model request carries, one raw JSON message each (Gemini CLI's
+    /// BeforeModel `llm_request.messages`: its text messages, in order). Only the request
+    /// shows that the host rewrote its history (compressed it).
+    pub model_messages: Option<Vec<&'a RawValue>>,
 }
 
 impl<'a> Event<'a> {
@@ -154,6 +158,7 @@ impl<'a> Event<'a> {
             background_tasks: None,
             task_id: None,
             task_subject: None,
+            model_messages: None,
         }
     }
 

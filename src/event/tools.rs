@@ -28,13 +28,13 @@ impl FileOp {
 }
 
 /// The file operation a tool performs, by its name on any host; None for tools that touch no
-/// file by path (shells, searches, web).
+/// file by path (shells, searches, web). OpenCode, Pi and OpenClaw name theirs in lower case.
 pub fn file_op(tool: &str) -> Option<FileOp> {
     Some(match tool {
-        "Read" | "NotebookRead" | "read_file" | "view" | "view_file" => FileOp::Read,
-        "Write" | "write_file" | "write_to_file" | "create_file" => FileOp::Write,
-        "Edit" | "MultiEdit" | "NotebookEdit" | "replace" | "replace_in_file" | "edit_file"
-        | "str_replace_editor" | "apply_patch" => FileOp::Edit,
+        "Read" | "read" | "NotebookRead" | "read_file" | "view" | "view_file" => FileOp::Read,
+        "Write" | "write" | "write_file" | "write_to_file" | "create_file" => FileOp::Write,
+        "Edit" | "edit" | "MultiEdit" | "NotebookEdit" | "replace" | "replace_in_file"
+        | "edit_file" | "str_replace_editor" | "apply_patch" => FileOp::Edit,
         _ => return None,
     })
 }
@@ -174,6 +174,26 @@ mod tests {
         assert!(ToolInput::parse(&r).path().is_none());
         let r = input(r#"["/positional"]"#);
         assert!(ToolInput::parse(&r).path().is_none());
+    }
+
+    #[test]
+    fn the_bridged_hosts_lower_case_file_tools() {
+        // OpenCode's `filePath`, Pi's and OpenClaw's `path`.
+        let r = input(r#"{"filePath":"/p/notes.txt","content":"hello\n"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("write"),
+            vec![(FileOp::Write, "/p/notes.txt")]
+        );
+        let r = input(r#"{"path":"src/a.ts","oldText":"x","newText":"y"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("edit"),
+            vec![(FileOp::Edit, "src/a.ts")]
+        );
+        let r = input(r#"{"path":"missing.txt"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("read"),
+            vec![(FileOp::Read, "missing.txt")]
+        );
     }
 
     #[test]

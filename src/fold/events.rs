@@ -32,6 +32,7 @@ impl State {
         self.identify(e, rec.seq);
         self.work_before(e, rec);
         let compactions = self.compactions.count;
+        self.model_view_event(e, rec);
         match e.kind {
             EventKind::SessionStart => self.session_start(e, rec),
             EventKind::UserPromptSubmit => self.turn_start(e, rec),

@@ -46,6 +46,8 @@ pub struct State {
     pub memory: crate::memory::Memory,
     /// The sections the hook last added from outside the session (`sjournal.extras`).
     pub extras: Option<crate::format::payload::ExtrasRecord>,
+    /// The conversation as the host's model requests show it (`model_view.rs`).
+    pub model_view: ModelView,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -368,4 +370,26 @@ pub struct RecoveredFact {
     pub offset: u64,
     pub length: u64,
     pub reason: String,
+}
+
+/// The conversation as the session's model requests showed it, for a host that reports no
+/// event when it compresses its history (Gemini CLI: only its BeforeModel requests show it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelView {
+    /// Tool calls under way (started, not ended): requests made meanwhile are not the
+    /// session's own conversation (a subagent's chat runs inside its tool call).
+    pub tools_running: u64,
+    /// The last request of the session's own conversation since its process started.
+    pub last: Option<ViewedRequest>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ViewedRequest {
+    pub seq: u64,
+    /// Messages the request carried.
+    pub messages: u64,
+    /// Digest of all its messages but the last (`model_view::prefix`).
+    pub prefix: u64,
+    /// Its second message is the host's acknowledgement of a compressed history.
+    pub compressed_head: bool,
 }

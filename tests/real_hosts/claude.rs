@@ -1,35 +1,72 @@
 //! Claude Code 2.1.332 (`claude -p`), hooks installed by `sjournal install claude-code`.
 //! The harness ([`Claude`]) is reusable: a scenario is a list of prompts (and `/compact`)
-//! played in one session, each a `claude -p` or `claude --resume ID -p` invocation.
+//! played in one session, each a `claude -p` or `claude --resume ID -p` invocation
+//! (`claude_recovery.rs` plays context-recovery §4's scenario with it).
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
 /// The marker of Claude Code's compaction request (its summary prompt).
 pub const COMPACT_MARKER: &str = "summary of the conversation";
 pub const SUMMARY: &str = "MOCK-SUMMARY: the user asked for a few shell commands and a file.";
+/// How SessionStart's additionalContext reaches the model (a system reminder in the
+/// conversation).
+pub const SESSION_START_PREFIX: &str = "SessionStart hook additional context: ";
+pub const PROMPT_PREFIX: &str = "UserPromptSubmit hook additional context: ";
+
+/// How a scenario runs Claude Code.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The compaction summary the mock writes.
+    pub summary: &'static str,
+    /// Offer the TodoWrite tool: `-p` offers it only with the task tools turned off
+    /// (`CLAUDE_CODE_ENABLE_TASKS=0`), the todo tools on (`CLAUDE_CODE_ENABLE_TODO_TOOLS=1`) and
+    /// named in `--tools` (found in 2.1.332's bundle: TodoWrite is enabled when the task
+    /// tools are not).
+    pub todo_write: bool,
+    /// An exec handler on SessionStart whose output (the payload's `"source":"…"`) is an
+    /// ephemeral note: tells SessionStart's contexts apart by their source.
+    pub source_note: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            summary: SUMMARY,
+            todo_write: false,
+            source_note: true,
+        }
+    }
+}
 
 /// A Claude Code session driven headless against the mock.
 pub struct Claude {
     pub world: World,
     pub mock: Mock,
     pub session: Option<String>,
+    tools: &'static str,
 }
 
 impl Claude {
+    /// [`Claude::with`] the default options.
+    pub fn start(script: impl FnOnce(&str) -> Vec<Rule>) -> Option<Claude> {
+        Claude::with(Options::default(), script)
+    }
+
     /// Installs Claude Code (or None: skip) and sjournal's hooks (`sjournal install
     /// claude-code` into the temporary HOME); starts the mock with the rules `script` makes
     /// for the project directory.
-    pub fn start(script: impl FnOnce(&str) -> Vec<Rule>) -> Option<Claude> {
+    pub fn with(opts: Options, script: impl FnOnce(&str) -> Vec<Rule>) -> Option<Claude> {
         let dir = support::installed("claude-code")?;
         let mut world = World::new(dir);
         let mock = Mock::start(Script {
             rules: script(&world.project.display().to_string()),
-            special: vec![(COMPACT_MARKER, SUMMARY)],
+            special: vec![(COMPACT_MARKER, opts.summary)],
             input_tokens: 100,
             big_after: None,
             special_delay_ms: 0,
@@ -44,23 +81,34 @@ impl Claude {
         ] {
             world.env.insert(k.into(), v);
         }
+        let mut tools = "Bash,Write,Read,Edit";
+        if opts.todo_write {
+            world
+                .env
+                .insert("CLAUDE_CODE_ENABLE_TASKS".into(), "0".into());
+            world
+                .env
+                .insert("CLAUDE_CODE_ENABLE_TODO_TOOLS".into(), "1".into());
+            tools = "Bash,Write,Read,Edit,TodoWrite";
+        }
         world.patient_hook();
-        // Tells SessionStart's contexts apart by their source: an exec handler whose output
-        // (the payload's `"source":"…"`) is offered with that event's context only.
-        let config = world.root().join("config.toml");
-        let mut text = std::fs::read_to_string(&config).unwrap();
-        text.push_str(
-            "\n[[exec]]\nname = \"source\"\nevents = [\"SessionStart\"]\n\
-             command = [\"grep\", \"-o\", \"\\\"source\\\":\\\"[a-z]*\\\"\"]\n\
-             timeout_ms = 3000\ncontext = \"ephemeral\"\n",
-        );
-        std::fs::write(&config, text).unwrap();
+        if opts.source_note {
+            let config = world.root().join("config.toml");
+            let mut text = std::fs::read_to_string(&config).unwrap();
+            text.push_str(
+                "\n[[exec]]\nname = \"source\"\nevents = [\"SessionStart\"]\n\
+                 command = [\"grep\", \"-o\", \"\\\"source\\\":\\\"[a-z]*\\\"\"]\n\
+                 timeout_ms = 3000\ncontext = \"ephemeral\"\n",
+            );
+            std::fs::write(&config, text).unwrap();
+        }
         let said = world.sj(&["install", "claude-code"]);
         assert_has(&said, "installed", "install claude-code");
         Some(Claude {
             world,
             mock,
             session: None,
+            tools,
         })
     }
 
@@ -72,7 +120,10 @@ impl Claude {
             c.args(["--resume", s]);
         }
         c.args(["-p", prompt, "--output-format", "json"]);
-        c.args(["--allowedTools", "Bash,Write,Read,Edit"]);
+        if self.tools.contains("TodoWrite") {
+            c.args(["--tools", self.tools]);
+        }
+        c.args(["--allowedTools", self.tools]);
         let o = self.world.run(c, Duration::from_secs(180));
         let text = String::from_utf8_lossy(&o.stdout).into_owned();
         let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|_| {
@@ -202,50 +253,102 @@ fn claude_code_session_with_resume_and_compaction() {
     );
     w.verify();
 
-    // What reached the model. UserPromptSubmit's context arrives next to the prompt.
-    let reqs = cc.mock.model_requests();
-    let injected = w.injected(&sid);
-    let first_prompt = injected
+    // What sjournal injected: at startup and each resume only the exec handler's note for
+    // that start; the recovery block once, at SessionStart(compact); at the prompts nothing
+    // (the transcript has everything, the prompt is the model's to read).
+    let all = injections::of(w, &sid);
+    let shown = injections::show(&all);
+    let at: Vec<(&str, &str, &str)> = all
         .iter()
-        .find(|(e, _)| e["hook_event_name"] == "UserPromptSubmit")
-        .expect("context injected for the first prompt");
-    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
-    let first_prompt_json = serde_json::to_string(&first_prompt.1).unwrap();
-    assert_has(
-        &alpha.body,
-        first_prompt_json.trim_matches('"'),
-        "UserPromptSubmit's context in the first request",
+        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            ("SessionStart", "startup", "startup"),
+            ("SessionStart", "resume", "resume"),
+            ("SessionStart", "compact", "recovery"),
+            ("SessionStart", "resume", "resume"),
+        ],
+        "{shown}"
     );
-    // A2: SessionStart(compact)'s context reaches the first main request after the compaction
-    // request, and not the compaction request itself (it did not exist yet).
-    let compact_ctx = injected
-        .iter()
-        .find(|(e, _)| e["hook_event_name"] == "SessionStart" && e["source"] == "compact")
-        .expect("context injected at SessionStart(compact)");
-    assert_has(
-        &compact_ctx.1,
-        "compactions: 1",
-        "the post-compaction context",
+    injections::assert_policy(&all, 1, injections::prompt);
+    for i in all.iter().filter(|i| i.mode != "recovery") {
+        assert_eq!(
+            i.text
+                .lines()
+                .filter(|l| l.starts_with("- ") || l.starts_with('['))
+                .count(),
+            1,
+            "only the exec handler's note: {shown}"
+        );
+        assert_has(
+            &i.text,
+            &format!("\"source\":\"{}\"", i.source()),
+            "the note",
+        );
+    }
+    let block = &all[2].text;
+    for (needle, what) in [
+        (
+            "\"source\":\"compact\"",
+            "the exec handler's note for this start",
+        ),
+        (
+            "Original request: ALPHA1 run echo hello",
+            "the first request",
+        ),
+        ("Latest request: BRAVO2 say something", "the latest request"),
+        ("\"bravo answered\"", "where the last turn left off"),
+        (
+            "`ls /nonexistent-sjournal-dir` → exit 2",
+            "the unresolved failure",
+        ),
+        ("No such file or directory", "its error"),
+        (
+            "`notes.txt` (created, 1 write",
+            "the file written, relative",
+        ),
+        ("sjournal show --session", "the pointer"),
+    ] {
+        assert_has(block, needle, what);
+    }
+    assert!(!block.contains(&project), "paths relative: {block}");
+
+    // What reached the model. Nothing of sjournal's before the compaction but the notes, no
+    // UserPromptSubmit context ever; SessionStart(compact)'s block in the first main request
+    // after the compaction request (A2), not in it (it did not exist yet), and once in each
+    // request after it (it stays in the transcript; nothing re-sends it).
+    let reqs = cc.mock.model_requests();
+    assert!(
+        reqs.iter().all(|r| !r.body.contains(PROMPT_PREFIX)),
+        "UserPromptSubmit context reached the model"
     );
     let (ci, next) = cc.around_compaction();
-    let ctx_json = serde_json::to_string(&format!(
-        "SessionStart hook additional context: {}",
-        compact_ctx.1
-    ))
-    .unwrap();
-    let ctx_json = ctx_json.trim_matches('"');
-    assert!(!reqs[ci].body.contains(ctx_json), "compaction request");
-    assert_has(
-        &compact_ctx.1,
-        r#""source":"compact""#,
-        "the exec handler's note",
-    );
+    for r in &reqs[..ci] {
+        assert!(
+            !r.body.contains("recovered after compaction"),
+            "{}",
+            r.answer
+        );
+    }
+    let ctx_json = json_text(&format!("{SESSION_START_PREFIX}{block}"));
+    assert!(!reqs[ci].body.contains(&ctx_json), "compaction request");
     assert_has(
         &reqs[next].body,
-        ctx_json,
+        &ctx_json,
         "A2: the first request after /compact",
     );
     assert_has(&reqs[next].body, SUMMARY, "the summary after /compact");
+    for r in &reqs[next..] {
+        assert_eq!(
+            r.body.matches(&json_text(block)).count(),
+            1,
+            "the block once in {}",
+            r.answer
+        );
+    }
+    assert_eq!(reqs[next].answer, "CHARLIE3:0");
 
     // Beside the curated capture (which the demo and the benches replay line by line).
     w.refresh_fixtures("claude-code/run", "payloads-2.1.332.jsonl", &[&sid]);

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
@@ -203,42 +204,77 @@ fn codex_session_with_resume_compaction_and_subagent() {
     assert_eq!(st["compactions"]["count"], 1, "{}", st["compactions"]);
     w.verify();
 
-    // The context reached the model as developer messages: the first prompt's next to it, and
-    // SessionStart(compact)'s in the first request after the compaction (not in it).
+    // What sjournal injected. Codex compacts at the start of the next `codex exec`:
+    // PreCompact, PostCompact, then SessionStart(resume), which takes the fallback (the
+    // recovery block, once), then SessionStart(compact), which repeats nothing. Nothing at the
+    // prompts, the subagent's included.
+    let all = injections::of(w, &sid);
+    let shown = injections::show(&all);
+    let at: Vec<(&str, &str, &str)> = all
+        .iter()
+        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
+        .collect();
+    assert_eq!(at, [("SessionStart", "resume", "recovery")], "{shown}");
+    injections::assert_policy(&all, 1, injections::prompt);
+    let block = &all[0].text;
+    for (needle, what) in [
+        (
+            "Original request: ALPHA1 run echo hello",
+            "the first request",
+        ),
+        (
+            "Latest request: CHARLIE3 a big answer",
+            "the latest request",
+        ),
+        ("\"charlie answered\"", "where the last turn left off"),
+        ("sjournal show --session", "the pointer"),
+    ] {
+        assert_has(block, needle, what);
+    }
+    assert!(!block.contains("SUBTASK9"), "the subagent's task: {block}");
+    let events = w.events(&sid);
+    let order: Vec<String> = events
+        .iter()
+        .skip_while(|(k, _)| k != "PreCompact")
+        .take(5)
+        .map(|(k, p)| {
+            format!(
+                "{k}{}",
+                p["source"]
+                    .as_str()
+                    .map(|s| format!("({s})"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "PreCompact",
+            "PostCompact",
+            "SessionStart(resume)",
+            "SessionStart(compact)",
+            "UserPromptSubmit"
+        ]
+    );
+
+    // What reached the model, as developer messages: the block in the first request after
+    // the compaction request (DELTA4's), once; nothing of sjournal's before.
     let reqs = cx.mock.model_requests();
-    let injected = w.injected(&sid);
-    let first = &injected
-        .iter()
-        .find(|(e, _)| e["hook_event_name"] == "UserPromptSubmit")
-        .unwrap()
-        .1;
-    let json_text = |t: &str| {
-        serde_json::to_string(t)
-            .unwrap()
-            .trim_matches('"')
-            .to_owned()
-    };
-    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
-    assert_has(&alpha.body, &json_text(first), "the first prompt's context");
-    let compact = &injected
-        .iter()
-        .find(|(e, _)| e["hook_event_name"] == "SessionStart" && e["source"] == "compact")
-        .expect("SessionStart(compact) context")
-        .1;
-    assert_has(compact, "compactions: 1", "post-compaction context");
     let ci = reqs
         .iter()
         .position(|r| r.answer.starts_with("special:"))
         .unwrap();
-    assert!(!reqs[ci].body.contains(&json_text(compact)));
-    let after = reqs[ci + 1..]
-        .iter()
-        .find(|r| r.answer == "DELTA4:0")
-        .unwrap();
-    assert_has(
-        &after.body,
-        &json_text(compact),
-        "SessionStart(compact)'s context after compaction",
+    for r in &reqs[..=ci] {
+        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
+    }
+    let after = &reqs[ci + 1];
+    assert_eq!(after.answer, "DELTA4:0");
+    assert_eq!(
+        after.body.matches(&json_text(block)).count(),
+        1,
+        "the block once after the compaction: {}",
+        after.body
     );
 
     w.refresh_fixtures("codex", "payloads-0.171.0.jsonl", &[&sid]);

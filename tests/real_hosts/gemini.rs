@@ -1,9 +1,15 @@
 //! Gemini CLI 0.61.0 (`gemini --yolo -p`), hooks installed by `sjournal install gemini`.
+//!
+//! Gemini CLI has no SessionStart after compressing, and says nothing when it compresses on
+//! its own (PreCompress(auto) fires before every request): the fold sees the automatic
+//! compression in the rewritten history of the next request (BeforeModel), and the recovery
+//! block arrives by the fallback, with the next prompt (BeforeAgent), once.
 
 use std::time::Duration;
 
 use serde_json::json;
 
+use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
@@ -110,6 +116,15 @@ fn script(project: &str) -> Script {
                 key: "BRAVO2",
                 steps: vec![Step::Text("bravo answered")],
             },
+            // Reports a context past Gemini CLI's compression threshold (half of the model's
+            // 1M tokens): the request after its tool call compresses the history first.
+            Rule {
+                key: "ECHO5",
+                steps: vec![Step::Tool(
+                    "run_shell_command",
+                    json!({"command": "echo big", "description": "big"}),
+                )],
+            },
             Rule {
                 key: "CHARLIE3",
                 steps: vec![Step::Text("charlie answered")],
@@ -121,7 +136,7 @@ fn script(project: &str) -> Script {
         ],
         special: vec![(COMPRESS_MARKER, SUMMARY)],
         input_tokens: 100,
-        big_after: None,
+        big_after: Some(("ECHO5", 700_000)),
         special_delay_ms: 0,
     }
 }
@@ -133,6 +148,7 @@ fn gemini_cli_session_with_resume_and_compression() {
     };
     g.prompt("ALPHA1 run echo hello, list a missing dir, write notes.txt");
     g.prompt("BRAVO2 say something");
+    g.prompt("ECHO5 a big one");
     g.prompt("CHARLIE3 carry on");
     g.prompt("/compress");
     g.prompt("DELTA4 after the compression");
@@ -151,20 +167,22 @@ fn gemini_cli_session_with_resume_and_compression() {
     );
     let events = w.events(&sid);
     let counts = support::kinds(&events);
-    // Four prompts and /compress (which fires BeforeAgent too).
-    assert_eq!(counts.get("BeforeAgent"), Some(&5), "{counts:?}");
+    // Five prompts and /compress (which fires BeforeAgent too).
+    assert_eq!(counts.get("BeforeAgent"), Some(&6), "{counts:?}");
     assert!(
-        counts.get("BeforeModel").copied().unwrap_or(0) >= 6,
+        counts.get("BeforeModel").copied().unwrap_or(0) >= 8,
         "{counts:?}"
     );
-    // PreCompress(auto) fires before every model request; only the manual /compress is one.
+    // PreCompress(auto) fires before every model request; the compactions are the automatic
+    // one (seen in the history the next request carried) and the manual /compress.
     let auto = events
         .iter()
         .filter(|(k, p)| k == "PreCompress" && p["trigger"] == "auto")
         .count();
-    assert!(auto >= 4, "PreCompress(auto) before each request: {auto}");
-    assert_eq!(st["compactions"]["count"], 1, "{}", st["compactions"]);
-    assert_eq!(st["turns"]["count"], 4, "{}", st["turns"]);
+    assert!(auto >= 8, "PreCompress(auto) before each request: {auto}");
+    assert_eq!(st["compactions"]["count"], 2, "{}", st["compactions"]);
+    assert_eq!(st["compactions"]["last"]["trigger"], "manual");
+    assert_eq!(st["turns"]["count"], 5, "{}", st["turns"]);
     // The prompts are the user's own, never sjournal's <hook_context> quoted back.
     let prompts: Vec<&str> = st["prompts"]
         .as_array()
@@ -177,17 +195,13 @@ fn gemini_cli_session_with_resume_and_compression() {
         [
             "ALPHA1 run echo hello, list a missing dir, write notes.txt",
             "BRAVO2 say something",
+            "ECHO5 a big one",
             "CHARLIE3 carry on",
             "DELTA4 after the compression"
         ]
     );
-    let injected = w.injected(&sid);
-    assert!(!injected.is_empty());
-    for (_, text) in &injected {
-        assert!(!text.contains("hook_context"), "nested: {text}");
-    }
     // The failing shell command is only visible as "Exit Code: 2" in the tool output.
-    assert_eq!(st["tools"]["calls"], 3, "{}", st["tools"]);
+    assert_eq!(st["tools"]["calls"], 4, "{}", st["tools"]);
     assert_eq!(st["tools"]["failures"], 1, "{}", st["tools"]);
     let project = w.project.display().to_string();
     assert!(
@@ -199,32 +213,92 @@ fn gemini_cli_session_with_resume_and_compression() {
     );
     w.verify();
 
-    // BeforeAgent's context reached the model with the prompt; /compress compressed (the
-    // summary request happened, and the next prompt's request carries the summary).
-    let reqs = g.mock.model_requests();
-    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
-    let first = &injected
+    // What sjournal injected: nothing until a compaction; then the recovery block with the
+    // next prompt (the fallback), once per compaction; never its own <hook_context> nested.
+    let all = injections::of(w, &sid);
+    let shown = injections::show(&all);
+    let at: Vec<(&str, &str, u64)> = all
         .iter()
-        .find(|(e, _)| e["hook_event_name"] == "BeforeAgent")
-        .unwrap()
-        .1;
-    let escaped = first.replace('<', "&lt;").replace('>', "&gt;");
-    let json_text = |t: &str| {
-        serde_json::to_string(t)
-            .unwrap()
-            .trim_matches('"')
-            .to_owned()
-    };
-    assert!(
-        alpha.body.contains(&json_text(first)) || alpha.body.contains(&json_text(&escaped)),
-        "BeforeAgent's context in the first request: {}",
-        alpha.body
+        .map(|i| (i.kind.as_str(), i.mode.as_str(), i.compactions))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            ("BeforeAgent", "recovery", 1),
+            ("BeforeAgent", "recovery", 2)
+        ],
+        "{shown}"
     );
-    assert!(
-        reqs.iter().any(|r| r.answer.starts_with("special:")),
-        "a compression request"
+    injections::assert_policy(&all, 2, injections::prompt);
+    let prompt_of = |i: &injections::Injection| injections::prompt(i).unwrap_or_default();
+    assert_eq!(prompt_of(&all[0]), "CHARLIE3 carry on");
+    assert_eq!(prompt_of(&all[1]), "DELTA4 after the compression");
+    for i in &all {
+        assert!(!i.text.contains("hook_context"), "nested: {shown}");
+    }
+    let (auto_block, manual_block) = (&all[0].text, &all[1].text);
+    for (needle, what) in [
+        (
+            "recovered after compaction #1 (auto)",
+            "the automatic compression",
+        ),
+        (
+            "Original request: ALPHA1 run echo hello",
+            "the first request",
+        ),
+        (
+            "Turn 3 ended with: \"done\"",
+            "where the last turn left off",
+        ),
+        (
+            "`ls /nonexistent-sjournal-dir` → exit 2",
+            "the unresolved failure",
+        ),
+        ("`notes.txt` (created", "the file written, relative"),
+    ] {
+        assert_has(auto_block, needle, what);
+    }
+    assert_has(
+        manual_block,
+        "recovered after compaction #2 (manual)",
+        "the manual /compress",
+    );
+    assert_has(
+        manual_block,
+        "Turn 4 ended with: \"charlie answered\"",
+        "where the last turn left off",
+    );
+
+    // What reached the model: nothing of sjournal's before the automatic compression; the
+    // block with the prompt after it (a part of the user turn, `<`/`>` escaped), once.
+    let reqs = g.mock.model_requests();
+    let compress = reqs
+        .iter()
+        .position(|r| r.answer.starts_with("special:"))
+        .expect("a compression request");
+    for r in &reqs[..compress] {
+        assert!(!r.body.contains("sjournal: "), "{}", r.answer);
+    }
+    let in_body = |body: &str, t: &str| {
+        let escaped = t.replace('<', "&lt;").replace('>', "&gt;");
+        let plain = body.matches(&json_text(t)).count();
+        // A block without `<`/`>` reads the same either way: counted once.
+        plain
+            + if escaped == t {
+                0
+            } else {
+                body.matches(&json_text(&escaped)).count()
+            }
+    };
+    let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
+    assert_eq!(in_body(&charlie.body, auto_block), 1, "{}", charlie.body);
+    assert_has(
+        &charlie.body,
+        "MOCK-SUMMARY",
+        "the summary of the automatic compression",
     );
     let delta = reqs.iter().find(|r| r.answer == "DELTA4:0").unwrap();
+    assert_eq!(in_body(&delta.body, manual_block), 1, "{}", delta.body);
     assert_has(&delta.body, "MOCK-SUMMARY", "the summary after /compress");
 
     // BeforeModel carries the whole request: kept byte for byte.

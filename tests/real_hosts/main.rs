@@ -11,8 +11,10 @@
 //! tests/fixtures/<host>/ from the payloads a run captured.
 
 mod claude;
+mod claude_recovery;
 mod codex;
 mod gemini;
+mod injections;
 mod mock;
 mod openclaw;
 mod opencode;

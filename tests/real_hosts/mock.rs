@@ -312,12 +312,15 @@ fn system_text(api: Api, req: &Value) -> String {
     }
 }
 
-/// Input tokens to report: `big_after`'s when the request's last user message holds its key.
+/// Input tokens to report: `big_after`'s when the request's last user message holds its key
+/// (the user's own text: not sjournal's context carried with it, which may quote an earlier
+/// prompt).
 fn tokens(script: &Script, api: Option<Api>, req: &Value) -> u64 {
     if let (Some((key, n)), Some(api)) = (script.big_after, api) {
         let items = conversation(api, req);
         if let Some((_, text, _)) = items.iter().rev().find(|(user, _, _)| *user) {
-            if text.contains(key) {
+            let own = text.split("sjournal: ").next().unwrap_or("");
+            if own.contains(key) {
                 return n;
             }
         }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
@@ -53,8 +54,12 @@ impl OpenClaw {
                 "models": {"providers": {"mock": {"baseUrl": format!("{}/v1", mock.base()),
                     "api": "openai-completions", "apiKey": "sk-local",
                     "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 128000, "maxTokens": 8192}]}}},
+                // No heartbeat: the Gateway's heartbeat runner plays a real agent turn in the
+                // main session (`agent:main:main`) once it is due, whenever that falls in the
+                // test; sjournal rightly journals it as a session of its own.
                 "agents": {"defaults": {"model": {"primary": "mock/mock-model"},
-                                        "workspace": world.project.display().to_string()}}
+                                        "workspace": world.project.display().to_string(),
+                                        "heartbeat": {"every": "0m"}}}
             }))
             .unwrap(),
         )
@@ -106,14 +111,17 @@ impl OpenClaw {
         c.stdout(Stdio::from(log.try_clone().unwrap()))
             .stderr(Stdio::from(log));
         self.gateway = Some(c.spawn().unwrap());
+        // Until it listens (or exits). Under load its start-up checks alone take minutes:
+        // the limit is only there so a hung Gateway fails the test.
         let start = Instant::now();
         loop {
             if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
                 break;
             }
+            let exited = self.gateway.as_mut().unwrap().try_wait().unwrap();
             assert!(
-                start.elapsed() < Duration::from_secs(120),
-                "the Gateway did not start: {}",
+                exited.is_none() && start.elapsed() < Duration::from_secs(420),
+                "the Gateway did not start ({exited:?}): {}",
                 self.gateway_log()
             );
             std::thread::sleep(Duration::from_millis(200));
@@ -241,7 +249,14 @@ fn openclaw_through_a_gateway_with_compaction_reset_and_stop() {
     // One session, OpenClaw's, nothing unattributed (subagent_ended at the reset names only
     // the session key).
     let sessions = w.sessions();
-    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let detail: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            let id = s["session_id"].as_str().unwrap_or("");
+            format!("{s}\n  {:?}", w.events(id))
+        })
+        .collect();
+    assert_eq!(sessions.len(), 1, "{detail:#?}\n{}", oc.gateway_log());
     assert_eq!(sessions[0]["session_id"], "sj-1");
     assert_eq!(sessions[0]["host"], "openclaw");
     let events = w.events("sj-1");
@@ -307,31 +322,54 @@ fn openclaw_through_a_gateway_with_compaction_reset_and_stop() {
     assert_eq!(st["compactions"]["last"]["trigger"], "manual");
     w.verify();
 
-    // The context returned for before_prompt_build reached the prompt of the turn's requests.
+    // What sjournal injected: nothing before the compaction (nothing new to say); after it,
+    // the recovery block at the next prompt (the fallback: OpenClaw takes context only at
+    // before_prompt_build), once; after the reset, nothing (the session's record has nothing
+    // the fresh conversation lacks but the block's pointer).
+    let all = injections::of(w, "sj-1");
+    let shown = injections::show(&all);
+    let at: Vec<(&str, &str)> = all
+        .iter()
+        .map(|i| (i.kind.as_str(), i.mode.as_str()))
+        .collect();
+    assert_eq!(at, [("before_prompt_build", "recovery")], "{shown}");
+    injections::assert_policy(&all, 1, injections::prompt);
+    assert_eq!(
+        injections::prompt(&all[0]).as_deref(),
+        Some("CHARLIE3 after the compaction")
+    );
+    let block = &all[0].text;
+    for (needle, what) in [
+        ("recovered after compaction #1 (manual)", "the compaction"),
+        (
+            "Original request: ALPHA1 run echo hello",
+            "the first request",
+        ),
+        ("\"bravo answered\"", "where the last turn left off"),
+        (
+            "`ls /nonexistent-sjournal-dir` → exit 2",
+            "the unresolved failure",
+        ),
+    ] {
+        assert_has(block, needle, what);
+    }
+
+    // What reached the model: nothing of sjournal's before the compaction; the block
+    // prepended to CHARLIE3's prompt (`prependContext`), once.
     let reqs = oc.mock.model_requests();
-    let first = &w
-        .injected("sj-1")
-        .into_iter()
-        .find(|(e, _)| e["hook_event_name"] == "before_prompt_build")
-        .unwrap()
-        .1;
-    let needle = serde_json::to_string(first)
-        .unwrap()
-        .trim_matches('"')
-        .to_owned();
-    for step in ["ALPHA1:0", "ALPHA1:1"] {
-        let r = reqs.iter().find(|r| r.answer == step).unwrap();
-        assert_has(&r.body, &needle, "prependContext in the turn's requests");
+    let ci = reqs
+        .iter()
+        .position(|r| r.answer.starts_with("special:"))
+        .expect("a compaction request");
+    for r in &reqs[..=ci] {
+        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
     }
     let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
-    assert_has(
-        &charlie.body,
-        "compactions: 1",
-        "the context after the compaction",
-    );
-    assert!(
-        reqs.iter().any(|r| r.answer.starts_with("special:")),
-        "a compaction request"
+    assert_eq!(
+        charlie.body.matches(&json_text(block)).count(),
+        1,
+        "the block once, with the prompt: {}",
+        charlie.body
     );
 
     // Uninstall removes the plugin and its configuration entry, nothing else.

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
@@ -142,8 +143,8 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     let events = w.events(&sid);
     let counts = support::kinds(&events);
     for (kind, n) in [
-        // created, a continuation per later run (no session.created for those), the compaction's
-        ("SessionStart", 5),
+        // created, and a continuation per later run (no session.created for those)
+        ("SessionStart", 4),
         ("UserPromptSubmit", 4),
         ("PreToolUse", 3),
         ("PostToolUse", 2),
@@ -151,6 +152,8 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
         ("PostToolUseFailure", 1),
         ("Stop", 4),
         ("PreCompact", 1),
+        // `session.compacted`: OpenCode has no message then to carry the recovery block
+        ("PostCompact", 1),
         // `opencode run` never deletes its session: the bridge ends it as the process exits
         ("SessionEnd", 4),
     ] {
@@ -165,12 +168,11 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
         .filter(|(k, _)| k == "SessionStart")
         .map(|(_, p)| p["source"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        sources,
-        ["startup", "resume", "resume", "compact", "resume"]
-    );
+    assert_eq!(sources, ["startup", "resume", "resume", "resume"]);
     let pre = events.iter().find(|(k, _)| k == "PreCompact").unwrap();
     assert_eq!(pre.1["trigger"], "auto", "the compaction part's own flag");
+    let post = events.iter().find(|(k, _)| k == "PostCompact").unwrap();
+    assert_eq!(post.1["trigger"], "auto");
     let st = w.state(&sid);
     assert_eq!(st["tools"]["calls"], 3, "{}", st["tools"]);
     assert_eq!(st["tools"]["failures"], 1, "{}", st["tools"]);
@@ -184,42 +186,81 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     assert_eq!(st["turns"]["count"], 4);
     w.verify();
 
-    // The context: in the system prompt of the session's requests, never in the title
-    // generator's, and once (in the compaction prompt) in the compaction request.
+    // What sjournal injected: nothing before the compaction (nothing new to say); after it,
+    // the recovery block at the next run's SessionStart(resume) (the fallback: there is no
+    // SessionStart(compact)), once; the plugin adds it to that run's prompt.
+    let all = injections::of(w, &sid);
+    let shown = injections::show(&all);
+    let at: Vec<(&str, &str, &str)> = all
+        .iter()
+        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
+        .collect();
+    assert_eq!(at, [("SessionStart", "resume", "recovery")], "{shown}");
+    injections::assert_policy(&all, 1, injections::prompt);
+    let block = &all[0].text;
+    for (needle, what) in [
+        ("recovered after compaction #1 (auto)", "the compaction"),
+        // `opencode run` quotes the message it was given.
+        (
+            "Original request: \"ALPHA1 run echo hello",
+            "the first request",
+        ),
+        (
+            "Latest request: \"CHARLIE3 a big answer\"",
+            "the latest request",
+        ),
+        ("read `missing.txt` → failed", "the unresolved failure"),
+        ("- `notes.txt` (", "the file written, relative"),
+    ] {
+        assert_has(block, needle, what);
+    }
+
+    // What reached the model: nothing of sjournal's before the compaction, nor in the title
+    // generator's or the compaction's request. Between the compaction and the next prompt
+    // (OpenCode continues the turn) the block rides on the system prompt; from the next
+    // prompt on it is a part of that user message, stored, once, and off the system prompt.
     let reqs = oc.mock.model_requests();
-    let first = &w
-        .injected(&sid)
-        .into_iter()
-        .find(|(e, _)| e["hook_event_name"] == "UserPromptSubmit")
-        .unwrap()
-        .1;
-    let needle = serde_json::to_string(first)
-        .unwrap()
-        .trim_matches('"')
-        .to_owned();
-    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
-    assert_eq!(alpha.body.matches(&needle).count(), 1, "{}", alpha.body);
-    let title = reqs
+    let ci = reqs
         .iter()
-        .find(|r| r.answer.contains(TITLE_MARKER))
-        .expect("a title request");
-    assert!(
-        !title.body.contains("## Session"),
-        "context in the title request: {}",
-        title.body
-    );
-    let compact = reqs
-        .iter()
-        .find(|r| r.answer.contains(COMPACT_MARKER))
+        .position(|r| r.answer.contains(COMPACT_MARKER))
         .expect("a compaction");
-    assert_eq!(
-        compact.body.matches("## Session").count(),
-        1,
-        "{}",
-        compact.body
-    );
-    let delta = reqs.iter().find(|r| r.answer == "DELTA4:0").unwrap();
-    assert_has(&delta.body, "compactions: 1", "the post-compaction context");
+    for r in &reqs[..=ci] {
+        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
+    }
+    for r in reqs.iter().filter(|r| r.answer.contains(TITLE_MARKER)) {
+        assert!(!r.body.contains("sjournal: "), "title: {}", r.body);
+    }
+    let di = reqs.iter().position(|r| r.answer == "DELTA4:0").unwrap();
+    // OpenCode sends what a plugin adds to the system prompt as system messages of its own.
+    let system = |r: &crate::mock::Logged| -> String {
+        r.json["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "system")
+            .map(Value::to_string)
+            .collect()
+    };
+    assert!(di > ci + 1, "OpenCode continues the turn after compacting");
+    for r in &reqs[ci + 1..di] {
+        assert_eq!(
+            system(r)
+                .matches("recovered after compaction #1 (auto)")
+                .count(),
+            1,
+            "the block on the system prompt until the next prompt: {}",
+            r.body
+        );
+    }
+    for r in &reqs[di..] {
+        assert_eq!(
+            r.body.matches(&json_text(block)).count(),
+            1,
+            "the block once, with the prompt: {}",
+            r.body
+        );
+        assert!(!system(r).contains("sjournal: "), "{}", r.body);
+    }
 
     // Uninstall removes exactly the bridge.
     let said = w.sj(&["uninstall", "opencode"]);

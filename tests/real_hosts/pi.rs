@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
@@ -152,20 +153,21 @@ fn pi_session_with_resume_failed_tool_and_compaction() {
     assert!(std::fs::read_to_string(&ext)
         .unwrap()
         .starts_with("// sjournal bridge"));
-    pi.prompt("ALPHA1 run echo hello, read missing.txt, write notes.txt");
-    pi.prompt("BRAVO2 say something");
-    let ok = pi.compact();
-    assert!(
-        ok.iter().any(|v| v["id"] == "c1" && v["success"] == true),
-        "{ok:?}"
-    );
-    // Nothing new to compact: Pi's compaction fails, and must not be counted.
+    // Nothing to compact yet: Pi's compaction fails, and must not be counted. (Later, every
+    // compaction leaves sjournal's recovery message after it, so there is always something.)
     let failed = pi.compact();
     assert!(
         failed
             .iter()
             .any(|v| v["id"] == "c1" && v["success"] == false),
         "{failed:?}"
+    );
+    pi.prompt("ALPHA1 run echo hello, read missing.txt, write notes.txt");
+    pi.prompt("BRAVO2 say something");
+    let ok = pi.compact();
+    assert!(
+        ok.iter().any(|v| v["id"] == "c1" && v["success"] == true),
+        "{ok:?}"
     );
     pi.prompt("CHARLIE3 after the compaction");
     let w = &pi.world;
@@ -198,10 +200,10 @@ fn pi_session_with_resume_failed_tool_and_compaction() {
             .map(|(_, p)| p[key].as_str().unwrap_or("").to_owned())
             .collect()
     };
-    // Reopened by --session-id: a resume, not a startup.
+    // Reopened by --session-id once it has messages: a resume, not a startup.
     assert_eq!(
         field("SessionStart", "source"),
-        ["startup", "resume", "resume", "compact", "resume", "resume"]
+        ["startup", "startup", "resume", "resume", "compact", "resume"]
     );
     assert_eq!(
         field("PreCompact", "trigger"),
@@ -216,27 +218,50 @@ fn pi_session_with_resume_failed_tool_and_compaction() {
     assert_eq!(st["turns"]["count"], 3);
     w.verify();
 
-    // The context rides on the system prompt of each run.
+    // What sjournal injected: the recovery block at the SessionStart(compact), once; nothing
+    // at the prompts (nothing new to say).
+    let all = injections::of(w, SESSION);
+    let shown = injections::show(&all);
+    let at: Vec<(&str, &str, &str)> = all
+        .iter()
+        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
+        .collect();
+    assert_eq!(at, [("SessionStart", "compact", "recovery")], "{shown}");
+    injections::assert_policy(&all, 1, injections::prompt);
+    let block = &all[0].text;
+    for (needle, what) in [
+        ("recovered after compaction #1 (manual)", "the compaction"),
+        (
+            "Original request: ALPHA1 run echo hello",
+            "the first request",
+        ),
+        ("read `missing.txt` → failed", "the unresolved failure"),
+        ("sjournal show --session", "the pointer"),
+    ] {
+        assert_has(block, needle, what);
+    }
+
+    // What reached the model: nothing of sjournal's before the compaction; after it, the
+    // block as a message of the conversation (Pi stored it in the session), once, and not
+    // in the system prompt.
     let reqs = pi.mock.model_requests();
-    let first = &w
-        .injected(SESSION)
-        .into_iter()
-        .find(|(e, _)| e["hook_event_name"] == "UserPromptSubmit")
-        .unwrap()
-        .1;
-    let needle = serde_json::to_string(first)
-        .unwrap()
-        .trim_matches('"')
-        .to_owned();
-    let alpha = reqs.iter().find(|r| r.answer == "ALPHA1:0").unwrap();
-    let system = alpha.json["messages"][0].to_string();
-    assert_has(&system, &needle, "the context in the system prompt");
+    let ci = reqs
+        .iter()
+        .position(|r| r.answer.starts_with("special:"))
+        .expect("a compaction request");
+    for r in &reqs[..=ci] {
+        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
+    }
     let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
-    assert_has(
-        &charlie.json["messages"][0].to_string(),
-        "compactions: 1",
-        "after the compaction",
+    assert_eq!(
+        charlie.body.matches(&json_text(block)).count(),
+        1,
+        "the block once after the compaction: {}",
+        charlie.body
     );
+    let system = charlie.json["messages"][0].to_string();
+    assert!(!system.contains("sjournal: "), "{system}");
+    assert_has(&charlie.body, SUMMARY, "Pi's summary");
 
     let said = w.sj(&["uninstall", "pi"]);
     assert_has(&said, "removed", "uninstall pi");

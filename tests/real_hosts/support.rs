@@ -224,26 +224,6 @@ impl World {
             .collect()
     }
 
-    /// What sjournal injected in a session, in order: (the event's payload, the text).
-    pub fn injected(&self, session: &str) -> Vec<(Value, String)> {
-        let log: Vec<Value> = self
-            .sj(&["log", "--json", "--session", session])
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let by_seq = |seq: &Value| log.iter().find(|r| &r["seq"] == seq).cloned();
-        log.iter()
-            .filter(|r| r["kind"] == "sjournal.injected")
-            .map(|r| {
-                let event = by_seq(&r["payload"]["event_seq"]).expect("the injected event");
-                (
-                    event["payload"].clone(),
-                    r["payload"]["text"].as_str().unwrap_or("").to_owned(),
-                )
-            })
-            .collect()
-    }
-
     /// `verify --all` passes.
     pub fn verify(&self) {
         let mut c = self.cmd(bin());

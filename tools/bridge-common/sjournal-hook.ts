@@ -71,6 +71,38 @@ export function hook(payload: HookPayload, cwd: string, bridge: string, host = "
 }
 
 /**
+ * What the hook would inject at the session's next prompt (`sjournal context show --at prompt`),
+ * without journaling anything: "" if nothing (or on any failure).
+ */
+export function nextPromptContext(sessionId: string, cwd: string): Promise<string> {
+  return new Promise((resolve) => {
+    let out = ""
+    const child = spawn(SJOURNAL, ["context", "show", "--session", sessionId, "--at", "prompt", "--json"], {
+      cwd,
+      stdio: ["ignore", "pipe", "ignore"],
+    })
+    const timer = setTimeout(() => child.kill("SIGKILL"), CALL_TIMEOUT_MS)
+    child.on("error", () => {
+      clearTimeout(timer)
+      resolve("")
+    })
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      out += chunk
+    })
+    child.on("close", () => {
+      clearTimeout(timer)
+      try {
+        const text = (JSON.parse(out) as { text?: unknown }).text
+        resolve(typeof text === "string" ? text : "")
+      } catch {
+        resolve("")
+      }
+    })
+  })
+}
+
+/**
  * The same, synchronously: for the host's last moments (process exit, session deletion),
  * where an asynchronous child would be killed before it read its payload.
  */

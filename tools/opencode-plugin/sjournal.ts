@@ -3,11 +3,21 @@
  *
  * OpenCode has no stdin-JSON hooks, only in-process plugins, so this plugin turns OpenCode's
  * plugin hooks and bus events into Claude-Code-shaped hook payloads for `sjournal hook`.
- * sjournal journals each and, for SessionStart and UserPromptSubmit, answers with the
- * session's context, which the plugin caches per session and adds to the system prompt of the
- * session's model requests (`experimental.chat.system.transform`, which only reads the cache)
- * — but not to the title generator's request, and not to the compaction request's system
- * prompt (the compaction prompt gets it once, through `experimental.session.compacting`).
+ * sjournal journals each and, for SessionStart and UserPromptSubmit, answers with what the
+ * model has not seen yet (after a compaction, the recovery block; otherwise only what is new,
+ * usually nothing). sjournal counts on what it injected staying in the conversation until the
+ * next compaction, as in Claude Code, so the plugin adds it to the user's message as a
+ * synthetic text part (`chat.message`), which OpenCode stores with the message and sends with
+ * the conversation until its next compaction summarises it — across `opencode run`s.
+ *
+ * A compaction is journaled as PreCompact (`experimental.session.compacting`, which OpenCode
+ * awaits before the compaction request) and PostCompact (`session.compacted`, a bus event it
+ * does not wait for). OpenCode has no message to carry a block then, so sjournal's fallback
+ * gives the recovery block at the session's next prompt (or its SessionStart), once, and it
+ * is stored with that message. Until then (OpenCode continues the turn after an automatic
+ * compaction) the same block, as `sjournal context show` renders it, rides on the system
+ * prompt of the session's requests (`experimental.chat.system.transform`, awaited before
+ * each request; never the title generator's or a compaction's).
  *
  * What OpenCode does not report, the plugin completes:
  * - a session continued with `--session ID` fires no `session.created`: its first event sends
@@ -21,13 +31,17 @@
  * sjournal's notices for the user (`systemMessage`) are shown as toasts in the TUI.
  */
 import type { Plugin } from "@opencode-ai/plugin"
-import { hook, hookSync, type HookPayload } from "../bridge-common/sjournal-hook.ts"
+import { hook, hookSync, nextPromptContext, type HookPayload } from "../bridge-common/sjournal-hook.ts"
 
 const BRIDGE = "opencode"
 
 export const SjournalPlugin: Plugin = async ({ directory, client }) => {
-  /** sessionID -> the latest context sjournal gave for it. */
-  const context = new Map<string, string>()
+  /** sessionID -> context sjournal gave at a SessionStart, for the session's next message. */
+  const pending = new Map<string, string[]>()
+  /** Sessions compacted since a message last carried sjournal's context. */
+  const compacted = new Set<string>()
+  /** sessionID -> the recovery block due after a compaction, until a message carries it. */
+  const preview = new Map<string, string>()
   /** Sessions this process has started (or resumed) and not ended. */
   const open = new Set<string>()
   /** sessionID -> trigger of the compaction under way. */
@@ -43,19 +57,21 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
   const send = async (payload: HookPayload) => {
     const r = await hook(payload, directory, BRIDGE, BRIDGE)
     notify(r.notice)
-    if (r.context) context.set(payload.session_id, r.context)
     return r
   }
   const start = async (sessionID: string, source: string) => {
     if (open.has(sessionID)) return
     open.add(sessionID)
-    await send({ hook_event_name: "SessionStart", session_id: sessionID, source })
+    const r = await send({ hook_event_name: "SessionStart", session_id: sessionID, source })
+    if (r.context) pending.set(sessionID, [...(pending.get(sessionID) ?? []), r.context])
   }
   /** Any event of a session this process has not started: a continuation (`--session`). */
   const ensure = (sessionID: string | undefined) => (sessionID ? start(sessionID, "resume") : undefined)
   const end = (sessionID: string, reason: string) => {
     if (!open.delete(sessionID)) return
-    context.delete(sessionID)
+    pending.delete(sessionID)
+    compacted.delete(sessionID)
+    preview.delete(sessionID)
     hookSync({ hook_event_name: "SessionEnd", session_id: sessionID, reason }, directory, BRIDGE, BRIDGE)
   }
   process.once("exit", () => {
@@ -70,11 +86,15 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
           // A child session (subagent) is journaled under its own id.
           await start(e.properties.info.id, "startup")
           break
-        case "session.compacted":
-          // The model's view of the session was just rewritten: fetch the context again.
-          trigger.delete(e.properties.sessionID)
-          await send({ hook_event_name: "SessionStart", session_id: e.properties.sessionID, source: "compact" })
+        case "session.compacted": {
+          // The model's view of the session was just rewritten. The recovery block is the
+          // next prompt's (sjournal's fallback); until then, shown on the system prompt.
+          const id = e.properties.sessionID
+          await ensure(id)
+          await send({ hook_event_name: "PostCompact", session_id: id, trigger: trigger.get(id) ?? "auto" })
+          trigger.delete(id)
           break
+        }
         case "session.idle":
           await ensure(e.properties.sessionID)
           await send({ hook_event_name: "Stop", session_id: e.properties.sessionID })
@@ -104,12 +124,30 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
     },
 
     "chat.message": async (input, output) => {
-      await ensure(input.sessionID)
+      const id = input.sessionID
+      await ensure(id)
       const prompt = output.parts
         .map((p) => (p.type === "text" && !(p as { synthetic?: boolean }).synthetic ? p.text : ""))
         .filter((t) => t.length > 0)
         .join("\n")
-      await send({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, prompt })
+      const r = await send({ hook_event_name: "UserPromptSubmit", session_id: id, prompt })
+      // Stored with the message: in the conversation from now until the next compaction.
+      const texts = [...(pending.get(id) ?? []), r.context].filter((t) => t)
+      pending.delete(id)
+      compacted.delete(id)
+      preview.delete(id)
+      const last = output.parts[output.parts.length - 1] as { id?: string } | undefined
+      texts.forEach((text, i) => {
+        output.parts.push({
+          // A part id only has to start with "prt"; this one sorts right after the prompt's.
+          id: `${last?.id ?? "prt_"}sj${i}`,
+          sessionID: id,
+          messageID: output.message.id,
+          type: "text",
+          text,
+          synthetic: true,
+        } as (typeof output.parts)[number])
+      })
     },
 
     "tool.execute.before": async (input, output) => {
@@ -135,13 +173,17 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
       })
     },
 
-    // Called for every model request: only reads the cache, and leaves alone the requests
-    // that are not the session's conversation (title generation, compaction).
+    // Called for every model request: leaves alone all but the session's own requests between
+    // a compaction and the next message (not the title generator's, not the compaction's),
+    // and asks sjournal for the block once in that window.
     "experimental.chat.system.transform": async (input, output) => {
-      const ctx = input.sessionID ? context.get(input.sessionID) : undefined
-      if (!ctx) return
+      const id = input.sessionID
+      if (!id || !compacted.has(id)) return
       const system = output.system.join("\n")
       if (/title generator|summarization|summarize the conversation/i.test(system)) return
+      const ctx = preview.get(id) ?? (await nextPromptContext(id, directory))
+      if (!ctx) return
+      preview.set(id, ctx)
       output.system.push(ctx)
     },
 
@@ -152,8 +194,10 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
         session_id: input.sessionID,
         trigger: trigger.get(input.sessionID) ?? "auto",
       })
-      const ctx = context.get(input.sessionID)
-      if (ctx) output.context.push(ctx)
+      // What sjournal injected is in the conversation being summarised already. The requests
+      // after it, until the next message, get the recovery block.
+      compacted.add(input.sessionID)
+      preview.delete(input.sessionID)
     },
   }
 }

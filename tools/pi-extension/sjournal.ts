@@ -4,10 +4,15 @@
  *
  * Pi has no stdin-JSON hooks, only in-process TypeScript extensions, so this extension turns
  * Pi's events into Claude-Code-shaped hook payloads for `sjournal hook --host pi`. sjournal journals each
- * and, for SessionStart and UserPromptSubmit, answers with the session's context; the
- * extension caches it per session and appends it to the system prompt of every agent run
- * (`before_agent_start`, so it is not written into Pi's session file and never piles up).
- * After a compaction it fetches the context again (SessionStart, source "compact").
+ * and, for SessionStart and UserPromptSubmit, answers with what the model has not seen yet
+ * (after a compaction, the recovery block; otherwise only what is new, usually nothing).
+ * sjournal counts on what it injected staying in the conversation until the next compaction,
+ * as it does in Claude Code, so the extension adds it to the session as a custom message
+ * (`customType: "sjournal"`, not displayed): the prompt's with the prompt (`before_agent_start`'s
+ * `message`), a session start's and the one after a compaction at once (`pi.sendMessage`, which
+ * stores it while Pi is idle and steers it in before the next model request while it runs).
+ * Pi sends custom messages to the model with the rest of the conversation and summarises them
+ * away at the next compaction, exactly when sjournal resets what the model has seen.
  *
  * Faithful to what Pi reports:
  * - a session reopened with `--session-id` (it has entries already) starts as "resume";
@@ -27,9 +32,10 @@ const BRIDGE = "pi"
 /** Pi's reasons for a session start, as Claude Code's SessionStart sources. */
 const SOURCE: Record<string, string> = { startup: "startup", reload: "resume", new: "startup", resume: "resume", fork: "fork" }
 
+/** The custom message that carries sjournal's context into the conversation. */
+const message = (content: string) => ({ customType: "sjournal", content, display: false })
+
 export default function sjournal(pi: ExtensionAPI) {
-  /** session id -> the latest context sjournal gave for it. */
-  const context = new Map<string, string>()
   /** session id -> the trigger of the compaction under way. */
   const compacting = new Map<string, string>()
   const sid = (ctx: ExtensionContext) => ctx.sessionManager.getSessionId()
@@ -37,22 +43,24 @@ export default function sjournal(pi: ExtensionAPI) {
     const payload = { hook_event_name: event, session_id: sid(ctx), ...fields } as HookPayload
     const r = await hook(payload, ctx.cwd, BRIDGE, BRIDGE)
     if (r.notice && ctx.hasUI) ctx.ui.notify(r.notice, "info")
-    if (r.context) context.set(sid(ctx), r.context)
     return r
+  }
+  /** Sends a SessionStart and adds its context to the conversation now. */
+  const start = async (ctx: ExtensionContext, source: string) => {
+    const r = await send(ctx, "SessionStart", { source })
+    if (r.context) pi.sendMessage(message(r.context))
   }
 
   pi.on("session_start", async (event, ctx) => {
     // Reopening a session by id is reported as a startup; its messages tell it was resumed.
     const resumed =
       event.reason === "startup" && ctx.sessionManager.getEntries().some((e) => e.type === "message")
-    await send(ctx, "SessionStart", { source: resumed ? "resume" : SOURCE[event.reason] ?? "startup" })
+    await start(ctx, resumed ? "resume" : SOURCE[event.reason] ?? "startup")
   })
 
   pi.on("before_agent_start", async (event, ctx) => {
-    await send(ctx, "UserPromptSubmit", { prompt: event.prompt })
-    const text = context.get(sid(ctx))
-    // For this run only: the cached context rides on the system prompt, never in the history.
-    return text ? { systemPrompt: `${event.systemPrompt}\n\n${text}` } : undefined
+    const r = await send(ctx, "UserPromptSubmit", { prompt: event.prompt })
+    return r.context ? { message: message(r.context) } : undefined
   })
 
   pi.on("tool_call", async (event, ctx) => {
@@ -81,8 +89,8 @@ export default function sjournal(pi: ExtensionAPI) {
     const trigger = compacting.get(sid(ctx)) ?? (event.reason === "manual" ? "manual" : "auto")
     compacting.delete(sid(ctx))
     await send(ctx, "PreCompact", { trigger, pi_reason: event.reason })
-    // The model's view was just summarised: fetch the context again for the next run.
-    await send(ctx, "SessionStart", { source: "compact" })
+    // The model's view was just summarised: the recovery block goes in right after it.
+    await start(ctx, "compact")
   })
 
   pi.on("session_compact_failed", async (event, ctx) => {
@@ -97,6 +105,5 @@ export default function sjournal(pi: ExtensionAPI) {
   pi.on("session_shutdown", async (event, ctx) => {
     const reason = event.reason === "quit" ? (ctx.mode === "tui" ? "prompt_input_exit" : "other") : event.reason
     await send(ctx, "SessionEnd", { reason })
-    context.delete(sid(ctx))
   })
 }
