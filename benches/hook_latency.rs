@@ -76,8 +76,87 @@ fn report(label: &str, mut t: Vec<Duration>) {
     );
 }
 
+/// SessionStart(startup) without a project (no `cwd`: memory is not looked at) against the
+/// same event in a project whose journal holds reviewed memory, pending proposals and an
+/// unfinished last session (so the hook reads the project and global journals, the last
+/// session's state, injects memory and the handoff, and records the session after the
+/// reply). `cargo bench --bench hook_latency -- memory` runs only this.
+fn memory_rows(runs: usize, deadline_ms: &str) {
+    use sjournal::memory::{ops, Scope};
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path().join("root"));
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let project = std::fs::canonicalize(project).unwrap();
+    let scope = Scope::Project(project.to_string_lossy().into_owned());
+    let opts = WriterOptions::default();
+    for i in 0..40 {
+        let op = ops::propose(
+            &format!("Always run check {i} before finishing."),
+            "explicit",
+            None,
+            None,
+            None,
+        );
+        let id = op.id.clone();
+        ops::apply_one(&root, &scope, op, &opts).unwrap();
+        if i % 2 == 0 {
+            ops::apply_one(
+                &root,
+                &scope,
+                ops::on_item("accept", &id, None, None),
+                &opts,
+            )
+            .unwrap();
+        }
+    }
+    // The last session: a prompt and a failing command, no Stop (unfinished).
+    let cwd = project.to_string_lossy();
+    let prev = "bench-prev-0000-0000-000000000001";
+    for ev in [
+        format!(
+            r#"{{"session_id":"{prev}","cwd":"{cwd}","hook_event_name":"SessionStart","source":"startup"}}"#
+        ),
+        format!(
+            r#"{{"session_id":"{prev}","cwd":"{cwd}","hook_event_name":"UserPromptSubmit","prompt":"Fix the build."}}"#
+        ),
+        format!(
+            r#"{{"session_id":"{prev}","cwd":"{cwd}","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{{"command":"make check"}},"tool_use_id":"t1","error":"exit 2: missing target"}}"#
+        ),
+    ] {
+        run_once(&root, &ev, deadline_ms);
+    }
+    for (label, with_cwd) in [
+        ("SessionStart startup, no project", false),
+        ("SessionStart startup, project memory", true),
+    ] {
+        let t: Vec<Duration> = (0..runs)
+            .map(|_| {
+                // One session started again and again: the handoff from `prev` every time.
+                let (id, cwd) = if with_cwd {
+                    ("bench-start-mem", format!(r#","cwd":"{cwd}""#))
+                } else {
+                    ("bench-start-none", String::new())
+                };
+                let ev = format!(
+                    r#"{{"session_id":"{id}"{cwd},"hook_event_name":"SessionStart","source":"startup"}}"#
+                );
+                run_once(&root, &ev, deadline_ms)
+            })
+            .collect();
+        report(label, t);
+    }
+}
+
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
+    if std::env::args().any(|a| a == "memory") {
+        memory_rows(
+            if full { 200 } else { 3 },
+            if full { "250" } else { "60000" },
+        );
+        return;
+    }
     let (runs, big) = if full { (200, 1_000_000) } else { (3, 1_000) };
     // Under `cargo test` (a loaded machine) only the run is checked, never the deadline.
     let deadline_ms = if full { "250" } else { "60000" };
@@ -105,4 +184,5 @@ fn main() {
             report(&format!("{label}, {prior} prior events"), t);
         }
     }
+    memory_rows(runs, deadline_ms);
 }

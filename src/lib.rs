@@ -39,6 +39,7 @@ pub mod host;
 pub mod install;
 pub mod journal;
 pub mod limits;
+pub mod memory;
 pub mod primitives;
 #[cfg(feature = "remote")]
 pub mod remote;

@@ -266,3 +266,23 @@ pub const SEGMENT_MAX_BYTES: usize = 4 * 1024 * 1024;
 /// The largest object `verify --remote`, `fetch` and `index` read: a segment can exceed
 /// `SEGMENT_MAX_BYTES` only by holding one record, itself at most `FRAME_MAX_BYTES`.
 pub const REMOTE_OBJECT_MAX_BYTES: u64 = FRAME_MAX_BYTES as u64 + SEGMENT_MAX_BYTES as u64;
+
+// Cross-session memory (`crate::memory`, context-recovery §5).
+
+/// Items a scope journal's memory keeps (proposed, accepted, rejected, …); a proposal past
+/// it is refused until items are forgotten.
+pub const MEMORY_ITEMS_MAX: usize = 512;
+/// The longest memory item text, in bytes.
+pub const MEMORY_TEXT_MAX_BYTES: usize = 1000;
+/// Provenance entries kept per item (the sessions that gave the same instruction).
+pub const MEMORY_PROVENANCE_MAX: usize = 4;
+/// Rejected or forgotten text hashes kept (never proposed again).
+pub const MEMORY_REJECTED_MAX: usize = 4096;
+/// Sessions of a project the project journal remembers, newest last.
+pub const MEMORY_SESSIONS_KEPT: usize = 8;
+/// Reviewed memory injected at startup, clear and compact, in characters.
+pub const MEMORY_INJECT_CHARS: usize = 600;
+/// The handoff from the project's last unfinished session, in characters.
+pub const HANDOFF_CHARS: usize = 1000;
+/// The handoff comes only from one of the project's last this-many sessions.
+pub const HANDOFF_SESSIONS: usize = 3;

@@ -41,6 +41,7 @@ mod hook_watchdog;
 mod inspect;
 mod install;
 mod lenient_input;
+mod memory;
 mod primitives;
 mod quarantine;
 mod recovery;

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod output;
 pub mod pending;
 pub mod progress;
+pub mod target;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -71,6 +72,7 @@ pub enum Command {
     Fire(commands::fire::Args),
     List(commands::list::Args),
     Webhook(commands::webhook::Args),
+    Memory(commands::memory::Args),
     #[cfg(feature = "remote")]
     Ship(commands::ship::Args),
     #[cfg(feature = "remote")]
@@ -116,6 +118,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Command::Fire(a) => commands::fire::run(&root()?, a),
             Command::List(a) => commands::list::run(&root()?, a),
             Command::Webhook(a) => commands::webhook::run(&root()?, a),
+            Command::Memory(a) => commands::memory::run(&root()?, a),
             #[cfg(feature = "remote")]
             Command::Ship(a) => commands::ship::run(&root()?, a),
             #[cfg(feature = "remote")]

@@ -30,7 +30,7 @@ use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 4;
+pub const FOLD_VERSION: u32 = 5;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";
@@ -90,6 +90,8 @@ impl State {
             self.apply_system(rec);
             return;
         }
+        // The extras journaled with an event hold for that event only.
+        self.extras = None;
         match decode_event(rec.seq, rec.payload) {
             Ok(raw) => {
                 let raw = crate::event::lenient_json::text(raw);

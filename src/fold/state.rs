@@ -42,6 +42,10 @@ pub struct State {
     /// Background work the last Stop reported (`limits::BACKGROUND_KEPT`).
     pub background: Vec<Background>,
     pub seen: Seen,
+    /// Cross-session memory (`sjournal.memory` records: scope journals, `crate::memory`).
+    pub memory: crate::memory::Memory,
+    /// The sections the hook last added from outside the session (`sjournal.extras`).
+    pub extras: Option<crate::format::payload::ExtrasRecord>,
     /// The conversation as the host's model requests show it (`model_view.rs`).
     pub model_view: ModelView,
 }

@@ -75,6 +75,8 @@ impl State {
             p::KIND_ONCE => self.decoded(rec, |s, o: p::Once| s.once(o, rec)),
             p::KIND_SLOT_SET => self.decoded(rec, |s, v: p::SlotSet| s.slot_set(v, rec)),
             p::KIND_LIST_PUSH => self.decoded(rec, |s, v: p::ListPush| s.list_push(v, rec)),
+            p::KIND_MEMORY => self.decoded(rec, |s, m: p::MemoryOp| s.memory.apply(m, rec.seq)),
+            p::KIND_EXTRAS => self.decoded(rec, |s, x: p::ExtrasRecord| s.extras = Some(x)),
             p::KIND_LIST_CLEAR => self.decoded(rec, |s, v: p::ListClear| {
                 s.primitives.lists.remove(&v.name);
             }),

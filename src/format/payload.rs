@@ -44,6 +44,8 @@ pub const KIND_REPAIRED: &str = "sjournal.repaired";
 pub const KIND_LOST: &str = "sjournal.lost";
 pub const KIND_WEBHOOK: &str = "sjournal.webhook";
 pub const KIND_HOST: &str = "sjournal.host";
+pub const KIND_MEMORY: &str = "sjournal.memory";
+pub const KIND_EXTRAS: &str = "sjournal.extras";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -63,6 +65,8 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_LOST,
     KIND_WEBHOOK,
     KIND_HOST,
+    KIND_MEMORY,
+    KIND_EXTRAS,
 ];
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
@@ -120,6 +124,40 @@ pub struct ContextSet {
 pub struct ContextClear {
     pub channel: Option<String>,
     pub key: Option<String>,
+}
+
+/// A change to a scope journal's memory (`sjournal.memory`, see `crate::memory`): `op` is
+/// `propose`, `accept`, `reject`, `edit`, `forget`, `stale` or `session` (a session of the
+/// project started: the handoff looks it up). Provenance is the session, the seq there and
+/// the verbatim quote the item came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryOp {
+    pub op: String,
+    /// The item's id (`m` and 12 hex digits of the blake3 of its first text).
+    pub id: String,
+    /// The item's text (propose, edit).
+    pub text: Option<String>,
+    /// Where a proposal comes from: `rule` (a standing instruction), `remember` (the user's
+    /// own "remember: …", accepted as said), `explicit` (`memory propose`), `repeated`.
+    pub source: Option<String>,
+    pub session: Option<String>,
+    pub seq: Option<u64>,
+    pub quote: Option<String>,
+    /// Why (stale, reject, forget).
+    pub reason: Option<String>,
+}
+
+/// The sections the hook added to an injection from outside the session (reviewed project
+/// memory, the handoff from the project's last unfinished session), journaled with the
+/// event so that a replay re-derives the same bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExtrasRecord {
+    pub event_seq: u64,
+    /// (key, title, lines) per section.
+    pub memory: Vec<(String, String, Vec<String>)>,
+    pub handoff: Vec<(String, String, Vec<String>)>,
 }
 
 /// A hook fired once more. Written only while the count is below `max`.

@@ -13,7 +13,9 @@ use std::time::Instant;
 use crate::context::{self, Extras, Injection, InjectionPoint, Policy};
 use crate::error::{Error, Result};
 use crate::fold::State;
-use crate::format::payload::{self, Exec, HostOverride, KIND_EXEC, KIND_HOST, KIND_INJECTED};
+use crate::format::payload::{
+    self, Exec, HostOverride, KIND_EXEC, KIND_EXTRAS, KIND_HOST, KIND_INJECTED,
+};
 use crate::hook::input::Captured;
 use crate::hook::protocol::Protocol;
 use crate::hook::Checkpoints;
@@ -53,6 +55,11 @@ pub struct Request<'a> {
     /// journal, if that can start before this instant.
     pub render_by: Instant,
     pub checkpoints: Option<&'a dyn Checkpoints>,
+    /// Sections from outside the session (reviewed memory, the handoff; `crate::memory`).
+    pub extras: Extras,
+    /// A notice for the user beside the one about where the event went (pending memory
+    /// proposals).
+    pub notice: Option<String>,
 }
 
 /// Commits the event. None if the watchdog took it over first; `Err` only if it could be
@@ -72,12 +79,13 @@ pub fn commit(
             note_merge(s.merge_report(), diag);
             let seq = s.next_seq();
             let mut batch = event_batch(cap, &req.execs, seq);
+            push_extras(&mut batch, req, seq);
             if let Some(c) = req.checkpoints {
                 c.locked();
             }
             let context = if req.want_context && cap.raw_json.is_some() {
                 match preview(&mut s, req, &batch) {
-                    Ok((at, state)) => render(&state, cap, at, &req.policy),
+                    Ok((at, state)) => render(&state, cap, at, &req.policy, &req.extras),
                     Err(e) => {
                         diag.push(format!(
                             "loading the session's state failed: {e}; nothing is injected"
@@ -103,6 +111,7 @@ pub fn commit(
         Err(e) => {
             let reason = e.to_string();
             let mut batch = event_batch(cap, &req.execs, 0);
+            push_extras(&mut batch, req, 0);
             let context =
                 (req.want_context && cap.raw_json.is_some() && Instant::now() < req.render_by)
                     .then(|| readable_context(req, &batch, diag))
@@ -203,10 +212,16 @@ fn host_record(cap: &Captured, event_seq: u64) -> Option<Vec<u8>> {
 /// The context for the event that gets `event_seq` in `state` (the state with the event's
 /// batch folded in, up to its exec records): the hook's one call to the injection policy,
 /// the same call a replay re-derives. None when there is nothing to inject.
-fn render(state: &State, cap: &Captured, event_seq: u64, policy: &Policy) -> Option<Context> {
+fn render(
+    state: &State,
+    cap: &Captured,
+    event_seq: u64,
+    policy: &Policy,
+    extras: &Extras,
+) -> Option<Context> {
     let raw = cap.raw_json.as_deref()?;
     let at = InjectionPoint::of_record(&cap.kind, raw, event_seq);
-    let r = context::inject(state, &at, policy, &Extras::default());
+    let r = context::inject(state, &at, policy, extras);
     (!r.is_empty()).then_some(r)
 }
 
@@ -234,7 +249,18 @@ fn readable_context(req: &Request<'_>, batch: &Batch, diag: &mut Vec<String>) ->
     fold_pending(&mut state, &waiting);
     let next = state.seq + 1;
     batch.fold_into(&mut state, next);
-    render(&state, req.captured, next, &req.policy)
+    render(&state, req.captured, next, &req.policy, &req.extras)
+}
+
+/// The `sjournal.extras` record (reviewed memory, the handoff) goes with the event when the
+/// context will be rendered with it, so a replay renders the same bytes.
+fn push_extras(batch: &mut Batch, req: &Request<'_>, event_seq: u64) {
+    if !req.want_context {
+        return;
+    }
+    if let Some(x) = crate::memory::hook::extras_record(&req.extras, event_seq) {
+        batch.push(KIND_EXTRAS, payload::encode_system(&x));
+    }
 }
 
 fn note_merge(r: &MergeReport, diag: &mut Vec<String>) {
@@ -282,8 +308,23 @@ pub fn reply(
     cap: &Captured,
     late: bool,
 ) -> Option<String> {
+    reply_with(protocol, event, c, cap, late, None)
+}
+
+/// [`reply`], with `extra` added to the notice for the user.
+pub fn reply_with(
+    protocol: Option<Protocol>,
+    event: Option<&str>,
+    c: &Committed,
+    cap: &Captured,
+    late: bool,
+    extra: Option<&str>,
+) -> Option<String> {
     let p = protocol?;
-    let notice = notice(Some(&c.written.landed), cap);
+    let notice = match (notice(Some(&c.written.landed), cap), extra) {
+        (Some(a), Some(b)) => Some(format!("{a} {b}")),
+        (a, b) => a.or_else(|| b.map(str::to_owned)),
+    };
     if late {
         return p.reply_with_notice(None, None, notice.as_deref());
     }

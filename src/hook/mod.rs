@@ -67,6 +67,9 @@ pub struct HookOptions {
     pub config: Config,
     /// `CLAUDE_CODE_SESSION_ID` from the environment: the session of input that names none.
     pub env_session_id: Option<String>,
+    /// `CLAUDE_PROJECT_DIR` from the environment: the project whose memory applies (else
+    /// the git root above the event's `cwd`, else the `cwd`; see `crate::memory`).
+    pub env_project_dir: Option<String>,
     /// Whether the input can be read without blocking; None if that cannot be told (in-memory
     /// input). The CLI polls its stdin ([`input::stdin_ready`]).
     pub input_ready: Option<InputReady>,
@@ -85,6 +88,7 @@ impl HookOptions {
             deadline,
             config,
             env_session_id: None,
+            env_project_dir: None,
             input_ready: None,
             fs: Arc::new(RealFs),
             checkpoints: None,
@@ -311,6 +315,18 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             (Some(p), Some(ev)) => policy.wants(p, ev),
             _ => false,
         };
+    let memory = match (&cap.raw_json, late) {
+        (Some(raw), false) if crate::memory::hook::may_concern(event) => {
+            crate::memory::hook::prepare(
+                &opts.root,
+                &cap.kind,
+                raw,
+                &cap.session_id,
+                opts.env_project_dir.as_deref().map(std::path::Path::new),
+            )
+        }
+        _ => Default::default(),
+    };
     let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
     let req = commit::Request {
         root: &opts.root,
@@ -326,6 +342,8 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         },
         render_by: deadline,
         checkpoints: opts.checkpoints.as_deref(),
+        extras: memory.extras,
+        notice: memory.notice,
     };
     let claim = || {
         let (held, taken) = sh.claim(Claim::Worker);
@@ -358,7 +376,8 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         Some(Ok(mut c)) => {
             describe(&c.written.landed, &mut diag);
             let late = Instant::now() > deadline;
-            let reply = commit::reply(cap.protocol, event, &c, &cap, late);
+            let reply =
+                commit::reply_with(cap.protocol, event, &c, &cap, late, req.notice.as_deref());
             let snapshot = c.written.snapshot_job();
             (reply, Some(c.written.landed), snapshot)
         }

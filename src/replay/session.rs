@@ -3,7 +3,7 @@
 //! batch (`context::inject`, the function the hook calls), at the events the hook asks for
 //! context (the host's defaults and the configured ones).
 
-use crate::context::{inject, Extras, InjectionPoint, Policy};
+use crate::context::{inject, InjectionPoint, Policy};
 use crate::error::Result;
 use crate::fold::{RecordView, State};
 use crate::format::payload::decode_event;
@@ -38,7 +38,7 @@ pub fn derive(state: &State, policy: &Policy, event: &Record<'_>) -> Option<Stri
         return None;
     }
     let at = InjectionPoint::of_record(event.kind, raw, event.seq);
-    let r = inject(state, &at, policy, &Extras::default());
+    let r = inject(state, &at, policy, &crate::memory::hook::extras_of(state));
     (!r.is_empty()).then_some(r.text)
 }
 

@@ -22,7 +22,8 @@ pub fn sjournal(root: &Path) -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("sjournal").expect("the built binary");
     c.arg("--root").arg(root);
     c.env_remove("SJOURNAL_HOME")
-        .env_remove("CLAUDE_CODE_SESSION_ID");
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("CLAUDE_PROJECT_DIR");
     c
 }
 
@@ -32,7 +33,8 @@ pub fn spawnable(root: &Path) -> std::process::Command {
     let mut c = std::process::Command::cargo_bin("sjournal").expect("the built binary");
     c.arg("--root").arg(root);
     c.env_remove("SJOURNAL_HOME")
-        .env_remove("CLAUDE_CODE_SESSION_ID");
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("CLAUDE_PROJECT_DIR");
     c
 }
 

@@ -12,8 +12,8 @@ use crate::primitives;
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
-    #[arg(long)]
-    pub session: String,
+    #[command(flatten)]
+    pub target: crate::cli::target::Target,
     pub name: String,
     /// Fire at most this many times per session
     #[arg(long)]
@@ -23,7 +23,7 @@ pub struct Args {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let f = primitives::fire(
         root,
-        &args.session,
+        &args.target.id()?,
         &args.name,
         args.max,
         &crate::cli::writer_options(root),

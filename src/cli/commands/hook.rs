@@ -103,6 +103,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     };
     let opts = HookOptions {
         env_session_id: std::env::var("CLAUDE_CODE_SESSION_ID").ok(),
+        env_project_dir: std::env::var("CLAUDE_PROJECT_DIR").ok(),
         input_ready: Some(hook::InputReady(Arc::new(hook::input::stdin_ready))),
         ..HookOptions::new(root, host, Duration::from_millis(deadline_ms), config)
     };
@@ -114,6 +115,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         );
     }
     let (root, config) = (opts.root.clone(), opts.config.clone());
+    let project_dir = opts.env_project_dir.clone();
     let out = hook::run(opts, std::io::stdin());
     diag.extend(out.diagnostics);
     if let Some(s) = out.stdout {
@@ -128,6 +130,15 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     if let Some(job) = out.snapshot {
         if let Err(e) = job.run() {
             diag.push(format!("writing the snapshot failed: {e} (only a cache)"));
+        }
+    }
+    // Memory: this session started, its standing instructions proposed, "remember: …"
+    // accepted (the project journal, after the reply; see `crate::memory::hook`).
+    if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
+        if let Err(e) = memory_after(&root, &config, cap, project_dir.as_deref()) {
+            diag.push(format!(
+                "writing to the project's memory journal failed: {e}"
+            ));
         }
     }
     // Shipping at session end (`[remote] ship_on_session_end`), once the event is kept.
@@ -148,6 +159,25 @@ fn ship_after(root: &Root, config: &Config, cap: &hook::input::Captured) -> Opti
 #[cfg(not(feature = "remote"))]
 fn ship_after(_: &Root, _: &Config, _: &hook::input::Captured) -> Option<String> {
     None
+}
+
+fn memory_after(
+    root: &Root,
+    config: &Config,
+    cap: &hook::input::Captured,
+    project_dir: Option<&str>,
+) -> Result<()> {
+    let Some(raw) = cap.raw_json.as_deref() else {
+        return Ok(());
+    };
+    if !crate::memory::hook::may_concern(cap.event.as_deref()) {
+        return Ok(());
+    }
+    let dir = project_dir.map(std::path::Path::new);
+    match crate::memory::hook::after_job(&cap.kind, raw, &cap.session_id, dir) {
+        Some(job) => crate::memory::hook::after(root, &job, &config.writer_options()),
+        None => Ok(()),
+    }
 }
 
 fn print_diag(diag: &[String]) {

@@ -23,8 +23,8 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
     Push {
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        target: crate::cli::target::Target,
         name: String,
         /// One JSON value
         value: String,
@@ -33,15 +33,15 @@ pub enum Action {
         max: Option<u32>,
     },
     Show {
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        target: crate::cli::target::Target,
         name: String,
         #[arg(long)]
         json: bool,
     },
     Clear {
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        target: crate::cli::target::Target,
         name: String,
     },
 }
@@ -51,23 +51,22 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let opts = crate::cli::writer_options(root);
     match args.action {
         Action::Push {
-            session,
+            target,
             name,
             value,
             max,
         } => {
+            let session = target.id()?;
             let landed = primitives::list_push(root, &session, &name, &value, max, &opts)?;
             return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
         }
-        Action::Clear { session, name } => {
+        Action::Clear { target, name } => {
+            let session = target.id()?;
             let landed = primitives::list_clear(root, &session, &name, &opts)?;
             return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
         }
-        Action::Show {
-            session,
-            name,
-            json,
-        } => {
+        Action::Show { target, name, json } => {
+            let session = target.id()?;
             let (state, _) = load(root, &session, None, true)?;
             let Some(list) = state.primitives.lists.get(&name) else {
                 output::warn(&format!(

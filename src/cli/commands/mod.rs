@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod install;
 pub mod list;
 pub mod log;
+pub mod memory;
 pub mod once;
 #[cfg(feature = "remote")]
 pub mod remote_verify;

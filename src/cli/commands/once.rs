@@ -16,8 +16,8 @@ use crate::primitives;
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
-    #[arg(long)]
-    pub session: String,
+    #[command(flatten)]
+    pub target: crate::cli::target::Target,
     #[arg(required = true)]
     pub keys: Vec<String>,
 }
@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let new = primitives::once(
         root,
-        &args.session,
+        &args.target.id()?,
         &args.keys,
         &crate::cli::writer_options(root),
     )?;
@@ -36,14 +36,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct UnseenArgs {
-    #[arg(long)]
-    pub session: String,
+    #[command(flatten)]
+    pub target: crate::cli::target::Target,
     #[arg(required = true)]
     pub keys: Vec<String>,
 }
 
 pub fn run_unseen(root: &Root, args: UnseenArgs) -> Result<Outcome> {
-    let (state, _) = load(root, &args.session, None, true)?;
+    let (state, _) = load(root, &args.target.id()?, None, true)?;
     let keys: Vec<String> = primitives::unseen(&state, &args.keys)
         .into_iter()
         .map(str::to_owned)

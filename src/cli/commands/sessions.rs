@@ -21,6 +21,9 @@ pub struct Args {
     /// One JSON object per session, one per line
     #[arg(long)]
     pub json: bool,
+    /// Also list the scope journals (project and global memory; see `sjournal memory`)
+    #[arg(long)]
+    pub scopes: bool,
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
@@ -38,6 +41,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let all = list(root)?;
     let shown: Vec<&SessionSummary> = all
         .iter()
+        .filter(|s| {
+            args.scopes
+                || !s
+                    .session_id
+                    .as_deref()
+                    .is_some_and(crate::memory::is_scope_journal)
+        })
         .filter(|s| match (&filter, &s.identity.project) {
             (None, _) => true,
             (Some(dir), Some(project)) => Path::new(project).starts_with(dir),

@@ -25,13 +25,13 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
     Get {
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        target: crate::cli::target::Target,
         name: String,
     },
     Set {
-        #[arg(long)]
-        session: String,
+        #[command(flatten)]
+        target: crate::cli::target::Target,
         name: String,
         /// One JSON value, e.g. '{"step":2}', '"text"', 3
         value: String,
@@ -47,7 +47,8 @@ pub enum Action {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     match args.action {
-        Action::Get { session, name } => {
+        Action::Get { target, name } => {
+            let session = target.id()?;
             let (state, _) = load(root, &session, None, true)?;
             let Some(slot) = state.primitives.slots.get(&name) else {
                 output::warn(&format!(
@@ -61,12 +62,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             output::json_line(&mut out, &v.to_string())?;
         }
         Action::Set {
-            session,
+            target,
             name,
             value,
             expect_seq,
             json_type,
         } => {
+            let session = target.id()?;
             let a = primitives::slot_set(
                 root,
                 &session,

@@ -1,0 +1,388 @@
+//! `sjournal memory propose|list|show|accept|reject|edit|forget|review`: reviewable memory
+//! across sessions, kept in the project's or the global scope journal (`crate::memory`).
+//!
+//! Only accepted items are ever injected (at startup, clear and compact, ≤ 600 chars under
+//! "## Project memory (reviewed)"); proposals wait here for a person.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::cli::{output, Outcome};
+use crate::error::{Error, Result};
+use crate::fold::State;
+use crate::journal::Root;
+use crate::memory::ops::{self, Applied};
+use crate::memory::{Item, Scope};
+use crate::snapshot::LoadOptions;
+
+/// Reviewable memory across sessions: propose, review, accept, reject, edit, forget
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Items live in the project's scope journal (project = --project, else $CLAUDE_PROJECT_DIR, else
+the git root above the current directory, else the current directory) or the global one
+(--scope global). Ids may be shortened to any unique prefix.
+
+Only ACCEPTED items reach the model: at SessionStart (startup, clear, compact), newest first,
+at most 600 characters under \"## Project memory (reviewed)\". Proposals (from the standing
+instructions a session gave, or `memory propose`) are never injected; the user is told at
+session start how many await review. A prompt that starts with \"remember:\" is accepted as
+said. Rejected or forgotten text is never proposed again.
+
+Exit codes: 0 done; 1 refused (unknown id, rejected text, nothing pending); 2 bad usage.")]
+pub struct Args {
+    /// project or global
+    #[arg(long, global = true, default_value = "project")]
+    pub scope: String,
+    /// The project directory [default: $CLAUDE_PROJECT_DIR, else the git root of the cwd]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Propose an item for review (agents, hooks, the at-stop channel)
+    Propose {
+        text: String,
+        /// The session it comes from
+        #[arg(long)]
+        session: Option<String>,
+        /// The seq of the record it comes from in that session
+        #[arg(long)]
+        seq: Option<u64>,
+        /// The verbatim quote it comes from [default: the text]
+        #[arg(long)]
+        quote: Option<String>,
+    },
+    /// List items (pending and accepted; --all for every status)
+    List {
+        #[arg(long)]
+        all: bool,
+        /// Only items of this status: proposed, accepted, rejected, forgotten, stale
+        #[arg(long)]
+        status: Option<String>,
+    },
+    /// Show one item with its provenance
+    Show { id: String },
+    /// Accept items: they are injected from the next session start on
+    Accept {
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Reject items: never injected, never proposed again
+    Reject {
+        #[arg(required = true)]
+        ids: Vec<String>,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Replace an item's text (accepting it)
+    Edit { id: String, text: String },
+    /// Forget items: no longer injected, never proposed again
+    Forget {
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Review pending items one by one (a/r/e/s/q); without a terminal, list them with the
+    /// commands that settle each
+    Review,
+}
+
+pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    let flag = args.project.clone();
+    let scope = Scope::parse(&args.scope, || crate::cli::target::project_dir(flag))?;
+    let opts = crate::cli::writer_options(root);
+    let state = || ops::load(root, &scope, &LoadOptions::latest());
+    let mut out = output::stdout();
+    let json = args.json;
+    let r = (|| -> Result<Outcome> {
+        match args.action {
+            Action::Propose {
+                text,
+                session,
+                seq,
+                quote,
+            } => {
+                let quote = quote.unwrap_or_else(|| text.clone());
+                let op = ops::propose(&text, "explicit", session.as_deref(), seq, Some(&quote));
+                let id = op.id.clone();
+                let a = ops::apply_one(root, &scope, op, &opts)?;
+                let status = a.state.memory.items.get(&id).map(|i| i.status.clone());
+                let written = a.landed.is_some();
+                if json {
+                    let v = json!({"id": id, "status": status, "written": written, "scope": scope.name()});
+                    output::json_line(&mut out, &v.to_string())?;
+                } else {
+                    let how = if written { "proposed" } else { "already known" };
+                    output::line(
+                        &mut out,
+                        &format!("{id} {how} ({})", status.unwrap_or_default()),
+                    )?;
+                }
+                warn_landed(&a);
+            }
+            Action::List { all, status } => {
+                let st = state()?;
+                let items: Vec<&Item> = st
+                    .memory
+                    .items
+                    .values()
+                    .filter(|i| match &status {
+                        Some(s) => &i.status == s,
+                        None => {
+                            all || matches!(i.status.as_str(), "proposed" | "stale" | "accepted")
+                        }
+                    })
+                    .collect();
+                if json {
+                    let v = json!({"scope": scope.name(), "journal": scope.journal_id(),
+                    "pending": st.memory.pending(), "items": items});
+                    output::json_line(&mut out, &v.to_string())?;
+                } else if items.is_empty() {
+                    output::line(&mut out, &format!("no {} memory items", scope.name()))?;
+                } else {
+                    for i in items {
+                        output::line(&mut out, &summary(i))?;
+                    }
+                }
+            }
+            Action::Show { id } => {
+                let st = state()?;
+                let i = find(&st, &id)?;
+                if json {
+                    output::json_line(&mut out, &serde_json::to_string(i).unwrap_or_default())?;
+                } else {
+                    output::line(&mut out, &evidence(i))?;
+                }
+            }
+            Action::Accept { ids } => {
+                settle(root, &scope, &opts, "accept", &ids, None, json, &mut out)?
+            }
+            Action::Reject { ids, reason } => settle(
+                root,
+                &scope,
+                &opts,
+                "reject",
+                &ids,
+                reason.as_deref(),
+                json,
+                &mut out,
+            )?,
+            Action::Forget { ids } => {
+                settle(root, &scope, &opts, "forget", &ids, None, json, &mut out)?
+            }
+            Action::Edit { id, text } => {
+                let full = find(&state()?, &id)?.id.clone();
+                let a = ops::apply_one(
+                    root,
+                    &scope,
+                    ops::on_item("edit", &full, Some(&text), None),
+                    &opts,
+                )?;
+                let i = a.state.memory.items.get(&full);
+                if json {
+                    output::json_line(&mut out, &serde_json::to_string(&i).unwrap_or_default())?;
+                } else if let Some(i) = i {
+                    output::line(&mut out, &summary(i))?;
+                }
+                warn_landed(&a);
+            }
+            Action::Review => return review(root, &scope, &opts, json, &mut out),
+        }
+        Ok(Outcome::Ok)
+    })();
+    match r {
+        // Refused by the memory's rules (unknown id, rejected text): exit 1, not usage.
+        Err(e @ Error::InvalidInput { .. }) => {
+            crate::cli::report_error(&e);
+            Ok(Outcome::Findings)
+        }
+        r => r,
+    }
+}
+
+/// The item whose id is `prefix` or starts with it (exactly one).
+fn find<'a>(st: &'a State, prefix: &str) -> Result<&'a Item> {
+    let hits: Vec<&Item> = st
+        .memory
+        .items
+        .values()
+        .filter(|i| i.id.starts_with(prefix))
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok(one),
+        [] => Err(Error::InvalidInput {
+            reason: format!("no memory item {prefix:?} (see `sjournal memory list --all`)"),
+        }),
+        _ => Err(Error::InvalidInput {
+            reason: format!("{prefix:?} names {} items; give more of the id", hits.len()),
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    root: &Root,
+    scope: &Scope,
+    opts: &crate::journal::WriterOptions,
+    op: &str,
+    ids: &[String],
+    reason: Option<&str>,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let st = ops::load(root, scope, &LoadOptions::latest())?;
+    let full: Vec<String> = ids
+        .iter()
+        .map(|p| find(&st, p).map(|i| i.id.clone()))
+        .collect::<Result<_>>()?;
+    let list: Vec<_> = full
+        .iter()
+        .map(|id| ops::on_item(op, id, None, reason))
+        .collect();
+    let a = ops::apply(root, scope, &list, opts)?;
+    for (id, r) in full.iter().zip(&a.results) {
+        if let Err(reason) = r {
+            return Err(Error::InvalidInput {
+                reason: format!("{id}: {reason}"),
+            });
+        }
+    }
+    for id in &full {
+        let status = a.state.memory.items.get(id).map(|i| i.status.as_str());
+        if json {
+            output::json_line(out, &json!({"id": id, "status": status}).to_string())?;
+        } else {
+            output::line(out, &format!("{id} {}", status.unwrap_or("?")))?;
+        }
+    }
+    warn_landed(&a);
+    Ok(())
+}
+
+fn warn_landed(a: &Applied) {
+    if let Some(l) = &a.landed {
+        if !matches!(l, crate::journal::Landed::Journal { .. }) {
+            output::warn("sjournal: the memory journal could not take the write now; it was kept aside and is merged by the next writer");
+        }
+    }
+}
+
+/// One line per item: id, status, text.
+fn summary(i: &Item) -> String {
+    let edited = if i.original.is_some() { ", edited" } else { "" };
+    let n = i.provenance.len();
+    let seen = if n > 1 {
+        format!(", said in {n} sessions")
+    } else {
+        String::new()
+    };
+    format!(
+        "{}  {:<9} [{}{edited}{seen}]  {}",
+        i.id, i.status, i.source, i.text
+    )
+}
+
+/// An item with its evidence: where it was said, verbatim.
+fn evidence(i: &Item) -> String {
+    let mut s = summary(i);
+    if let Some(o) = &i.original {
+        s.push_str(&format!("\n    first proposed as: {o}"));
+    }
+    if let Some(r) = &i.reason {
+        s.push_str(&format!("\n    reason: {r}"));
+    }
+    for p in &i.provenance {
+        let at = match (&p.session, p.seq) {
+            (Some(sess), Some(seq)) => format!("session {sess} seq {seq}"),
+            (Some(sess), None) => format!("session {sess}"),
+            _ => "given directly".into(),
+        };
+        match &p.quote {
+            Some(q) => s.push_str(&format!("\n    {at}: \"{q}\"")),
+            None => s.push_str(&format!("\n    {at}")),
+        }
+    }
+    s
+}
+
+fn review(
+    root: &Root,
+    scope: &Scope,
+    opts: &crate::journal::WriterOptions,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<Outcome> {
+    let st = ops::load(root, scope, &LoadOptions::latest())?;
+    let pending: Vec<&Item> = st
+        .memory
+        .items
+        .values()
+        .filter(|i| matches!(i.status.as_str(), "proposed" | "stale"))
+        .collect();
+    if json {
+        output::line(
+            out,
+            &json!({"scope": scope.name(), "pending": pending}).to_string(),
+        )?;
+        return Ok(Outcome::Ok);
+    }
+    if pending.is_empty() {
+        output::line(
+            out,
+            &format!("no {} memory proposals await review", scope.name()),
+        )?;
+        return Ok(Outcome::Ok);
+    }
+    let tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if !tty {
+        for i in &pending {
+            output::line(out, &evidence(i))?;
+            output::line(
+                out,
+                &format!(
+                    "    sjournal memory accept {0} | reject {0} | edit {0} \"<text>\"",
+                    i.id
+                ),
+            )?;
+        }
+        return Ok(Outcome::Ok);
+    }
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    for i in pending {
+        output::line(out, &evidence(i))?;
+        write!(out, "  [a]ccept [r]eject [e]dit [s]kip [q]uit > ")
+            .map_err(|e| Error::io("write", "stdout", e))?;
+        out.flush().map_err(|e| Error::io("write", "stdout", e))?;
+        let Some(Ok(answer)) = lines.next() else {
+            break;
+        };
+        let op = match answer.trim() {
+            "a" => ops::on_item("accept", &i.id, None, None),
+            "r" => ops::on_item("reject", &i.id, None, Some("rejected in review")),
+            "e" => {
+                write!(out, "  new text > ").map_err(|e| Error::io("write", "stdout", e))?;
+                out.flush().map_err(|e| Error::io("write", "stdout", e))?;
+                let Some(Ok(text)) = lines.next() else { break };
+                ops::on_item("edit", &i.id, Some(text.trim()), None)
+            }
+            "q" => break,
+            _ => continue,
+        };
+        match ops::apply_one(root, scope, op, opts) {
+            Ok(a) => {
+                let s = a.state.memory.items.get(&i.id).map(|x| x.status.clone());
+                output::line(out, &format!("  → {}", s.unwrap_or_default()))?;
+            }
+            Err(e) => output::line(out, &format!("  not done: {e}"))?,
+        }
+    }
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,507 @@
+//! Memory across sessions (context-recovery §5.3, M1–M4), through the `sjournal hook` binary
+//! with the real Claude Code payloads: a session that ends with open todos hands them to the
+//! next `startup` of the same project and to no other project; a standing instruction becomes
+//! a proposal with its provenance that never reaches the model until a person accepts it;
+//! rejected text is never proposed again; the project journal is an ordinary journal that
+//! verifies and folds the same every time; and sixteen processes proposing at once lose
+//! nothing.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use sjournal::fold::{fold, RecordView};
+use sjournal::journal::{JournalReader, Root};
+use sjournal::memory::Scope;
+
+use crate::support::{self, cmd};
+
+const P1: &str =
+    "Add a greeting module. Never touch vendor/ and always run `make check` before finishing.";
+const RULE: &str = "Never touch vendor/ and always run `make check` before finishing.";
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    projects: std::path::PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    let projects = tmp.path().join("projects");
+    std::fs::create_dir_all(projects.join("one/.git")).unwrap();
+    std::fs::create_dir_all(projects.join("one/sub")).unwrap();
+    std::fs::create_dir_all(projects.join("two")).unwrap();
+    Env {
+        _tmp: tmp,
+        root,
+        projects,
+    }
+}
+
+impl Env {
+    fn project(&self, name: &str) -> String {
+        std::fs::canonicalize(self.projects.join(name))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Runs the hook on the real payload of `event` (`variant`), in `session`, with `cwd`
+    /// and the `extra` fields; returns its stdout as JSON (Null when it printed nothing).
+    fn hook(
+        &self,
+        event: &str,
+        variant: Option<&str>,
+        session: &str,
+        cwd: &str,
+        extra: Value,
+    ) -> Value {
+        let mut p = support::context::real(event, variant, session);
+        p["cwd"] = cwd.into();
+        for (k, v) in extra.as_object().unwrap() {
+            p[k.as_str()] = v.clone();
+        }
+        let out = cmd::run(&self.root, &["hook"], p.to_string().as_bytes());
+        assert!(out.status.success());
+        let s = String::from_utf8(out.stdout).unwrap();
+        if s.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(s.trim()).unwrap()
+        }
+    }
+
+    fn start(&self, session: &str, source: &str, cwd: &str) -> (String, String) {
+        let v = self.hook("SessionStart", Some(source), session, cwd, json!({}));
+        let ctx = v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        let msg = v["systemMessage"].as_str().unwrap_or("").to_owned();
+        (ctx, msg)
+    }
+
+    fn prompt(&self, session: &str, cwd: &str, text: &str) {
+        self.hook(
+            "UserPromptSubmit",
+            None,
+            session,
+            cwd,
+            json!({"prompt": text}),
+        );
+    }
+
+    fn stop(&self, session: &str, cwd: &str) {
+        self.hook(
+            "Stop",
+            None,
+            session,
+            cwd,
+            json!({"last_assistant_message": "Done for now.", "background_tasks": [], "session_crons": []}),
+        );
+    }
+
+    fn todos(&self, session: &str, cwd: &str, todos: Value) {
+        let input = json!({"todos": todos});
+        for ev in ["PreToolUse", "PostToolUse"] {
+            self.hook(
+                ev,
+                None,
+                session,
+                cwd,
+                json!({"tool_name": "TodoWrite", "tool_input": input, "tool_use_id": "toolu_todo1", "tool_response": {}}),
+            );
+        }
+    }
+
+    fn memory(&self, project: &str, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["memory", "--project", project];
+        all.extend_from_slice(args);
+        cmd::run(&self.root, &all, b"")
+    }
+
+    fn items(&self, project: &str) -> Vec<Value> {
+        let out = self.memory(project, &["list", "--all", "--json"]);
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["items"].as_array().unwrap().clone()
+    }
+
+    fn sjl(&self) -> Root {
+        Root::new(&self.root)
+    }
+}
+
+/// Every text any session's `sjournal.injected` records carry (all the model was shown).
+fn all_injected(root: &Root) -> String {
+    let mut text = String::new();
+    for path in root.journals().unwrap() {
+        let r = JournalReader::open(&path, None).unwrap();
+        for rec in r.records().unwrap() {
+            let rec = rec.unwrap();
+            if rec.kind == sjournal::format::payload::KIND_INJECTED {
+                let i: sjournal::format::payload::Injected =
+                    sjournal::format::payload::decode_system(rec.seq, rec.payload).unwrap();
+                text.push_str(&i.text);
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
+#[test]
+fn m1_open_todos_hand_off_to_the_next_startup_of_the_same_project_only() {
+    let e = env();
+    let (one, two) = (e.project("one"), e.project("two"));
+    // Started in a subdirectory: the project is the git root above it.
+    let sub = format!("{one}/sub");
+    e.start("m1-a", "startup", &sub);
+    e.prompt("m1-a", &sub, "Write the greeting and the farewell.");
+    e.todos(
+        "m1-a",
+        &sub,
+        json!([
+            {"content": "Write the greeting", "status": "completed", "activeForm": "Writing"},
+            {"content": "Write the farewell test", "status": "in_progress", "activeForm": "Writing"},
+            {"content": "Update the README", "status": "pending", "activeForm": "Updating"}
+        ]),
+    );
+    e.stop("m1-a", &sub);
+
+    let (ctx, _) = e.start("m1-b", "startup", &one);
+    assert!(ctx.contains("Write the farewell test"), "{ctx}");
+    assert!(ctx.contains("Update the README"), "{ctx}");
+    assert!(
+        !ctx.contains("Write the greeting\n"),
+        "done todos are not handed off: {ctx}"
+    );
+    assert!(ctx.contains("m1-a"), "the handoff names its session: {ctx}");
+    assert!(
+        ctx.chars().count() <= 1500,
+        "{} chars: {ctx}",
+        ctx.chars().count()
+    );
+
+    // Another project sees nothing of it.
+    let (other, _) = e.start("m1-c", "startup", &two);
+    assert!(!other.contains("farewell"), "{other}");
+    assert!(!other.contains("README"), "{other}");
+
+    // Not on clear: the previous session of the project is m1-b, which left nothing open;
+    // and a clear never hands off.
+    let (cleared, _) = e.start("m1-d", "clear", &one);
+    assert!(!cleared.contains("farewell"), "{cleared}");
+}
+
+#[test]
+fn m2_a_standing_instruction_is_proposed_with_provenance_and_shown_only_once_accepted() {
+    let e = env();
+    let one = e.project("one");
+    e.start("m2-a", "startup", &one);
+    e.prompt("m2-a", &one, P1);
+    e.stop("m2-a", &one);
+
+    let items = e.items(&one);
+    assert_eq!(items.len(), 1, "{items:?}");
+    let item = &items[0];
+    assert_eq!(item["status"], "proposed");
+    assert_eq!(item["text"], RULE);
+    let prov = &item["provenance"][0];
+    assert_eq!(prov["session"], "m2-a");
+    assert_eq!(prov["quote"], RULE);
+    // The seq is the prompt's record in the session.
+    let st = cmd::run(&e.root, &["state", "--session", "m2-a", "--json"], b"");
+    let st: Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(
+        prov["seq"],
+        st["state"]["requests"]["instructions"][0]["seq"]
+    );
+    assert!(prov["seq"].as_u64().unwrap() > 0);
+
+    // Pending: never in anything the model is shown; the user is told.
+    let (ctx, msg) = e.start("m2-b", "startup", &one);
+    assert!(!ctx.contains("Never touch vendor/"), "{ctx}");
+    assert_eq!(
+        msg,
+        "sjournal: 1 memory proposal awaits review (sjournal memory review)"
+    );
+    e.hook("SessionStart", Some("compact"), "m2-b", &one, json!({}));
+    e.start("m2-b2", "clear", &one);
+    assert!(
+        !all_injected(&e.sjl()).contains("Never touch vendor/"),
+        "a pending proposal reached an injection"
+    );
+
+    let id = item["id"].as_str().unwrap();
+    let out = e.memory(&one, &["accept", &id[..6]]);
+    assert!(out.status.success(), "{out:?}");
+    let (ctx, msg) = e.start("m2-c", "startup", &one);
+    assert!(ctx.contains("## Project memory (reviewed)"), "{ctx}");
+    assert!(ctx.contains(RULE), "{ctx}");
+    assert_eq!(msg, "", "nothing awaits review any more");
+}
+
+#[test]
+fn m3_rejected_text_is_never_proposed_again_and_different_text_is() {
+    let e = env();
+    let one = e.project("one");
+    e.start("m3-a", "startup", &one);
+    e.prompt("m3-a", &one, P1);
+    e.stop("m3-a", &one);
+    let id = e.items(&one)[0]["id"].as_str().unwrap().to_owned();
+    assert!(e.memory(&one, &["reject", &id]).status.success());
+
+    // The same instruction in a new session: no new proposal.
+    e.start("m3-b", "startup", &one);
+    e.prompt("m3-b", &one, P1);
+    e.stop("m3-b", &one);
+    e.hook("SessionEnd", Some("other"), "m3-b", &one, json!({}));
+    let items = e.items(&one);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["status"], "rejected");
+    // Nor by hand, nor re-cased or re-wrapped.
+    let again = e.memory(
+        &one,
+        &[
+            "propose",
+            "never touch   VENDOR/ and always run `make check` before finishing.",
+        ],
+    );
+    assert_eq!(again.status.code(), Some(1), "{again:?}");
+    let (_, msg) = e.start("m3-c", "startup", &one);
+    assert_eq!(msg, "", "nothing awaits review");
+
+    // Different text raises a new proposal.
+    e.prompt(
+        "m3-c",
+        &one,
+        "Never touch vendor/ except vendor/patches, which you must keep.",
+    );
+    e.stop("m3-c", &one);
+    let items = e.items(&one);
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(items
+        .iter()
+        .any(|i| i["status"] == "proposed" && i["provenance"][0]["session"] == "m3-c"));
+}
+
+#[test]
+fn m4_the_memory_journal_verifies_and_folds_deterministically() {
+    let e = env();
+    let one = e.project("one");
+    e.start("m4-a", "startup", &one);
+    e.prompt("m4-a", &one, P1);
+    e.prompt("m4-a", &one, "remember: use pnpm, not npm");
+    e.stop("m4-a", &one);
+    let items = e.items(&one);
+    let id = items.iter().find(|i| i["source"] == "rule").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(e
+        .memory(&one, &["edit", &id, "Never touch vendor/."])
+        .status
+        .success());
+    assert!(e
+        .memory(
+            &one,
+            &["propose", "--scope", "global", "Prefer rg over grep."]
+        )
+        .status
+        .success());
+    let (ctx, _) = e.start("m4-b", "startup", &one);
+    // "remember:" was accepted as said; the edit accepted the rule; global proposals wait.
+    assert!(ctx.contains("- use pnpm, not npm"), "{ctx}");
+    assert!(ctx.contains("- Never touch vendor/."), "{ctx}");
+    assert!(!ctx.contains("rg over grep"), "{ctx}");
+
+    // The scope journals are ordinary journals: verify covers them.
+    let root = e.sjl();
+    let id = Scope::Project(one.clone()).journal_id();
+    for s in [id.as_str(), "scope:global"] {
+        let out = cmd::run(&e.root, &["verify", "--session", s], b"");
+        assert!(out.status.success(), "{s}: {out:?}");
+    }
+    cmd::verify_all(&e.root);
+    // `sessions` lists host sessions; the scope journals only when asked.
+    let listed = cmd::run(&e.root, &["sessions", "--json"], b"");
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(!listed.contains("scope:"), "{listed}");
+    let all = cmd::run(&e.root, &["sessions", "--json", "--scopes"], b"");
+    assert_eq!(String::from_utf8(all.stdout).unwrap().lines().count(), 4);
+    // The header keeps the project's path.
+    let paths = root.session(&id).unwrap();
+    let r = JournalReader::open(&paths.journal, None).unwrap();
+    assert_eq!(r.header().unwrap().0.session_id, id);
+    // Folding twice, from scratch, gives the same state; the snapshot path agrees.
+    let recs: Vec<_> = r.records().unwrap().map(|r| r.unwrap()).collect();
+    let a = fold(recs.iter().map(RecordView::from));
+    let b = fold(recs.iter().map(RecordView::from));
+    assert_eq!(a.state_hash(), b.state_hash());
+    assert_eq!(a.memory.items.len(), 2);
+    let out = cmd::run(&e.root, &["state", "--session", &id, "--json"], b"");
+    let snap = cmd::run(
+        &e.root,
+        &["state", "--session", &id, "--json", "--no-snapshot"],
+        b"",
+    );
+    let (out, snap): (Value, Value) = (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        serde_json::from_slice(&snap.stdout).unwrap(),
+    );
+    assert_eq!(out["state_hash"], snap["state_hash"]);
+    assert_eq!(out["state_hash"].as_str().unwrap(), a.state_hash().to_hex());
+    // A replay of the session that was shown memory re-derives its injection byte for byte.
+    let replay = cmd::run(&e.root, &["replay", "--session", "m4-b"], b"");
+    assert!(replay.status.success(), "{replay:?}");
+}
+
+#[test]
+fn sixteen_processes_proposing_at_once_lose_nothing() {
+    let e = env();
+    let one = e.project("one");
+    std::fs::create_dir_all(&e.root).unwrap();
+    let children: Vec<_> = (0..16)
+        .map(|i| {
+            cmd::spawnable(&e.root)
+                .args(["memory", "--project", &one, "propose"])
+                .arg(format!("Rule number {i}: always say {i}."))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let items = e.items(&one);
+    assert_eq!(items.len(), 16);
+    let paths = e.sjl().session(&Scope::Project(one).journal_id()).unwrap();
+    let r = JournalReader::open(&paths.journal, None).unwrap();
+    let seqs: Vec<u64> = r.records().unwrap().map(|r| r.unwrap().seq).collect();
+    assert_eq!(seqs, (1..=16).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_project_is_the_host_dir_else_the_git_root_else_the_cwd() {
+    let e = env();
+    let one = e.project("one");
+    let sub = Path::new(&one).join("sub");
+    assert_eq!(
+        sjournal::memory::project_dir(None, Some(&sub)).unwrap(),
+        Path::new(&one)
+    );
+    let two = e.project("two");
+    assert_eq!(
+        sjournal::memory::project_dir(None, Some(Path::new(&two))).unwrap(),
+        Path::new(&two)
+    );
+    assert_eq!(
+        sjournal::memory::project_dir(Some(Path::new(&two)), Some(&sub)).unwrap(),
+        Path::new(&two)
+    );
+}
+
+#[test]
+fn an_accepted_command_that_later_fails_goes_back_to_review() {
+    let e = env();
+    let one = e.project("one");
+    let out = e.memory(
+        &one,
+        &["propose", "Verify with `make check -j1` before finishing."],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let id = e.items(&one)[0]["id"].as_str().unwrap().to_owned();
+    assert!(e.memory(&one, &["accept", &id]).status.success());
+    let (ctx, _) = e.start("st-a", "startup", &one);
+    assert!(ctx.contains("make check -j1"), "{ctx}");
+
+    e.prompt("st-a", &one, "Check the build.");
+    e.hook(
+        "PostToolUseFailure",
+        None,
+        "st-a",
+        &one,
+        json!({"tool_name": "Bash", "tool_input": {"command": "make check -j1"}, "tool_use_id": "toolu_f1",
+               "error": "Exit code 2\nerror: missing target"}),
+    );
+    e.stop("st-a", &one);
+    let items = e.items(&one);
+    assert_eq!(items[0]["status"], "stale", "{items:?}");
+    assert!(items[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("`make check -j1` failed"));
+
+    // No longer injected; the user is asked to review it again.
+    let (ctx, msg) = e.start("st-b", "startup", &one);
+    assert!(!ctx.contains("## Project memory"), "{ctx}");
+    assert!(msg.contains("1 memory proposal awaits review"), "{msg}");
+    assert!(e.memory(&one, &["accept", &id]).status.success());
+    let (ctx, _) = e.start("st-c", "startup", &one);
+    assert!(ctx.contains("make check -j1"), "{ctx}");
+}
+
+#[test]
+fn sixteen_processes_increment_one_project_slot_by_compare_and_set_and_lose_no_update() {
+    let e = env();
+    let one = e.project("one");
+    std::fs::create_dir_all(&e.root).unwrap();
+    let base = ["--scope", "project", "--project", one.as_str()];
+    let out = cmd::run(
+        &e.root,
+        &[&["slot", "set"][..], &base, &["n", "0"]].concat(),
+        b"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(16));
+    let threads: Vec<_> = (0..16)
+        .map(|_| {
+            let (root, one, barrier) = (e.root.clone(), one.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let base = ["--scope", "project", "--project", one.as_str()];
+                barrier.wait();
+                // Read, then write n+1 only if nobody wrote since; on a conflict, again.
+                loop {
+                    let get = cmd::run(&root, &[&["slot", "get"][..], &base, &["n"]].concat(), b"");
+                    let v: Value = serde_json::from_slice(&get.stdout).unwrap();
+                    let (n, seq) = (v["value"].as_u64().unwrap(), v["seq"].as_u64().unwrap());
+                    let next = (n + 1).to_string();
+                    let seq = seq.to_string();
+                    let set = cmd::run(
+                        &root,
+                        &[
+                            &["slot", "set"][..],
+                            &base,
+                            &["n", &next, "--expect-seq", &seq],
+                        ]
+                        .concat(),
+                        b"",
+                    );
+                    match set.status.code() {
+                        Some(0) => return,
+                        Some(1) => continue,
+                        _ => panic!("{set:?}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let get = cmd::run(
+        &e.root,
+        &[&["slot", "get"][..], &base, &["n"]].concat(),
+        b"",
+    );
+    let v: Value = serde_json::from_slice(&get.stdout).unwrap();
+    assert_eq!(v["value"], 16, "every increment counted once");
+    let id = Scope::Project(one).journal_id();
+    assert!(cmd::run(&e.root, &["verify", "--session", &id], b"")
+        .status
+        .success());
+}
