@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
 pub use spool::{MergeMode, MergeReport, MergeStep};
-pub use verify::{verify_file, VerifyReport};
+pub use verify::{verify_file, verify_file_with, VerifyOptions, VerifyReport};
 pub use writer::{Appended, RecoveryReport, Target, Writer, WriterOptions};
 
 /// Where an event ended up.

@@ -14,6 +14,7 @@ use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
 mod stats;
+mod verify;
 
 use stats::Samples;
 
@@ -26,8 +27,14 @@ fn main() {
         Some("report") => report(&args[2..]),
         Some("hashspeed") => hash_speed(args[2].parse().unwrap()),
         Some("rssprobe") => rss_probe(Path::new(&args[2]), &args[3]),
+        Some("verify") => verify::run(&args[2..]),
+        Some("gen") => {
+            let template = std::fs::read_to_string(&args[5]).unwrap();
+            let mb: u64 = args[4].parse().unwrap();
+            gen::session_bytes(Path::new(&args[2]), &args[3], mb << 20, &template);
+        }
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | floor FILE | appender ROOT SESSION N | rss CMD...");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD...");
             std::process::exit(2);
         }
     }
