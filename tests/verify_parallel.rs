@@ -8,8 +8,9 @@
 //! The damage: a byte flipped in every part of every record (so in the middle of chunks and
 //! on both sides of every chunk boundary, for chunks of one record up to many), an edit with
 //! the CRC recomputed (caught by the next record's link, which may be in the next chunk), the
-//! tail truncated at every byte of the last records and at every record boundary, records
-//! swapped, a record copied in from another session's journal, and two damages at once (a
+//! tail truncated at every byte of the last records and at every record boundary, bytes
+//! inserted between records, records swapped, a record copied in from another session's
+//! journal, and two damages at once (a
 //! later chunk's worker finds its damage first; the earlier damage must be reported). Then a
 //! proptest over random damage, worker counts and chunk sizes.
 
@@ -81,8 +82,9 @@ fn same_as_sequential(
     reference
 }
 
-/// Chunks of one record, a few records, and many; 2 workers and more workers than cores.
-const SPLITS: &[(usize, usize)] = &[(2, 1), (2, 900), (3, 2500), (8, 300), (4, 20_000)];
+/// Ranges shorter than any record (most hold no record start), of a few records, and of
+/// many; 2 workers and more workers than cores.
+const SPLITS: &[(usize, usize)] = &[(2, 61), (2, 900), (3, 2500), (8, 300), (4, 20_000)];
 
 #[test]
 fn intact_journal_reports_the_same_on_every_split() {
@@ -102,7 +104,7 @@ fn a_flipped_byte_anywhere_in_any_record_is_reported_as_sequentially() {
             let mut b = f.bytes.clone();
             b[at] ^= 0x10;
             let what = format!("byte {at} of seq {}", r.seq);
-            let rep = same_as_sequential(&f, &b, &SPLITS[..3], &what);
+            let rep = same_as_sequential(&f, &b, &SPLITS[1..4], &what);
             let p = rep.problem.expect("a flipped byte is found");
             assert_eq!(p.offset, r.offset, "{what}: {}", p.what);
         }
@@ -110,15 +112,40 @@ fn a_flipped_byte_anywhere_in_any_record_is_reported_as_sequentially() {
 }
 
 #[test]
-fn an_edit_with_its_crc_recomputed_is_reported_at_the_next_link_as_sequentially() {
+fn an_edit_with_its_crc_recomputed_is_reported_as_sequentially() {
     let f = fixture();
-    for r in &f.recs[..f.recs.len() - 1] {
+    for r in &f.recs {
         let (s, e) = (r.offset as usize, r.end as usize);
-        let mut b = f.bytes.clone();
-        b[(s + e) / 2] ^= 0x01;
-        fix_crc(&mut b, s, e);
-        let rep = same_as_sequential(&f, &b, SPLITS, &format!("edit of seq {}", r.seq));
-        assert_eq!(rep.problem.unwrap().offset, r.end);
+        // The seq, the timestamp, the link, the payload: a CRC-valid record that does not
+        // belong (reported at it), or whose hash the next record's link no longer matches
+        // (reported at the next; the last record's only by its mark).
+        for at in [s + 4, s + 13, s + 30, (s + e) / 2] {
+            let mut b = f.bytes.clone();
+            b[at] ^= 0x01;
+            fix_crc(&mut b, s, e);
+            let what = format!("edit of byte {} of seq {} with its CRC", at - s, r.seq);
+            let rep = same_as_sequential(&f, &b, SPLITS, &what);
+            let p = rep.problem.expect("found");
+            assert!(
+                p.offset == r.offset || p.offset == r.end || r.seq == 240,
+                "{what}: {p:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bytes_inserted_between_records_are_reported_as_sequentially() {
+    let f = fixture();
+    for r in f.recs.iter().step_by(2) {
+        let s = r.offset as usize;
+        // Shorter than a range, longer than several, and zeros (an impossible length).
+        for garbage in [vec![b'x'; 40], vec![b'y'; 2600], vec![0; 100]] {
+            let b = [&f.bytes[..s], &garbage[..], &f.bytes[s..]].concat();
+            let what = format!("{} bytes inserted before seq {}", garbage.len(), r.seq);
+            let rep = same_as_sequential(&f, &b, SPLITS, &what);
+            assert_eq!(rep.problem.expect("found").offset, r.offset, "{what}");
+        }
     }
 }
 
@@ -129,7 +156,7 @@ fn a_truncated_tail_is_reported_as_sequentially() {
     let last_three = f.recs[f.recs.len() - 3].offset as usize;
     let cuts = (last_three..len).chain(f.recs.iter().map(|r| r.offset as usize));
     for cut in cuts {
-        let rep = same_as_sequential(&f, &f.bytes[..cut], &SPLITS[..3], &format!("cut at {cut}"));
+        let rep = same_as_sequential(&f, &f.bytes[..cut], &SPLITS[1..4], &format!("cut at {cut}"));
         assert!(!rep.ok, "cut at {cut}: the mark says records are missing");
     }
 }
@@ -141,7 +168,7 @@ fn swapped_records_are_reported_as_sequentially() {
         let (a, b) = (&pair[0], &pair[1]);
         let (s, m, e) = (a.offset as usize, b.offset as usize, b.end as usize);
         let swapped = [&f.bytes[..s], &f.bytes[m..e], &f.bytes[s..m], &f.bytes[e..]].concat();
-        let rep = same_as_sequential(&f, &swapped, &SPLITS[..3], &format!("swap {}", a.seq));
+        let rep = same_as_sequential(&f, &swapped, &SPLITS[1..4], &format!("swap {}", a.seq));
         assert_eq!(rep.problem.unwrap().offset, a.offset);
     }
 }
@@ -185,6 +212,7 @@ enum Damage {
     Swap { rec: usize },
     Foreign { rec: usize },
     EditFixCrc { rec: usize, at: usize },
+    Insert { at: usize, len: usize, byte: u8 },
 }
 
 fn damage() -> impl Strategy<Value = Damage> {
@@ -194,6 +222,11 @@ fn damage() -> impl Strategy<Value = Damage> {
         any::<usize>().prop_map(|rec| Damage::Swap { rec }),
         any::<usize>().prop_map(|rec| Damage::Foreign { rec }),
         (any::<usize>(), any::<usize>()).prop_map(|(rec, at)| Damage::EditFixCrc { rec, at }),
+        (any::<usize>(), 1usize..3000, any::<u8>()).prop_map(|(at, len, byte)| Damage::Insert {
+            at,
+            len,
+            byte
+        }),
     ]
 }
 
@@ -217,8 +250,13 @@ fn apply(f: &Fixture, d: &Damage) -> Vec<u8> {
         }
         Damage::EditFixCrc { rec, at } => {
             let (s, e) = span(rec % n);
-            b[s + 56 + at % (e - s - 60)] ^= 0x20;
+            // Any byte between the length word and the CRC.
+            b[s + 4 + at % (e - s - 8)] ^= 0x20;
             fix_crc(&mut b, s, e);
+        }
+        Damage::Insert { at, len, byte } => {
+            let at = at % b.len();
+            b = [&b[..at], &vec![byte; len][..], &b[at..]].concat();
         }
     }
     b
@@ -232,7 +270,7 @@ proptest! {
         d in damage(),
         also_flip in prop::option::of((any::<usize>(), 0u8..8)),
         workers in 2usize..6,
-        chunk in prop_oneof![Just(1usize), 64usize..4096, Just(1 << 20)],
+        chunk in prop_oneof![Just(61usize), 64usize..4096, Just(1 << 20)],
     ) {
         let f = fixture();
         let mut bytes = apply(&f, &d);

@@ -2,23 +2,31 @@
 //! the hash of the record before it) depends on nothing but the bytes of two neighbouring
 //! records, so once the records are located the checks can run in any order.
 //!
-//! The coordinating thread hops from length word to length word (no CRC, no hash) and cuts
-//! the records into chunks of about [`VERIFY_CHUNK_BYTES`] that end at record boundaries, each
-//! tagged with the seq its first record must have. Workers check each chunk with the same
-//! [`Records`] iterator the sequential verify uses, starting from a chain that takes the
-//! chunk's first `prev_hash` on trust. The coordinator then takes the results in file order and
-//! checks the one link a worker cannot: that a chunk's first `prev_hash` is the hash of the
-//! previous chunk's last record.
+//! The bytes after the header are cut into ranges of [`VERIFY_CHUNK_BYTES`]; a range's
+//! records are those that start in it. A worker finds its range's first record by looking
+//! for the first offset in the range where a plausible frame header (length, kind length,
+//! flags) is followed by a matching CRC, then checks the records from there with the same
+//! [`Records`] iterator the sequential verify uses, taking the first record's seq and
+//! `prev_hash` on trust, up to the first record that ends at or past the range's end. The
+//! results are joined in file order, and the join checks what a worker cannot: that a
+//! range's first record starts exactly where the previous range's records end, with the
+//! next seq, and links to the previous range's last record.
 //!
-//! What this proves is a *prefix*: every record before [`Prefix::at`] is one the sequential
-//! verify accepts too, with the same chain. The first chunk (in file order, whatever order
-//! the workers finish in) with any problem, a link that does not join, or where the length
-//! hop stopped, ends the prefix at its first byte; the caller verifies on from there with the
-//! sequential iterator, which so reports exactly what a sequential verify reports, and never
-//! has more than one chunk to re-check. A chunk located wrongly (a damaged length word sends
-//! the hop into the middle of a record) cannot pass: its records fail their CRCs.
+//! What this proves is a *prefix*: every record before [`Prefix::at`] was reached by walking
+//! record after record from the header, each checked as the sequential verify checks it. The
+//! first range (in file order, whatever order the workers finish in) with any problem, or
+//! that does not join, ends the prefix; the caller verifies on from there with the
+//! sequential iterator, which so reports exactly what a sequential verify reports, and has at
+//! most one range to re-check before the first problem. A start found wrongly (a frame
+//! embedded in another's payload, which JSON text cannot hold, or damage) cannot join: the
+//! previous range's records end elsewhere. It costs speed (the rest is verified
+//! sequentially), never a wrong answer.
 //!
-//! Memory stays flat: at most `workers * VERIFY_CHUNKS_IN_FLIGHT` chunks are handed out
+//! Finding the records this way reads each range once, in order; locating them first by
+//! following the length words from record to record was a chain of dependent memory loads
+//! that cost about 12 % of verify's CPU time, all of it on one thread.
+//!
+//! Memory stays flat: at most `workers * VERIFY_CHUNKS_IN_FLIGHT` ranges are handed out
 //! beyond the prefix, and the pages below the prefix are released as it grows.
 
 use std::collections::VecDeque;
@@ -26,11 +34,11 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use crate::format::record::{self, FRAME_MIN_BYTES};
+use crate::format::record::{self, FIXED_LEN, FRAME_MIN_BYTES};
 use crate::format::Hash;
 use crate::journal::reader::Records;
 use crate::journal::scan::Chain;
-use crate::limits::{FRAME_MAX_BYTES, VERIFY_CHUNKS_IN_FLIGHT};
+use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES, VERIFY_CHUNKS_IN_FLIGHT};
 
 /// How far the prefix grows between releases of the pages behind it.
 const RELEASE_STEP_BYTES: usize = 8 << 20;
@@ -58,45 +66,76 @@ impl Prefix {
     }
 }
 
-/// A run of whole records handed to one worker.
+/// What a worker found in its range `[from, to)`.
 #[derive(Debug, Clone, Copy)]
-struct Chunk {
-    start: usize,
-    end: usize,
-    /// The seq its first record must carry.
-    first_seq: u64,
-    records: u64,
+enum Found {
+    /// No record starts in the range (one before it spans it, or the range is damaged).
+    Nothing { to: usize },
+    /// Valid records, chained to each other, from `start` (in the range) to `end` (at or
+    /// past the range's end).
+    Records {
+        start: usize,
+        end: usize,
+        first_seq: u64,
+        first_prev: Hash,
+        records: u64,
+        last_hash: Hash,
+        at_mark: Option<Hash>,
+    },
+    /// A record in the range is not valid, or a worker panicked.
+    Bad,
 }
 
-/// A chunk whose records are all valid and chained to each other.
-#[derive(Debug, Clone, Copy)]
-struct Checked {
-    first_prev: Hash,
-    last_hash: Hash,
-    at_mark: Option<Hash>,
-}
-
-/// Where the length hop is: the next chunk starts at `at` with a record of seq `seq`.
-struct Hop {
-    at: usize,
-    seq: u64,
-    /// Chunks handed out so far (the next chunk's index).
-    taken: usize,
-    /// No further record can be located: the rest is the sequential check's.
-    exhausted: bool,
-}
-
-/// The chunks' results, joined to the prefix in file order.
+/// The ranges' results, joined to the prefix in file order.
 struct Join {
     prefix: Prefix,
-    /// Index of the first chunk not yet joined.
+    /// Index of the first range not yet joined.
     first: usize,
-    /// Results of the chunks from `first` on, as they come in (None: not yet).
-    results: VecDeque<Option<(Chunk, Option<Checked>)>>,
-    /// A chunk did not join: hand out no more.
+    /// Results of the ranges from `first` on, as they come in (None: not yet).
+    results: VecDeque<Option<Found>>,
+    /// A range did not join: hand out no more.
     broken: bool,
     /// The prefix offset up to which pages were released.
     released: usize,
+}
+
+impl Join {
+    /// Joins the results at the front, in order; true if any was joined.
+    fn advance(&mut self) -> bool {
+        let mut advanced = false;
+        while let Some(&Some(found)) = self.results.front() {
+            self.results.pop_front();
+            self.first += 1;
+            advanced = true;
+            let p = &mut self.prefix;
+            match found {
+                _ if self.broken => {}
+                Found::Nothing { to } if p.at >= to => {}
+                Found::Records {
+                    start,
+                    end,
+                    first_seq,
+                    first_prev,
+                    records,
+                    last_hash,
+                    at_mark,
+                } if start == p.at
+                    && first_seq == p.chain.next_seq
+                    && first_prev == p.chain.prev_hash =>
+                {
+                    p.at = end;
+                    p.chain = Chain {
+                        next_seq: first_seq + records,
+                        prev_hash: last_hash,
+                    };
+                    p.records += records;
+                    p.at_mark = p.at_mark.or(at_mark);
+                }
+                _ => self.broken = true,
+            }
+        }
+        advanced
+    }
 }
 
 /// Verifies the records of `bytes` from `start` (where a record with `chain.next_seq` begins)
@@ -104,10 +143,10 @@ struct Join {
 /// found valid (see the module docs). `release(from, to)` is called as the prefix grows,
 /// with the range now behind it.
 ///
-/// There is no coordinating thread: each worker takes the next chunk (the length hop, under
-/// a lock of its own), checks it, and joins what it can to the prefix (under another), so
-/// no core sits waiting for results. A worker waits only when the chunks handed out beyond
-/// the prefix fill the window (one very slow chunk), which bounds the memory they map.
+/// There is no coordinating thread: each worker takes the next range, checks it, and joins
+/// what it can to the prefix, so no core sits waiting for results. A worker waits only when
+/// the ranges handed out beyond the prefix fill the window (one very slow range), which
+/// bounds the memory they map.
 pub fn verify_prefix(
     bytes: &[u8],
     start: usize,
@@ -118,12 +157,7 @@ pub fn verify_prefix(
     release: impl Fn(usize, usize) + Sync,
 ) -> Prefix {
     let window = workers * VERIFY_CHUNKS_IN_FLIGHT;
-    let hop = Mutex::new(Hop {
-        at: start,
-        seq: chain.next_seq,
-        taken: 0,
-        exhausted: false,
-    });
+    let ranges = (bytes.len() - start).div_ceil(chunk_bytes);
     let taken = AtomicUsize::new(0);
     let join = Mutex::new(Join {
         prefix: Prefix::empty(start, chain),
@@ -134,59 +168,36 @@ pub fn verify_prefix(
     });
     let joined = Condvar::new();
     let work = || loop {
-        {
+        let i = {
             let mut j = lock(&join);
-            while !j.broken && taken.load(Ordering::Acquire) - j.first >= window {
+            while !j.broken && taken.load(Ordering::Relaxed) - j.first >= window {
                 j = joined.wait(j).expect("no thread panics holding the lock");
             }
             if j.broken {
                 return;
             }
-        }
-        let (i, chunk) = {
-            let mut h = lock(&hop);
-            if h.exhausted {
-                return;
-            }
-            let Some(chunk) = next_chunk(bytes, h.at, h.seq, chunk_bytes) else {
-                h.exhausted = true;
-                return;
-            };
-            let i = h.taken;
-            (h.at, h.seq, h.taken) = (chunk.end, chunk.first_seq + chunk.records, i + 1);
-            taken.store(i + 1, Ordering::Release);
-            (i, chunk)
+            // Taken under the lock, so the window check above holds for it.
+            taken.fetch_add(1, Ordering::Relaxed)
         };
-        // A panic would leave the chunk unjoined and the others waiting for it: count the
-        // chunk as failed instead; the sequential re-check of it then panics on the
-        // caller's thread, where it surfaces.
-        let checked = std::panic::catch_unwind(AssertUnwindSafe(|| check(bytes, chunk, mark_seq)))
-            .unwrap_or(None);
+        if i >= ranges {
+            return;
+        }
+        let from = start + i * chunk_bytes;
+        let to = (from + chunk_bytes).min(bytes.len());
+        // A panic would leave the range unjoined and the others waiting for it: count it as
+        // bad instead; the sequential re-check then panics on the caller's thread, where it
+        // surfaces.
+        let found = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            check(bytes, from, to, i == 0, mark_seq)
+        }))
+        .unwrap_or(Found::Bad);
         let mut j = lock(&join);
         let slot = i - j.first;
         if j.results.len() <= slot {
             j.results.resize(slot + 1, None);
         }
-        j.results[slot] = Some((chunk, checked));
-        let mut advanced = false;
-        while let Some(&Some((chunk, checked))) = j.results.front() {
-            j.results.pop_front();
-            j.first += 1;
-            advanced = true;
-            match checked {
-                Some(c) if !j.broken && c.first_prev == j.prefix.chain.prev_hash => {
-                    let p = &mut j.prefix;
-                    p.at = chunk.end;
-                    p.chain = Chain {
-                        next_seq: chunk.first_seq + chunk.records,
-                        prev_hash: c.last_hash,
-                    };
-                    p.records += chunk.records;
-                    p.at_mark = p.at_mark.or(c.at_mark);
-                }
-                _ => j.broken = true,
-            }
-        }
+        j.results[slot] = Some(found);
+        let advanced = j.advance();
         if j.prefix.at - j.released >= RELEASE_STEP_BYTES {
             release(j.released, j.prefix.at);
             j.released = j.prefix.at;
@@ -212,60 +223,68 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().expect("no thread panics holding the lock")
 }
 
-/// The next chunk from `at`: whole records, by their length words alone, until the chunk
-/// holds `chunk_bytes` or a length word is impossible or runs past the end. None if not even
-/// one record can be located (the sequential check takes it from there).
-fn next_chunk(bytes: &[u8], at: usize, first_seq: u64, chunk_bytes: usize) -> Option<Chunk> {
-    let mut end = at;
-    let mut records = 0;
-    while end - at < chunk_bytes {
-        let Some(len) = record::peek_len(&bytes[end..]) else {
-            break;
-        };
-        if (len as usize) < FRAME_MIN_BYTES || len > FRAME_MAX_BYTES {
-            break;
-        }
-        if len as usize > bytes.len() - end {
-            break;
-        }
-        end += len as usize;
-        records += 1;
-    }
-    (records > 0).then_some(Chunk {
-        start: at,
-        end,
-        first_seq,
-        records,
-    })
+/// True if a frame could start at `at`: its length, kind length and flags are possible and
+/// it fits in `bytes`. Cheap, and false at almost every offset inside a record, so the CRC
+/// is computed for few candidates.
+fn plausible_start(bytes: &[u8], at: usize) -> bool {
+    let Some(b) = bytes.get(at..at + FIXED_LEN) else {
+        return false;
+    };
+    let len = u32::from_le_bytes(b[..4].try_into().unwrap());
+    let kind_len = u16::from_le_bytes([b[20], b[21]]) as usize;
+    let flags = u16::from_le_bytes([b[22], b[23]]);
+    (FRAME_MIN_BYTES..=FRAME_MAX_BYTES as usize).contains(&(len as usize))
+        && len as usize <= bytes.len() - at
+        && (1..=KIND_MAX_BYTES).contains(&kind_len)
+        && flags == 0
 }
 
-/// Checks a chunk's records as the sequential verify does, taking the first `prev_hash` on
-/// trust (the coordinator checks it). None at the first problem.
-fn check(bytes: &[u8], chunk: Chunk, mark_seq: Option<u64>) -> Option<Checked> {
-    let bytes = &bytes[..chunk.end];
-    let first_prev = record::parse(&bytes[chunk.start..]).ok()?.prev_hash;
+/// Checks the records of the range `[from, to)`: from its first record (`from` itself for the
+/// first range) up to the first that ends at or past `to`, as the sequential verify does,
+/// taking the first record's seq and `prev_hash` on trust (the join checks them).
+fn check(bytes: &[u8], from: usize, to: usize, first: bool, mark_seq: Option<u64>) -> Found {
+    let start = if first {
+        Some(from)
+    } else {
+        (from..to).find(|&at| plausible_start(bytes, at) && record::parse(&bytes[at..]).is_ok())
+    };
+    let Some(start) = start else {
+        return Found::Nothing { to };
+    };
+    let Ok(frame) = record::parse(&bytes[start..]) else {
+        return Found::Bad;
+    };
+    let (first_seq, first_prev) = (frame.seq, frame.prev_hash);
     let mut records = Records::new(
         bytes,
-        chunk.start,
+        start,
         Chain {
-            next_seq: chunk.first_seq,
+            next_seq: first_seq,
             prev_hash: first_prev,
         },
     );
-    let mut at_mark = None;
-    let mut n = 0;
-    for r in &mut records {
-        let r = r.ok()?;
-        n += 1;
-        if Some(r.seq) == mark_seq {
-            at_mark = Some(r.hash);
+    let (mut n, mut at_mark) = (0, None);
+    while records.offset() < to as u64 {
+        match records.next() {
+            Some(Ok(r)) => {
+                n += 1;
+                if Some(r.seq) == mark_seq {
+                    at_mark = Some(r.hash);
+                }
+            }
+            Some(Err(_)) => return Found::Bad,
+            None => break,
         }
     }
-    (n == chunk.records).then_some(Checked {
+    Found::Records {
+        start,
+        end: records.offset() as usize,
+        first_seq,
         first_prev,
+        records: n,
         last_hash: Records::chain(&records).prev_hash,
         at_mark,
-    })
+    }
 }
 
 #[cfg(test)]
