@@ -1,6 +1,10 @@
 //! Verify: reads a journal through the mmap reader and checks the header, the binding of the
 //! file name to the session id in the header, every frame's length and CRC, contiguous seq,
 //! and every chain link. Reports the first problem with its offset and seq. Read-only.
+//!
+//! Large journals are checked on every core (`verify/chunks.rs`) up to the first range that
+//! is not clean; the sequential check goes on from there, so the report is the same whatever
+//! the number of workers.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
