@@ -7,7 +7,9 @@
 //! - `append/batch_100_durable`: 100 events in one write and one fsync.
 //! - `read/records_100k`: map a 100,000-record journal and iterate every validated record
 //!   (length, CRC, seq, chain hash); throughput in bytes.
-//! - `read/verify_file_100k`: `verify_file` on the same journal.
+//! - `read/verify_file_100k`: `verify_file` on the same journal, on every core (the default).
+//! - `read/verify_file_100k_1_worker`: the same with one worker: the sequential verify, the
+//!   baseline the parallel one is measured against (issue 14).
 //!
 //! Run: `cargo bench --bench journal` (add `-- --warm-up-time 1 --measurement-time 3` for a
 //! quicker pass).
@@ -16,7 +18,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sjournal::format::payload::encode_event;
-use sjournal::journal::{verify_file, JournalReader, Root, Target, Writer, WriterOptions};
+use sjournal::journal::{
+    verify_file, verify_file_with, JournalReader, Root, Target, VerifyOptions, Writer,
+    WriterOptions,
+};
 use sjournal::storage::{JournalWith, SimDisk};
 
 fn event(i: usize, size: usize) -> String {
@@ -119,6 +124,16 @@ fn read(c: &mut Criterion) {
     g.bench_function("verify_file_100k", |b| {
         b.iter(|| {
             let report = verify_file(&path, None).unwrap();
+            assert!(report.ok && report.records == RECORDS as u64);
+        })
+    });
+    g.bench_function("verify_file_100k_1_worker", |b| {
+        let one = VerifyOptions {
+            workers: 1,
+            ..VerifyOptions::default()
+        };
+        b.iter(|| {
+            let report = verify_file_with(&path, None, one).unwrap();
             assert!(report.ok && report.records == RECORDS as u64);
         })
     });

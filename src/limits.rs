@@ -34,6 +34,15 @@ pub const INPUT_MAX_BYTES: usize = FRAME_MAX_BYTES as usize - 4096;
 /// Chunk size of the sequential scanner used by recovery.
 pub const SCAN_CHUNK_BYTES: usize = 1024 * 1024;
 
+/// Bytes per range a verify worker takes at a time (it checks the records that start in the
+/// range, the last of them up to its end, past the range if need be).
+pub const VERIFY_CHUNK_BYTES: usize = 1024 * 1024;
+
+/// Ranges verify hands out per worker before it has the results of the earliest: what the
+/// workers have mapped but the in-order check has not yet released is about
+/// `workers * VERIFY_CHUNKS_IN_FLIGHT * VERIFY_CHUNK_BYTES`.
+pub const VERIFY_CHUNKS_IN_FLIGHT: usize = 4;
+
 /// How often a waiting process retries a contended lock.
 pub const LOCK_POLL_MICROS: u64 = 500;
 

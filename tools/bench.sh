@@ -3,6 +3,8 @@
 # prints a markdown table of ratios, each against a baseline measured in the same run.
 #   tools/bench.sh            full run (1M-event hook case, 1 GB journal)
 #   tools/bench.sh --quick    smaller sizes, for a smoke test
+#   tools/bench.sh verify --before OLD_BINARY [--runs N] [--quick]
+#                             verify on a 1 GB journal, this tree against OLD_BINARY (issue 14)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
@@ -19,7 +21,12 @@ grep '"event": "UserPromptSubmit"' tests/fixtures/claude-code/payloads-2.1.332.j
 work=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-bench.XXXXXX")
 trap 'rm -rf "$work" "$payload" "$prompt"' EXIT
 bin=$(pwd)/target/release/sjournal
-(cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" report --sjournal "$bin" --payload "$payload" --prompt-payload "$prompt" "$@")
+if [ "${1:-}" = verify ]; then
+  shift
+  (cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" verify --sjournal "$bin" --payload "$payload" "$@")
+else
+  (cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" report --sjournal "$bin" --payload "$payload" --prompt-payload "$prompt" "$@")
+fi
 echo
 echo "machine: $(nproc) cores, $(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "filesystem of the work dir: $(df -T "$work" | awk 'NR==2{print $2}')"

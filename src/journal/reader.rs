@@ -134,6 +134,16 @@ impl JournalReader {
         Ok((h, len, genesis_hash(&b[..len])))
     }
 
+    /// Drops the mapped pages wholly inside `[from, to)` from this process (`MADV_DONTNEED`),
+    /// as [`Records`] does behind its cursor: for readers that walk the mapping themselves
+    /// (verify's workers), so the resident set stays bounded whatever the journal's size.
+    /// Bytes read later from the range fault back in unchanged. A no-op on an empty journal.
+    pub fn release(&self, from: usize, to: usize) {
+        if let Some(map) = &self.map {
+            release_pages(map, from, to);
+        }
+    }
+
     /// Validated records from the first; stops at the first problem, which it yields once as
     /// `Err`. Fails if the header does not decode.
     pub fn records(&self) -> Result<Records<'_>> {
@@ -217,21 +227,27 @@ impl Records<'_> {
         if self.at - self.released < 2 * RELEASE_STEP_BYTES {
             return;
         }
-        let page = page_size();
-        let end = (self.at - RELEASE_STEP_BYTES) / page * page;
-        // SAFETY: `map` is a read-only, shared, file-backed mapping (`Mmap::map`). Dropping
-        // its pages does not change what they read as: a later access (records already
-        // yielded still borrow these bytes) faults them back in from the file, whose bytes in
-        // this range cannot change while the reader's lock is held (see the module docs).
-        let _ = unsafe {
-            map.unchecked_advise_range(
-                memmap2::UncheckedAdvice::DontNeed,
-                self.released,
-                end - self.released,
-            )
-        };
-        self.released = end;
+        let end = self.at - RELEASE_STEP_BYTES;
+        release_pages(map, self.released, end);
+        self.released = end / page_size() * page_size();
     }
+}
+
+/// Releases the pages of `map` wholly inside `[from, to)` (`from` rounded up, `to` down to a
+/// page boundary).
+fn release_pages(map: &Mmap, from: usize, to: usize) {
+    let page = page_size();
+    let from = from.div_ceil(page) * page;
+    let to = to.min(map.len()) / page * page;
+    if to <= from {
+        return;
+    }
+    // SAFETY: `map` is a read-only, shared, file-backed mapping (`Mmap::map`). Dropping its
+    // pages does not change what they read as: a later access (records already yielded still
+    // borrow these bytes) faults them back in from the file, whose bytes in this range cannot
+    // change while the reader's lock is held (see the module docs).
+    let _ =
+        unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
 }
 
 fn page_size() -> usize {

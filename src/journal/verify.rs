@@ -1,6 +1,10 @@
 //! Verify: reads a journal through the mmap reader and checks the header, the binding of the
 //! file name to the session id in the header, every frame's length and CRC, contiguous seq,
 //! and every chain link. Reports the first problem with its offset and seq. Read-only.
+//!
+//! Large journals are checked on every core (`verify/chunks.rs`) up to the first range that
+//! is not clean; the sequential check goes on from there, so the report is the same whatever
+//! the number of workers.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -19,6 +23,7 @@ use crate::journal::paths::{file_stem, JOURNAL_EXT};
 use crate::journal::reader::{JournalReader, Records};
 use crate::journal::recovery::{self, Verdict};
 use crate::journal::scan::{Chain, Problem};
+use crate::limits::VERIFY_CHUNK_BYTES;
 
 /// The first problem verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,13 +76,74 @@ impl From<Mark> for Acknowledged {
     }
 }
 
-/// Verifies one journal file. `Err` only when the file cannot be read at all.
+mod chunks;
+
+use chunks::Prefix;
+
+/// How verify spreads its work over the machine's cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Threads that check records. 1 is the plain sequential verify, the reference the
+    /// parallel one is tested against; 0 means one per available core.
+    pub workers: usize,
+    /// Bytes of records per job (rounded up to whole records). Journals smaller than two
+    /// chunks are verified sequentially.
+    pub chunk_bytes: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            workers: 0,
+            chunk_bytes: VERIFY_CHUNK_BYTES,
+        }
+    }
+}
+
+impl VerifyOptions {
+    /// Threads worth starting for `len` bytes of records (1: verify sequentially).
+    fn workers_for(&self, len: usize) -> usize {
+        if self.workers == 1 || len < 2 * self.chunk_bytes.max(1) {
+            return 1;
+        }
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+}
+
+/// Verifies one journal file on every core. `Err` only when the file cannot be read at all.
 pub fn verify_file(path: &Path, deadline: Option<Instant>) -> Result<VerifyReport> {
+    verify_file_with(path, deadline, VerifyOptions::default())
+}
+
+/// [`verify_file`] with the work spread as `opts` says. Whatever the options, the report is
+/// the same: the parallel verify finds the first problem in file order, as the sequential
+/// one does (see `verify/chunks.rs`).
+pub fn verify_file_with(
+    path: &Path,
+    deadline: Option<Instant>,
+    opts: VerifyOptions,
+) -> Result<VerifyReport> {
     // The mark first: it names only records synced before it was written, so the journal
     // mapped after it holds them, whatever writers do meanwhile (no false alarm).
     let mark = hwm::read(path);
     let reader = JournalReader::open(path, deadline)?;
-    verify_bytes(path, reader.bytes(), mark, |start, chain| {
+    let bytes = reader.bytes();
+    let prefix = |start: usize, chain, mark_seq| match opts.workers_for(bytes.len() - start) {
+        1 => Prefix::empty(start, chain),
+        workers => chunks::verify_prefix(
+            bytes,
+            start,
+            chain,
+            mark_seq,
+            workers,
+            opts.chunk_bytes.max(1),
+            |from, to| reader.release(from, to),
+        ),
+    };
+    verify_checked(path, bytes, mark, prefix, |start, chain| {
         reader.records_from(start, chain)
     })
 }
@@ -90,6 +156,19 @@ pub fn verify_bytes<'b>(
     path: &Path,
     bytes: &'b [u8],
     mark: Result<Option<Mark>>,
+    records: impl FnOnce(usize, Chain) -> Records<'b>,
+) -> Result<VerifyReport> {
+    verify_checked(path, bytes, mark, |s, c, _| Prefix::empty(s, c), records)
+}
+
+/// The checks of verify. `prefix(start, chain, mark_seq)` vouches for the records from
+/// `start` up to where it returns (all valid: the parallel check); `records` then verifies on
+/// from there, sequentially, and reports the first problem.
+fn verify_checked<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    mark: Result<Option<Mark>>,
+    prefix: impl FnOnce(usize, Chain, Option<u64>) -> Prefix,
     records: impl FnOnce(usize, Chain) -> Records<'b>,
 ) -> Result<VerifyReport> {
     let mut report = VerifyReport {
@@ -152,56 +231,60 @@ pub fn verify_bytes<'b>(
             return Ok(report);
         }
     }
-    let mut at_mark = None;
-    for r in records(hlen, Chain::genesis(genesis)) {
-        match r {
-            Ok(rec) => {
+    let done = prefix(hlen, Chain::genesis(genesis), mark.map(|m| m.seq));
+    report.records = done.records;
+    let mut at_mark = done.at_mark;
+    let (mut last_seq, mut head) = (done.chain.last_seq(), done.chain.prev_hash);
+    let mut records = records(done.at, done.chain);
+    let stop = loop {
+        match records.next() {
+            Some(Ok(rec)) => {
                 report.records += 1;
-                report.last_seq = rec.seq;
-                report.head = Some(rec.hash.to_hex());
+                (last_seq, head) = (rec.seq, rec.hash);
                 if mark.is_some_and(|m| m.seq == rec.seq) {
                     at_mark = Some(rec.hash);
                 }
             }
-            Err(stop) => {
-                let last_seq = report.last_seq;
-                let verdict = recovery::classify(
-                    Some(&stop),
-                    bytes.len() as u64,
-                    last_seq,
-                    mark.map(|m| m.seq),
-                    |offset, _| Ok::<_, Infallible>(&bytes[offset as usize..]),
-                )
-                .unwrap_or_else(|never| match never {});
-                let (what, torn) = match verdict {
-                    Verdict::TornTail { tail, .. } => (
-                        format!(
-                            "torn tail of {} bytes: {} (the next append quarantines and cuts it)",
-                            tail.len(),
-                            stop.problem
-                        ),
-                        true,
-                    ),
-                    Verdict::Corrupt { reason, .. } => {
-                        let mut what = reason.to_string();
-                        if let Problem::SeqMismatch { .. } | Problem::ChainBroken { .. } =
-                            stop.problem
-                        {
-                            what.push_str(" (tampering or a copy from another journal)");
-                        }
-                        (what, false)
-                    }
-                    Verdict::Clean => unreachable!("a stop is never clean"),
-                };
-                report.problem = Some(Finding {
-                    offset: stop.offset,
-                    seq: last_seq + 1,
-                    what,
-                    torn_tail: torn,
-                });
-                return Ok(report);
-            }
+            Some(Err(stop)) => break Some(stop),
+            None => break None,
         }
+    };
+    report.last_seq = last_seq;
+    report.head = Some(head.to_hex());
+    if let Some(stop) = stop {
+        let verdict = recovery::classify(
+            Some(&stop),
+            bytes.len() as u64,
+            last_seq,
+            mark.map(|m| m.seq),
+            |offset, _| Ok::<_, Infallible>(&bytes[offset as usize..]),
+        )
+        .unwrap_or_else(|never| match never {});
+        let (what, torn) = match verdict {
+            Verdict::TornTail { tail, .. } => (
+                format!(
+                    "torn tail of {} bytes: {} (the next append quarantines and cuts it)",
+                    tail.len(),
+                    stop.problem
+                ),
+                true,
+            ),
+            Verdict::Corrupt { reason, .. } => {
+                let mut what = reason.to_string();
+                if let Problem::SeqMismatch { .. } | Problem::ChainBroken { .. } = stop.problem {
+                    what.push_str(" (tampering or a copy from another journal)");
+                }
+                (what, false)
+            }
+            Verdict::Clean => unreachable!("a stop is never clean"),
+        };
+        report.problem = Some(Finding {
+            offset: stop.offset,
+            seq: last_seq + 1,
+            what,
+            torn_tail: torn,
+        });
+        return Ok(report);
     }
     // Rows 23, 24: the records end before the acknowledged one, or hold another in its place.
     if let Some(m) = mark.filter(|m| m.seq > 0) {

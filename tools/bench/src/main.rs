@@ -15,6 +15,7 @@ use sjournal::journal::{Root, Writer, WriterOptions};
 mod gen;
 mod stats;
 mod tokens;
+mod verify;
 mod webhook;
 
 use stats::Samples;
@@ -41,8 +42,14 @@ fn main() {
         }
         Some("hookab") => webhook::hook_ab(&args[2..]),
         Some("webhook") => webhook::rows_only(&args[2..]),
+        Some("verify") => verify::run(&args[2..]),
+        Some("gen") => {
+            let template = std::fs::read_to_string(&args[5]).unwrap();
+            let mb: u64 = args[4].parse().unwrap();
+            gen::session_bytes(Path::new(&args[2]), &args[3], mb << 20, &template);
+        }
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }
