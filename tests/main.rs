@@ -66,6 +66,7 @@ mod tail;
 mod tamper;
 mod terminal_escapes;
 mod unreadable_entries;
+mod verify_parallel;
 mod webhook_delivery;
 mod webhook_safety;
 

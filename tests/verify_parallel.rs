@@ -14,7 +14,7 @@
 //! later chunk's worker finds its damage first; the earlier damage must be reported). Then a
 //! proptest over random damage, worker counts and chunk sizes.
 
-mod common;
+use crate::support as common;
 
 use std::fs;
 use std::path::PathBuf;
