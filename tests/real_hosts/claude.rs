@@ -258,10 +258,7 @@ fn claude_code_session_with_resume_and_compaction() {
     // (the transcript has everything, the prompt is the model's to read).
     let all = injections::of(w, &sid);
     let shown = injections::show(&all);
-    let at: Vec<(&str, &str, &str)> = all
-        .iter()
-        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
-        .collect();
+    let at = injections::points(&all);
     assert_eq!(
         at,
         [

@@ -210,10 +210,7 @@ fn codex_session_with_resume_compaction_and_subagent() {
     // prompts, the subagent's included.
     let all = injections::of(w, &sid);
     let shown = injections::show(&all);
-    let at: Vec<(&str, &str, &str)> = all
-        .iter()
-        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
-        .collect();
+    let at = injections::points(&all);
     assert_eq!(at, [("SessionStart", "resume", "recovery")], "{shown}");
     injections::assert_policy(&all, 1, injections::prompt);
     let block = &all[0].text;
@@ -261,13 +258,7 @@ fn codex_session_with_resume_compaction_and_subagent() {
     // What reached the model, as developer messages: the block in the first request after
     // the compaction request (DELTA4's), once; nothing of sjournal's before.
     let reqs = cx.mock.model_requests();
-    let ci = reqs
-        .iter()
-        .position(|r| r.answer.starts_with("special:"))
-        .unwrap();
-    for r in &reqs[..=ci] {
-        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
-    }
+    let ci = injections::quiet_until_compaction(&reqs);
     let after = &reqs[ci + 1];
     assert_eq!(after.answer, "DELTA4:0");
     assert_eq!(

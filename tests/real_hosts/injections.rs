@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::mock::Logged;
 use crate::support::World;
 
 /// One `sjournal.injected` record and the event it answered.
@@ -184,4 +185,24 @@ pub fn prompt(i: &Injection) -> Option<String> {
         None => p,
     };
     Some(p.to_owned())
+}
+
+/// Where each injection was made: (event kind, source, mode), in journal order.
+pub fn points(all: &[Injection]) -> Vec<(&str, &str, &str)> {
+    all.iter()
+        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
+        .collect()
+}
+
+/// The index of the first compaction request, after checking that no request up to and
+/// including it carries anything of sjournal's.
+pub fn quiet_until_compaction(reqs: &[Logged]) -> usize {
+    let ci = reqs
+        .iter()
+        .position(|r| r.answer.starts_with("special:"))
+        .expect("a compaction request");
+    for r in &reqs[..=ci] {
+        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
+    }
+    ci
 }

@@ -357,13 +357,7 @@ fn openclaw_through_a_gateway_with_compaction_reset_and_stop() {
     // What reached the model: nothing of sjournal's before the compaction; the block
     // prepended to CHARLIE3's prompt (`prependContext`), once.
     let reqs = oc.mock.model_requests();
-    let ci = reqs
-        .iter()
-        .position(|r| r.answer.starts_with("special:"))
-        .expect("a compaction request");
-    for r in &reqs[..=ci] {
-        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
-    }
+    injections::quiet_until_compaction(&reqs);
     let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
     assert_eq!(
         charlie.body.matches(&json_text(block)).count(),

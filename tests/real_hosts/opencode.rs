@@ -191,10 +191,7 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     // SessionStart(compact)), once; the plugin adds it to that run's prompt.
     let all = injections::of(w, &sid);
     let shown = injections::show(&all);
-    let at: Vec<(&str, &str, &str)> = all
-        .iter()
-        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
-        .collect();
+    let at = injections::points(&all);
     assert_eq!(at, [("SessionStart", "resume", "recovery")], "{shown}");
     injections::assert_policy(&all, 1, injections::prompt);
     let block = &all[0].text;

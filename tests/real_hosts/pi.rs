@@ -222,10 +222,7 @@ fn pi_session_with_resume_failed_tool_and_compaction() {
     // at the prompts (nothing new to say).
     let all = injections::of(w, SESSION);
     let shown = injections::show(&all);
-    let at: Vec<(&str, &str, &str)> = all
-        .iter()
-        .map(|i| (i.kind.as_str(), i.source(), i.mode.as_str()))
-        .collect();
+    let at = injections::points(&all);
     assert_eq!(at, [("SessionStart", "compact", "recovery")], "{shown}");
     injections::assert_policy(&all, 1, injections::prompt);
     let block = &all[0].text;
@@ -245,13 +242,7 @@ fn pi_session_with_resume_failed_tool_and_compaction() {
     // block as a message of the conversation (Pi stored it in the session), once, and not
     // in the system prompt.
     let reqs = pi.mock.model_requests();
-    let ci = reqs
-        .iter()
-        .position(|r| r.answer.starts_with("special:"))
-        .expect("a compaction request");
-    for r in &reqs[..=ci] {
-        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
-    }
+    injections::quiet_until_compaction(&reqs);
     let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
     assert_eq!(
         charlie.body.matches(&json_text(block)).count(),
