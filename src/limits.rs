@@ -295,3 +295,5 @@ pub const MEMORY_INJECT_CHARS: usize = 600;
 pub const HANDOFF_CHARS: usize = 1000;
 /// The handoff comes only from one of the project's last this-many sessions.
 pub const HANDOFF_SESSIONS: usize = 3;
+/// The most `[memory] handoff_sessions` may say (at most the sessions a project journal keeps).
+pub const HANDOFF_SESSIONS_MAX: usize = MEMORY_SESSIONS_KEPT;

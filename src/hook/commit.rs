@@ -55,6 +55,9 @@ pub struct Request<'a> {
     /// journal, if that can start before this instant.
     pub render_by: Instant,
     pub checkpoints: Option<&'a dyn Checkpoints>,
+    /// Load the session's state even without context, so that the commit folds the event
+    /// into it and hands it over (memory reads it after the reply).
+    pub want_state: bool,
     /// Sections from outside the session (reviewed memory, the handoff; `crate::memory`).
     pub extras: Extras,
     /// A notice for the user beside the one about where the event went (pending memory
@@ -94,6 +97,11 @@ pub fn commit(
                     }
                 }
             } else {
+                if req.want_state {
+                    if let Err(e) = s.state() {
+                        diag.push(format!("loading the session's state failed: {e}"));
+                    }
+                }
                 None
             };
             if req.want_context {

@@ -52,6 +52,37 @@ pub struct Config {
     /// built with the `remote` feature, so one config serves both.
     #[serde(default)]
     pub remote: RemoteSection,
+    /// Memory across sessions (`crate::memory`).
+    #[serde(default)]
+    pub memory: MemorySection,
+}
+
+/// `[memory]`: how memory across sessions behaves in the hook.
+///
+/// ```toml
+/// [memory]
+/// handoff_sessions = 3   # hand off only from one of the project's last 3 sessions (0: never)
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemorySection {
+    pub handoff_sessions: usize,
+}
+
+impl Default for MemorySection {
+    fn default() -> Self {
+        MemorySection {
+            handoff_sessions: crate::limits::HANDOFF_SESSIONS,
+        }
+    }
+}
+
+impl MemorySection {
+    pub fn settings(&self) -> crate::memory::hook::Settings {
+        crate::memory::hook::Settings {
+            handoff_sessions: self.handoff_sessions,
+        }
+    }
 }
 
 /// `[remote]`: where `sjournal ship` sends journals, and whether the hook starts it when a
@@ -248,6 +279,16 @@ impl Config {
             return Err(err(
                 path,
                 "remote.ship_on_session_end needs remote.to (the destination)".into(),
+            ));
+        }
+        if c.memory.handoff_sessions > crate::limits::HANDOFF_SESSIONS_MAX {
+            return Err(err(
+                path,
+                format!(
+                    "memory.handoff_sessions is at most {} (the sessions a project journal \
+                     keeps)",
+                    crate::limits::HANDOFF_SESSIONS_MAX
+                ),
             ));
         }
         if c.hook.deadline_ms == 0 {

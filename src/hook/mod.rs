@@ -168,6 +168,9 @@ pub struct HookOutcome {
     /// The event as read (None if no event was read): what the CLI looks at after the reply
     /// (shipping at session end, `[remote] ship_on_session_end`).
     pub captured: Option<Arc<input::Captured>>,
+    /// The write to a scope journal after the reply (`crate::memory::hook`), with the
+    /// session's state as the commit folded it; None if the worker did not commit the event.
+    pub memory: Option<crate::memory::hook::AfterReply>,
 }
 
 /// Runs one hook invocation: reads the event from `input`, commits it, and says what to print.
@@ -315,18 +318,19 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             (Some(p), Some(ev)) => policy.wants(p, ev),
             _ => false,
         };
-    let memory = match (&cap.raw_json, late) {
-        (Some(raw), false) if crate::memory::hook::may_concern(event) => {
-            crate::memory::hook::prepare(
-                &opts.root,
-                &cap.kind,
-                raw,
-                &cap.session_id,
-                opts.env_project_dir.as_deref().map(std::path::Path::new),
-            )
-        }
+    // Memory parses the event once: what to inject now, what to write after the reply.
+    let memory = match &cap.raw_json {
+        Some(raw) if crate::memory::hook::may_concern(event) => crate::memory::hook::plan(
+            &opts.root,
+            &cap.kind,
+            raw,
+            &cap.session_id,
+            opts.env_project_dir.as_deref().map(std::path::Path::new),
+            (!late).then_some(&opts.config.memory.settings()),
+        ),
         _ => Default::default(),
     };
+    let want_state = memory.needs_state();
     let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
     let req = commit::Request {
         root: &opts.root,
@@ -342,8 +346,9 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         },
         render_by: deadline,
         checkpoints: opts.checkpoints.as_deref(),
-        extras: memory.extras,
-        notice: memory.notice,
+        want_state,
+        extras: memory.prepared.extras,
+        notice: memory.prepared.notice,
     };
     let claim = || {
         let (held, taken) = sh.claim(Claim::Worker);
@@ -370,7 +375,7 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             );
         }
     }
-    let (reply, landed, snapshot) = match result {
+    let (reply, landed, snapshot, state) = match result {
         // The watchdog took the event over; it answers.
         None => return sh.note(&mut diag),
         Some(Ok(mut c)) => {
@@ -379,15 +384,25 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             let reply =
                 commit::reply_with(cap.protocol, event, &c, &cap, late, req.notice.as_deref());
             let snapshot = c.written.snapshot_job();
-            (reply, Some(c.written.landed), snapshot)
+            let state = want_state.then(|| c.written.state.take()).flatten();
+            (reply, Some(c.written.landed), snapshot, state)
         }
         Some(Err(e)) => {
             diag.push(format!("{e}; the event is LOST"));
             let notice = format!("sjournal LOST this event: {e}");
-            (lost_reply(opts.host, cap.protocol, &notice), None, None)
+            (
+                lost_reply(opts.host, cap.protocol, &notice),
+                None,
+                None,
+                None,
+            )
         }
     };
-    sh.done(reply, landed, snapshot, &mut diag);
+    let memory = landed
+        .as_ref()
+        .and(memory.after)
+        .map(|job| crate::memory::hook::AfterReply { job, state });
+    sh.done(reply, landed, snapshot, memory, &mut diag);
 }
 
 /// The reply when the event was kept nowhere: the fail-open reply, with the notice.

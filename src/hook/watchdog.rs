@@ -41,6 +41,7 @@ pub(super) struct State {
     reply: Option<String>,
     pub(super) landed: Option<Landed>,
     snapshot: Option<SnapshotJob>,
+    memory: Option<crate::memory::hook::AfterReply>,
     pub(super) diag: Vec<String>,
 }
 
@@ -60,6 +61,7 @@ impl Shared {
                 reply: None,
                 landed: None,
                 snapshot: None,
+                memory: None,
                 diag: Vec::new(),
             }),
             Condvar::new(),
@@ -120,6 +122,7 @@ impl Shared {
         reply: Option<String>,
         landed: Option<Landed>,
         snapshot: Option<SnapshotJob>,
+        memory: Option<crate::memory::hook::AfterReply>,
         diag: &mut Vec<String>,
     ) {
         let mut st = self.lock();
@@ -127,6 +130,7 @@ impl Shared {
         st.reply = reply;
         st.landed = landed;
         st.snapshot = snapshot;
+        st.memory = memory;
     }
 
     pub(super) fn finish(&self) {
@@ -148,6 +152,7 @@ fn outcome(st: &mut State, timed_out: bool) -> HookOutcome {
         timed_out,
         snapshot: st.snapshot.take(),
         captured: st.captured.clone(),
+        memory: st.memory.take(),
     }
 }
 
@@ -256,6 +261,7 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
                 timed_out: true,
                 snapshot: None,
                 captured: None,
+                memory: None,
             }
         }
     }
@@ -311,6 +317,7 @@ fn take_over(
         timed_out,
         snapshot: None,
         captured: Some(cap),
+        memory: None,
     }
 }
 

@@ -16,8 +16,18 @@ use crate::event::{Event, EventKind};
 use crate::fold::State;
 use crate::format::payload::{ExtrasRecord, MemoryOp};
 use crate::journal::{Root, WriterOptions};
-use crate::limits::{HANDOFF_SESSIONS, MEMORY_INJECT_CHARS};
+use crate::limits::{
+    HANDOFF_SESSIONS, HANDOFF_SESSIONS_MAX, MEMORY_INJECT_CHARS, MEMORY_TEXT_MAX_BYTES,
+};
 use crate::snapshot::LoadOptions;
+
+/// What is left for after the reply: the write to a scope journal, and the session's state
+/// as the commit folded it (when it was loaded).
+#[derive(Debug)]
+pub struct AfterReply {
+    pub job: After,
+    pub state: Option<State>,
+}
 
 /// Prepared before the commit.
 #[derive(Debug, Default)]
@@ -41,18 +51,31 @@ pub enum AfterWhat {
     Started,
     /// The session's turn or the session ended: propose its standing instructions.
     Ended,
-    /// The user said "remember: <text>" in the prompt.
-    Remember(String),
+    /// The user said "remember: <text>" (or "remember globally: <text>") in the prompt.
+    Remember { global: bool, text: String },
 }
 
-/// The text after a leading "remember:" (any case), if the prompt is one.
-pub fn remember_text(prompt: &str) -> Option<&str> {
-    let p = prompt.trim_start();
-    let head = p.get(..9)?;
-    if !head.eq_ignore_ascii_case("remember:") {
-        return None;
+/// A prompt that is the user's own "remember": the text after `remember:` (project scope)
+/// or `remember globally:` (global scope). Any case; spaces may stand around the words and
+/// before the colon (`Remember :`, `REMEMBER GLOBALLY:`); empty text is not a remember.
+pub fn remember(prompt: &str) -> Option<(bool, &str)> {
+    fn word<'a>(s: &'a str, w: &str) -> Option<&'a str> {
+        let s = s.trim_start();
+        let head = s.get(..w.len())?;
+        head.eq_ignore_ascii_case(w).then(|| &s[w.len()..])
     }
-    Some(p[9..].trim()).filter(|t| !t.is_empty())
+    let rest = word(prompt, "remember")?;
+    let (global, rest) = match word(rest, "globally") {
+        Some(r) if rest.starts_with(char::is_whitespace) => (true, r),
+        _ => (false, rest),
+    };
+    let text = word(rest, ":")?.trim();
+    (!text.is_empty()).then_some((global, text))
+}
+
+/// The text of a "remember: …" or "remember globally: …" prompt (see [`remember`]).
+pub fn remember_text(prompt: &str) -> Option<&str> {
+    remember(prompt).map(|(_, t)| t)
 }
 
 /// Whether the host's event `name` may be one memory acts on (a session's start or end, a
@@ -76,55 +99,108 @@ fn scope_of(e: &Event<'_>, host_project: Option<&Path>) -> Option<Scope> {
     Some(Scope::Project(dir.to_string_lossy().into_owned()))
 }
 
-/// The write to the project journal an event asks for after the reply, if any.
-pub fn after_job(
-    kind: &str,
-    raw_json: &str,
-    session: &str,
-    host_project: Option<&Path>,
-) -> Option<After> {
-    let e = Event::parse(kind, raw_json);
-    let what = match e.kind {
-        EventKind::SessionStart => AfterWhat::Started,
-        EventKind::Stop | EventKind::SessionEnd => AfterWhat::Ended,
-        EventKind::UserPromptSubmit => {
-            AfterWhat::Remember(e.prompt.as_deref().and_then(remember_text)?.to_owned())
-        }
-        _ => return None,
-    };
-    Some(After {
-        scope: scope_of(&e, host_project)?,
-        session: session.to_owned(),
-        what,
-    })
+/// What memory does for one event: prepared before the commit, and the write after the
+/// reply. The event is parsed once, here.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub prepared: Prepared,
+    pub after: Option<After>,
 }
 
-/// At SessionStart: reviewed memory and the handoff to inject, and the notice of pending
-/// proposals for the user. Reads the project's and the global journal (snapshot + tail).
-pub fn prepare(
+impl Plan {
+    /// Whether the write after the reply reads the session's state (it proposes the
+    /// session's standing instructions and passing variants): the commit then loads it, so
+    /// that the state folded with the event is handed over rather than loaded again.
+    pub fn needs_state(&self) -> bool {
+        matches!(
+            self.after,
+            Some(After {
+                what: AfterWhat::Ended,
+                ..
+            })
+        )
+    }
+}
+
+/// Parses the event once and says what memory does with it: at SessionStart, reviewed memory
+/// and the handoff to inject and the notice of pending proposals (reads the project's and the
+/// global journal; only with `settings`: None when there is no time left to inject); after
+/// the reply, the write to a scope journal, if any.
+pub fn plan(
     root: &Root,
     kind: &str,
     raw_json: &str,
     session: &str,
     host_project: Option<&Path>,
-) -> Prepared {
+    settings: Option<&Settings>,
+) -> Plan {
     let e = Event::parse(kind, raw_json);
-    if e.kind != EventKind::SessionStart {
-        return Prepared::default();
-    }
-    let Some(scope) = scope_of(&e, host_project) else {
-        return Prepared::default();
+    let what = match e.kind {
+        EventKind::SessionStart => AfterWhat::Started,
+        EventKind::Stop | EventKind::SessionEnd => AfterWhat::Ended,
+        EventKind::UserPromptSubmit => match e.prompt.as_deref().and_then(remember) {
+            Some((global, text)) => AfterWhat::Remember {
+                global,
+                text: text.to_owned(),
+            },
+            None => return Plan::default(),
+        },
+        _ => return Plan::default(),
     };
+    let project = scope_of(&e, host_project);
+    let scope = match (&what, project.clone()) {
+        (AfterWhat::Remember { global: true, .. }, _) => Scope::Global,
+        (_, Some(p)) => p,
+        (_, None) => return Plan::default(),
+    };
+    let prepared = match (&project, e.kind, settings) {
+        (Some(p), EventKind::SessionStart, Some(set)) => prepare(root, &e, p, session, set),
+        _ => Prepared::default(),
+    };
+    Plan {
+        prepared,
+        after: Some(After {
+            scope,
+            session: session.to_owned(),
+            what,
+        }),
+    }
+}
+
+/// How the hook's memory behaves (`[memory]` in config.toml).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The handoff comes from one of the project's last this-many sessions (0: no handoff).
+    pub handoff_sessions: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            handoff_sessions: HANDOFF_SESSIONS,
+        }
+    }
+}
+
+/// At SessionStart: reviewed memory and the handoff to inject, and the notice of pending
+/// proposals for the user. Reads the project's and the global journal (snapshot + tail).
+fn prepare(
+    root: &Root,
+    e: &Event<'_>,
+    scope: &Scope,
+    session: &str,
+    settings: &Settings,
+) -> Prepared {
     let source = e.source.as_deref().unwrap_or("startup");
     let opts = LoadOptions::latest();
-    let project = load(root, &scope, &opts).unwrap_or_default();
+    let project = load(root, scope, &opts).unwrap_or_default();
     let global = load(root, &Scope::Global, &opts).unwrap_or_default();
     let mut out = Prepared::default();
     if matches!(source, "startup" | "clear" | "compact") {
         out.extras.memory = memory_section(&project, &global).into_iter().collect();
     }
     if source == "startup" {
-        out.extras.handoff = last_unfinished(root, &project, session)
+        out.extras.handoff = handoff_from(root, &project, session, settings.handoff_sessions)
             .into_iter()
             .collect();
     }
@@ -166,23 +242,33 @@ pub fn memory_section(project: &State, global: &State) -> Option<ExtraSection> {
     })
 }
 
-/// The handoff from the project's newest earlier session, if it is one of the last
-/// `HANDOFF_SESSIONS`, was not cleared away, and left something unfinished.
-fn last_unfinished(root: &Root, project: &State, session: &str) -> Option<ExtraSection> {
-    let prev = project
+/// The handoff (context-recovery §5.2 item 1). Of the project's last `n` sessions other than
+/// this one (newest first, in the order their SessionStart reached the project journal), the
+/// newest that left something unfinished hands off. A session that was cleared (`/clear`)
+/// ends the search: what it held was cleared away, and so was everything before it. A
+/// session whose state cannot be loaded is passed over.
+fn handoff_from(root: &Root, project: &State, session: &str, n: usize) -> Option<ExtraSection> {
+    let recent = project
         .memory
         .sessions
         .iter()
         .rev()
         .filter(|s| s.session != session)
-        .take(HANDOFF_SESSIONS)
-        .next()?;
-    let (state, _) =
-        crate::snapshot::load_state(root, &prev.session, &LoadOptions::latest()).ok()?;
-    if handoff::cleared(&state) {
-        return None;
+        .take(n.min(HANDOFF_SESSIONS_MAX));
+    for prev in recent {
+        let Ok((state, _)) =
+            crate::snapshot::load_state(root, &prev.session, &LoadOptions::latest())
+        else {
+            continue;
+        };
+        if handoff::cleared(&state) {
+            return None;
+        }
+        if let Some(s) = handoff::section(&state) {
+            return Some(s);
+        }
     }
-    handoff::section(&state)
+    None
 }
 
 /// The `sjournal.extras` record for an event at `event_seq`, when there is anything extra.
@@ -223,16 +309,23 @@ pub fn extras_of(state: &State) -> Extras {
     }
 }
 
-/// The writes to the project journal after the reply. `session_state` is loaded only for
-/// `Ended`.
-pub fn after(root: &Root, job: &After, opts: &WriterOptions) -> crate::error::Result<()> {
+/// The writes to the scope journal after the reply. `session_state` is the session's state
+/// with the event folded in, as the commit left it (None: the event was not folded, e.g. it
+/// was spooled; it is then loaded here). The scope's state is loaded once: under the scope
+/// journal's lock when there is something to propose, else read-only to look for stale items.
+pub fn after(
+    root: &Root,
+    job: &After,
+    session_state: Option<&State>,
+    opts: &WriterOptions,
+) -> crate::error::Result<()> {
     let ops: Vec<MemoryOp> = match &job.what {
         AfterWhat::Started => vec![MemoryOp {
             op: "session".into(),
             session: Some(job.session.clone()),
             ..Default::default()
         }],
-        AfterWhat::Remember(text) => vec![ops::propose(
+        AfterWhat::Remember { text, .. } => vec![ops::propose(
             text,
             "remember",
             Some(&job.session),
@@ -240,18 +333,40 @@ pub fn after(root: &Root, job: &After, opts: &WriterOptions) -> crate::error::Re
             Some(text),
         )],
         AfterWhat::Ended => {
-            let st = match crate::snapshot::load_state(root, &job.session, &LoadOptions::latest()) {
-                Ok((s, _)) => s,
-                Err(_) => return Ok(()),
+            let loaded;
+            let st = match session_state {
+                Some(s) => s,
+                None => {
+                    match crate::snapshot::load_state(root, &job.session, &LoadOptions::latest()) {
+                        Ok((s, _)) => {
+                            loaded = s;
+                            &loaded
+                        }
+                        Err(_) => return Ok(()),
+                    }
+                }
             };
-            let mut ops = proposals(&st, &job.session);
-            let scope = ops::load(root, &job.scope, &LoadOptions::latest()).unwrap_or_default();
             let dir = match &job.scope {
                 Scope::Project(p) => Some(Path::new(p)),
                 Scope::Global => None,
             };
-            ops.extend(stale(&scope, &st, &job.session, dir, &|p| p.exists()));
-            ops
+            let mut new = proposals(st, &job.session);
+            new.extend(verify_proposals(st, &job.session));
+            let stale_of = |scope: &State| stale(scope, st, &job.session, dir, &|p| p.exists());
+            if new.is_empty() {
+                let scope = ops::load(root, &job.scope, &LoadOptions::latest())?;
+                let stale = stale_of(&scope);
+                if stale.is_empty() {
+                    return Ok(());
+                }
+                stale
+            } else {
+                return ops::apply_with(root, &job.scope, opts, |scope| {
+                    new.extend(stale_of(scope));
+                    new
+                })
+                .map(|_| ());
+            }
         }
     };
     if ops.is_empty() {
@@ -269,6 +384,46 @@ pub fn proposals(st: &State, session: &str) -> Vec<MemoryOp> {
         .filter(|i| i.source == "prompt" && remember_text(&i.text).is_none())
         .map(|i| ops::propose(&i.text, "rule", Some(session), Some(i.seq), Some(&i.text)))
         .collect()
+}
+
+/// The source of "how to verify/build" proposals.
+pub const VERIFY: &str = "verify";
+
+/// A failing shell command later followed, in the same session, by a passing variant (the
+/// fold's failures, resolved by a command of the same family, `fold::recovery`) as a "how to
+/// verify/build" proposal: "`make check -j1` passes where `make check` fails". Its
+/// provenance: the session, the seq of the passing call, the two commands verbatim. A
+/// command that failed again after its variant passed still counts (the variant passed).
+pub fn verify_proposals(st: &State, session: &str) -> Vec<MemoryOp> {
+    let mut out: Vec<MemoryOp> = Vec::new();
+    for f in &st.failures.items {
+        if !crate::event::work::is_shell_tool(&f.tool) {
+            continue;
+        }
+        let Some(r) = f.resolved.as_ref().or(f.fixed_before.as_ref()) else {
+            continue;
+        };
+        let Some(variant) = r.variant.as_deref() else {
+            continue;
+        };
+        let (failed, passed) = (f.detail.trim(), variant.trim());
+        if failed.is_empty() || passed.is_empty() || failed.contains('`') || passed.contains('`') {
+            continue;
+        }
+        let text = format!("`{passed}` passes where `{failed}` fails");
+        if text.len() > MEMORY_TEXT_MAX_BYTES {
+            continue;
+        }
+        let status = f
+            .exit_code
+            .map_or("failed".to_owned(), |n| format!("exit {n}"));
+        let quote = format!("failed: {failed} ({status}); passed: {passed}");
+        let op = ops::propose(&text, VERIFY, Some(session), Some(r.seq), Some(&quote));
+        if out.iter().all(|o| o.id != op.id) {
+            out.push(op);
+        }
+    }
+    out
 }
 
 /// The `code` spans of a text (between single backticks).
@@ -294,7 +449,15 @@ pub fn stale(
     let mut out = Vec::new();
     for item in scope.memory.accepted() {
         let mut reason = None;
-        for span in code_spans(&item.text) {
+        let spans = code_spans(&item.text);
+        // A "how to verify" item names the command that passes first, then the one that
+        // fails: only the first is expected to work.
+        let keep = if item.source == VERIFY {
+            1
+        } else {
+            spans.len()
+        };
+        for span in spans.into_iter().take(keep) {
             let failed = session.failures.items.iter().find(|f| {
                 f.resolved.is_none()
                     && crate::event::work::is_shell_tool(&f.tool)

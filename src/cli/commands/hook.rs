@@ -135,7 +135,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     // Memory: this session started, its standing instructions proposed, "remember: …"
     // accepted (the project journal, after the reply; see `crate::memory::hook`).
     if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
-        if let Err(e) = memory_after(&root, &config, cap, project_dir.as_deref()) {
+        if let Err(e) = memory_after(&root, &config, cap, out.memory, project_dir.as_deref()) {
             diag.push(format!(
                 "writing to the project's memory journal failed: {e}"
             ));
@@ -161,23 +161,33 @@ fn ship_after(_: &Root, _: &Config, _: &hook::input::Captured) -> Option<String>
     None
 }
 
+/// The worker hands over what memory planned, with the session's state as the commit folded
+/// it; when the watchdog took the event over, the event is parsed here instead.
 fn memory_after(
     root: &Root,
     config: &Config,
     cap: &hook::input::Captured,
+    planned: Option<crate::memory::hook::AfterReply>,
     project_dir: Option<&str>,
 ) -> Result<()> {
-    let Some(raw) = cap.raw_json.as_deref() else {
-        return Ok(());
+    let (job, state) = match planned {
+        Some(p) => (p.job, p.state),
+        None => {
+            let Some(raw) = cap.raw_json.as_deref() else {
+                return Ok(());
+            };
+            if !crate::memory::hook::may_concern(cap.event.as_deref()) {
+                return Ok(());
+            }
+            let dir = project_dir.map(std::path::Path::new);
+            let plan = crate::memory::hook::plan(root, &cap.kind, raw, &cap.session_id, dir, None);
+            match plan.after {
+                Some(job) => (job, None),
+                None => return Ok(()),
+            }
+        }
     };
-    if !crate::memory::hook::may_concern(cap.event.as_deref()) {
-        return Ok(());
-    }
-    let dir = project_dir.map(std::path::Path::new);
-    match crate::memory::hook::after_job(&cap.kind, raw, &cap.session_id, dir) {
-        Some(job) => crate::memory::hook::after(root, &job, &config.writer_options()),
-        None => Ok(()),
-    }
+    crate::memory::hook::after(root, &job, state.as_ref(), &config.writer_options())
 }
 
 fn print_diag(diag: &[String]) {
