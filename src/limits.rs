@@ -206,6 +206,10 @@ pub const TODOS_SHOWN_FULL_MAX: usize = 10;
 pub const INSTRUCTION_MARKERS_VERSION: u32 = 1;
 /// Standing instructions kept in the state, and the longest one.
 pub const INSTRUCTIONS_KEPT: usize = 32;
+/// Instruction files (`InstructionsLoaded.file_path`) a session's state keeps.
+pub const INSTRUCTION_FILES_KEPT: usize = 8;
+/// The largest instruction file memory reads at compact (a larger one is not read).
+pub const INSTRUCTION_FILE_MAX_BYTES: u64 = 256 * 1024;
 pub const INSTRUCTION_MAX_BYTES: usize = 1_200;
 /// Sentences of one prompt examined for instructions.
 pub const INSTRUCTION_SENTENCES_MAX: usize = 64;
@@ -285,6 +289,9 @@ pub const MEMORY_ITEMS_MAX: usize = 512;
 pub const MEMORY_TEXT_MAX_BYTES: usize = 1000;
 /// Provenance entries kept per item (the sessions that gave the same instruction).
 pub const MEMORY_PROVENANCE_MAX: usize = 4;
+/// Sessions counted per item ("seen in N sessions", its confidence); also stops a later
+/// session from re-writing an item it cannot add to.
+pub const MEMORY_SEEN_SESSIONS_MAX: usize = 32;
 /// Rejected or forgotten text hashes kept (never proposed again).
 pub const MEMORY_REJECTED_MAX: usize = 4096;
 /// Sessions of a project the project journal remembers, newest last.

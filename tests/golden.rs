@@ -138,6 +138,33 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "5dab4a9cc36aca55f8664097278f91a7a2a541bb3bdc5baec6acc653c7353f23",
     ),
+    // Version 6 keeps the instruction files the host loaded (`InstructionsLoaded.file_path`,
+    // `requests.files`), counts the sessions that gave a memory item (`seen_in`), and the
+    // extras record says which instruction files it read. The same journals.
+    (
+        6,
+        "claude-real.sjl",
+        37,
+        "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
+    ),
+    (
+        6,
+        "hosts.sjl",
+        71,
+        "35324fd044ae18e20fdbf6d992b06248f3842c2b04776677ab37da84f7ed85ec",
+    ),
+    (
+        6,
+        "recovery.sjl",
+        22,
+        "d0a30dd50a4de3d7c74aaf55310f81e999ed0a67aff403f34ec1316059ce1c6f",
+    ),
+    (
+        6,
+        "session.sjl",
+        121,
+        "52b2abc93d0d73ad6501f4baeceea9e6473b80d051439d9881892bb3f1744613",
+    ),
 ];
 
 #[test]

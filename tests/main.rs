@@ -42,6 +42,7 @@ mod inspect;
 mod install;
 mod lenient_input;
 mod memory;
+mod memory_sources;
 mod primitives;
 mod quarantine;
 mod recovery;

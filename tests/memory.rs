@@ -19,13 +19,13 @@ const P1: &str =
     "Add a greeting module. Never touch vendor/ and always run `make check` before finishing.";
 const RULE: &str = "Never touch vendor/ and always run `make check` before finishing.";
 
-struct Env {
+pub(crate) struct Env {
     _tmp: tempfile::TempDir,
-    root: std::path::PathBuf,
+    pub(crate) root: std::path::PathBuf,
     projects: std::path::PathBuf,
 }
 
-fn env() -> Env {
+pub(crate) fn env() -> Env {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     let projects = tmp.path().join("projects");
@@ -40,7 +40,7 @@ fn env() -> Env {
 }
 
 impl Env {
-    fn project(&self, name: &str) -> String {
+    pub(crate) fn project(&self, name: &str) -> String {
         std::fs::canonicalize(self.projects.join(name))
             .unwrap()
             .to_string_lossy()
@@ -49,7 +49,7 @@ impl Env {
 
     /// Runs the hook on the real payload of `event` (`variant`), in `session`, with `cwd`
     /// and the `extra` fields; returns its stdout as JSON (Null when it printed nothing).
-    fn hook(
+    pub(crate) fn hook(
         &self,
         event: &str,
         variant: Option<&str>,
@@ -72,7 +72,7 @@ impl Env {
         }
     }
 
-    fn start(&self, session: &str, source: &str, cwd: &str) -> (String, String) {
+    pub(crate) fn start(&self, session: &str, source: &str, cwd: &str) -> (String, String) {
         let v = self.hook("SessionStart", Some(source), session, cwd, json!({}));
         let ctx = v["hookSpecificOutput"]["additionalContext"]
             .as_str()
@@ -82,7 +82,7 @@ impl Env {
         (ctx, msg)
     }
 
-    fn prompt(&self, session: &str, cwd: &str, text: &str) {
+    pub(crate) fn prompt(&self, session: &str, cwd: &str, text: &str) {
         self.hook(
             "UserPromptSubmit",
             None,
@@ -92,7 +92,7 @@ impl Env {
         );
     }
 
-    fn stop(&self, session: &str, cwd: &str) {
+    pub(crate) fn stop(&self, session: &str, cwd: &str) {
         self.hook(
             "Stop",
             None,
@@ -102,7 +102,7 @@ impl Env {
         );
     }
 
-    fn todos(&self, session: &str, cwd: &str, todos: Value) {
+    pub(crate) fn todos(&self, session: &str, cwd: &str, todos: Value) {
         let input = json!({"todos": todos});
         for ev in ["PreToolUse", "PostToolUse"] {
             self.hook(
@@ -115,26 +115,26 @@ impl Env {
         }
     }
 
-    fn memory(&self, project: &str, args: &[&str]) -> std::process::Output {
+    pub(crate) fn memory(&self, project: &str, args: &[&str]) -> std::process::Output {
         let mut all = vec!["memory", "--project", project];
         all.extend_from_slice(args);
         cmd::run(&self.root, &all, b"")
     }
 
-    fn items(&self, project: &str) -> Vec<Value> {
+    pub(crate) fn items(&self, project: &str) -> Vec<Value> {
         let out = self.memory(project, &["list", "--all", "--json"]);
         assert!(out.status.success(), "{out:?}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         v["items"].as_array().unwrap().clone()
     }
 
-    fn sjl(&self) -> Root {
+    pub(crate) fn sjl(&self) -> Root {
         Root::new(&self.root)
     }
 }
 
 /// Every text any session's `sjournal.injected` records carry (all the model was shown).
-fn all_injected(root: &Root) -> String {
+pub(crate) fn all_injected(root: &Root) -> String {
     let mut text = String::new();
     for path in root.journals().unwrap() {
         let r = JournalReader::open(&path, None).unwrap();

@@ -170,6 +170,9 @@ pub struct ExtraSection {
 pub struct Extras {
     pub memory: Vec<ExtraSection>,
     pub handoff: Vec<ExtraSection>,
+    /// The instruction files read to leave out what they already say (journaled with the
+    /// sections; not rendered).
+    pub read: Vec<crate::format::payload::FileRead>,
 }
 
 /// The compaction the block answers, when one is journaled and no recovery block followed it.

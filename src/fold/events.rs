@@ -7,8 +7,9 @@ use super::{Compaction, Ending, Link, OpenCall, Prompt, RecordView, State, Subag
 use crate::event::lenient::{Obj, Str};
 use crate::event::{Event, EventKind, FileOp, Host};
 use crate::limits::{
-    DETAIL_MAX_BYTES, FILES_TRACKED_MAX, LINKS_MAX, OPEN_CALLS_MAX, OTHER_NAMES_MAX, PROMPTS_KEPT,
-    STATE_TEXT_MAX_BYTES, SUBAGENTS_TRACKED_MAX, SUMMARY_MAX_BYTES, TOOLS_TRACKED_MAX,
+    DETAIL_MAX_BYTES, FILES_TRACKED_MAX, INSTRUCTION_FILES_KEPT, LINKS_MAX, OPEN_CALLS_MAX,
+    OTHER_NAMES_MAX, PROMPTS_KEPT, STATE_TEXT_MAX_BYTES, SUBAGENTS_TRACKED_MAX, SUMMARY_MAX_BYTES,
+    TOOLS_TRACKED_MAX,
 };
 
 /// Statistics of tools beyond `TOOLS_TRACKED_MAX` distinct names are kept under this name.
@@ -54,12 +55,25 @@ impl State {
             EventKind::PreCompact | EventKind::PostCompact => self.compaction(e, rec),
             EventKind::CwdChanged => set(&mut self.identity.cwd, e.new_cwd.as_deref()),
             EventKind::SessionEnd => self.session_end(e, rec),
+            EventKind::InstructionsLoaded => self.instructions_loaded(e),
             _ => {}
         }
         if let Some((op, path)) = &e.file_touch {
             self.touch_file(*op, path, rec.seq);
         }
         self.work_after(e, rec, compactions);
+    }
+
+    fn instructions_loaded(&mut self, e: &Event<'_>) {
+        let files = &mut self.requests.files;
+        match e.file_path.as_deref() {
+            Some(p) if !p.is_empty() && p.len() <= DETAIL_MAX_BYTES => {
+                if !files.iter().any(|f| f == p) && files.len() < INSTRUCTION_FILES_KEPT {
+                    files.push(p.to_owned());
+                }
+            }
+            _ => {}
+        }
     }
 
     fn identify(&mut self, e: &Event<'_>, seq: u64) {

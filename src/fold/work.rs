@@ -19,6 +19,10 @@ pub struct Requests {
     pub instructions: VecDeque<Instruction>,
     /// Instructions forgotten to keep the list bounded.
     pub forgotten: u64,
+    /// The instruction files the host loaded (`InstructionsLoaded.file_path`: CLAUDE.md and
+    /// the like), first load first (`limits::INSTRUCTION_FILES_KEPT`): memory reads them at
+    /// compact so as not to inject what they already say.
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

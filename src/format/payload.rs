@@ -139,7 +139,8 @@ pub struct MemoryOp {
     /// The item's text (propose, edit).
     pub text: Option<String>,
     /// Where a proposal comes from: `rule` (a standing instruction), `remember` (the user's
-    /// own "remember: …", accepted as said), `explicit` (`memory propose`), `repeated`.
+    /// own "remember: …", accepted as said), `explicit` (`memory propose`), `verify` (a
+    /// failing command later followed by a passing variant).
     pub source: Option<String>,
     pub session: Option<String>,
     pub seq: Option<u64>,
@@ -158,6 +159,24 @@ pub struct ExtrasRecord {
     /// (key, title, lines) per section.
     pub memory: Vec<(String, String, Vec<String>)>,
     pub handoff: Vec<(String, String, Vec<String>)>,
+    /// The instruction files read to leave out what they already say (at compact), and what
+    /// was left out because of them.
+    pub read: Vec<FileRead>,
+}
+
+/// An instruction file (CLAUDE.md) the hook read, as it was read, and the memory lines left
+/// out of the injection because the file already says them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FileRead {
+    pub path: String,
+    /// Bytes read and their blake3 (hex); None with `error` when it was not read.
+    pub bytes: u64,
+    pub blake3: Option<String>,
+    /// Why it was not read (not a regular file, a symlink, too large, missing).
+    pub error: Option<String>,
+    /// Lines left out of the injection: the file already contains them.
+    pub omitted: Vec<String>,
 }
 
 /// A hook fired once more. Written only while the count is below `max`.

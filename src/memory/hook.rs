@@ -8,13 +8,13 @@
 
 use std::path::Path;
 
-use super::handoff;
 use super::ops::{self, load};
 use super::Scope;
+use super::{handoff, known};
 use crate::context::{ExtraSection, Extras};
 use crate::event::{Event, EventKind};
 use crate::fold::State;
-use crate::format::payload::{ExtrasRecord, MemoryOp};
+use crate::format::payload::{ExtrasRecord, FileRead, MemoryOp};
 use crate::journal::{Root, WriterOptions};
 use crate::limits::{
     HANDOFF_SESSIONS, HANDOFF_SESSIONS_MAX, MEMORY_INJECT_CHARS, MEMORY_TEXT_MAX_BYTES,
@@ -196,8 +196,33 @@ fn prepare(
     let project = load(root, scope, &opts).unwrap_or_default();
     let global = load(root, &Scope::Global, &opts).unwrap_or_default();
     let mut out = Prepared::default();
-    if matches!(source, "startup" | "clear" | "compact") {
-        out.extras.memory = memory_section(&project, &global).into_iter().collect();
+    if matches!(source, "startup" | "clear") {
+        out.extras.memory = memory_section(&project, &global, &mut |_| false)
+            .into_iter()
+            .collect();
+    }
+    if source == "compact" {
+        // The instruction files the host loaded are back in the model's context after a
+        // compaction: what they already say is not injected again. What was read, and what
+        // it left out, is journaled with the injection (`FileRead`).
+        let files = crate::snapshot::load_state(root, session, &opts)
+            .map(|(s, _)| s.requests.files)
+            .unwrap_or_default();
+        let mut read: Vec<(FileRead, String)> = files.iter().map(|f| known::read(f)).collect();
+        let mut known = |text: &str| {
+            let t = known::squash(text);
+            match read.iter_mut().find(|(_, body)| body.contains(&t)) {
+                Some((r, _)) => {
+                    r.omitted.push(text.to_owned());
+                    true
+                }
+                None => false,
+            }
+        };
+        out.extras.memory = memory_section(&project, &global, &mut known)
+            .into_iter()
+            .collect();
+        out.extras.read = read.into_iter().map(|(r, _)| r).collect();
     }
     if source == "startup" {
         out.extras.handoff = handoff_from(root, &project, session, settings.handoff_sessions)
@@ -216,8 +241,12 @@ fn prepare(
 }
 
 /// Accepted items (project first, then global), newest first, within
-/// `limits::MEMORY_INJECT_CHARS`.
-pub fn memory_section(project: &State, global: &State) -> Option<ExtraSection> {
+/// `limits::MEMORY_INJECT_CHARS`; those `known` says the model already has are left out.
+pub fn memory_section(
+    project: &State,
+    global: &State,
+    known: &mut dyn FnMut(&str) -> bool,
+) -> Option<ExtraSection> {
     let title = "## Project memory (reviewed)".to_owned();
     let mut total = title.chars().count() + 1;
     let mut lines = Vec::new();
@@ -227,6 +256,9 @@ pub fn memory_section(project: &State, global: &State) -> Option<ExtraSection> {
         .into_iter()
         .chain(global.memory.accepted())
     {
+        if known(&i.text) {
+            continue;
+        }
         let line = format!("- {}", crate::context::text::one_line(&i.text));
         let n = line.chars().count() + 1;
         if total + n > MEMORY_INJECT_CHARS {
@@ -273,7 +305,7 @@ fn handoff_from(root: &Root, project: &State, session: &str, n: usize) -> Option
 
 /// The `sjournal.extras` record for an event at `event_seq`, when there is anything extra.
 pub fn extras_record(extras: &Extras, event_seq: u64) -> Option<ExtrasRecord> {
-    if extras.memory.is_empty() && extras.handoff.is_empty() {
+    if extras.memory.is_empty() && extras.handoff.is_empty() && extras.read.is_empty() {
         return None;
     }
     let conv = |v: &[ExtraSection]| {
@@ -285,6 +317,7 @@ pub fn extras_record(extras: &Extras, event_seq: u64) -> Option<ExtrasRecord> {
         event_seq,
         memory: conv(&extras.memory),
         handoff: conv(&extras.handoff),
+        read: extras.read.clone(),
     })
 }
 
@@ -306,6 +339,7 @@ pub fn extras_of(state: &State) -> Extras {
     Extras {
         memory: conv(&x.memory),
         handoff: conv(&x.handoff),
+        read: x.read.clone(),
     }
 }
 

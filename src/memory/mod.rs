@@ -18,6 +18,7 @@
 
 pub mod handoff;
 pub mod hook;
+pub mod known;
 pub mod ops;
 pub mod state;
 

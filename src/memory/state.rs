@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::format::hash::content_hash;
 use crate::format::payload::MemoryOp;
 use crate::limits::{
-    MEMORY_ITEMS_MAX, MEMORY_PROVENANCE_MAX, MEMORY_REJECTED_MAX, MEMORY_SESSIONS_KEPT,
-    MEMORY_TEXT_MAX_BYTES,
+    MEMORY_ITEMS_MAX, MEMORY_PROVENANCE_MAX, MEMORY_REJECTED_MAX, MEMORY_SEEN_SESSIONS_MAX,
+    MEMORY_SESSIONS_KEPT, MEMORY_TEXT_MAX_BYTES,
 };
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -43,6 +43,9 @@ pub struct Item {
     /// Where it was said, oldest first (`limits::MEMORY_PROVENANCE_MAX`); more than one
     /// session: the same instruction came again (higher confidence).
     pub provenance: Vec<Provenance>,
+    /// Every session that gave it (`limits::MEMORY_SEEN_SESSIONS_MAX`; past that, more
+    /// sessions are not counted): its confidence, "seen in N sessions".
+    pub seen_in: BTreeSet<String>,
     /// Seq (in the scope journal) of the proposal, and of the last change.
     pub proposed_seq: u64,
     pub seq: u64,
@@ -78,6 +81,13 @@ pub fn text_key(text: &str) -> String {
 /// The id an item proposed with `text` gets: `m` and 12 hex digits of its [`text_key`].
 pub fn item_id(text: &str) -> String {
     format!("m{}", &text_key(text)[..12])
+}
+
+impl Item {
+    /// In how many sessions it was given (at least 1).
+    pub fn sessions(&self) -> usize {
+        self.seen_in.len().max(1)
+    }
 }
 
 /// What an op does to the memory, once checked.
@@ -151,10 +161,10 @@ impl Memory {
                     }
                     Some(_) => {
                         let i = item.expect("status from an item");
-                        let from = op.session.as_deref();
-                        if from.is_some()
-                            && i.provenance.iter().all(|p| p.session.as_deref() != from)
-                        {
+                        let new_session = op.session.as_deref().is_some_and(|s| {
+                            !i.seen_in.contains(s) && i.seen_in.len() < MEMORY_SEEN_SESSIONS_MAX
+                        });
+                        if new_session {
                             Ok(Effect::Again)
                         } else if op.source.as_deref() == Some("remember") && i.status != "accepted"
                         {
@@ -250,6 +260,7 @@ impl Memory {
                         original: None,
                         source: op.source.unwrap_or_else(|| "explicit".into()),
                         provenance: vec![prov],
+                        seen_in: op.session.iter().cloned().collect(),
                         proposed_seq: seq,
                         seq,
                         reason: None,
@@ -258,6 +269,11 @@ impl Memory {
             }
             ("propose", _) => {
                 let i = self.items.get_mut(&op.id).expect("checked");
+                if let Some(s) = &op.session {
+                    if i.seen_in.len() < MEMORY_SEEN_SESSIONS_MAX {
+                        i.seen_in.insert(s.clone());
+                    }
+                }
                 if i.provenance.len() < MEMORY_PROVENANCE_MAX
                     && i.provenance.iter().all(|p| p.session != prov.session)
                 {

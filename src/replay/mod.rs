@@ -22,8 +22,8 @@ use crate::context::RENDER_VERSION;
 use crate::error::{Error, Result};
 use crate::format::hash::content_hash;
 use crate::format::payload::{
-    decode_system, is_system_kind, Exec, Injected, SpoolMerge, KIND_EXEC, KIND_INJECTED,
-    KIND_SPOOL_MERGE,
+    decode_system, is_system_kind, Exec, ExtrasRecord, Injected, SpoolMerge, KIND_EXEC,
+    KIND_EXTRAS, KIND_INJECTED, KIND_SPOOL_MERGE,
 };
 use crate::format::Hash;
 use crate::journal::scan::Stop;
@@ -151,7 +151,7 @@ fn check<F: Fold>(
     })
 }
 
-/// The event a batch record (exec output or injected text) belongs to.
+/// The event a batch record (exec output, extras, injected text) belongs to.
 fn batch_event(rec: &Record<'_>) -> Option<u64> {
     match rec.kind {
         KIND_EXEC => decode_system::<Exec>(rec.seq, rec.payload)
@@ -160,6 +160,11 @@ fn batch_event(rec: &Record<'_>) -> Option<u64> {
         KIND_INJECTED => decode_system::<Injected>(rec.seq, rec.payload)
             .ok()
             .map(|i| i.event_seq),
+        // What the hook added from outside the session (memory, the handoff) comes before
+        // the injection it went into.
+        KIND_EXTRAS => decode_system::<ExtrasRecord>(rec.seq, rec.payload)
+            .ok()
+            .map(|x| x.event_seq),
         _ => None,
     }
 }

@@ -26,9 +26,11 @@ the git root above the current directory, else the current directory) or the glo
 
 Only ACCEPTED items reach the model: at SessionStart (startup, clear, compact), newest first,
 at most 600 characters under \"## Project memory (reviewed)\". Proposals (from the standing
-instructions a session gave, or `memory propose`) are never injected; the user is told at
-session start how many await review. A prompt that starts with \"remember:\" is accepted as
-said. Rejected or forgotten text is never proposed again.
+instructions a session gave, a failing command a session then got to pass with another variant,
+or `memory propose`) are never injected; the user is told at
+session start how many await review; `review` shows the ones seen in the most sessions first.
+A prompt that starts with \"remember:\" is accepted as said into the project, \"remember
+globally:\" into the global scope. Rejected or forgotten text is never proposed again.
 
 Exit codes: 0 done; 1 refused (unknown id, rejected text, nothing pending); 2 bad usage.")]
 pub struct Args {
@@ -141,6 +143,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     })
                     .collect();
                 if json {
+                    let items: Vec<_> = items.into_iter().map(item_json).collect();
                     let v = json!({"scope": scope.name(), "journal": scope.journal_id(),
                     "pending": st.memory.pending(), "items": items});
                     output::json_line(&mut out, &v.to_string())?;
@@ -156,7 +159,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let st = state()?;
                 let i = find(&st, &id)?;
                 if json {
-                    output::json_line(&mut out, &serde_json::to_string(i).unwrap_or_default())?;
+                    output::json_line(&mut out, &item_json(i).to_string())?;
                 } else {
                     output::line(&mut out, &evidence(i))?;
                 }
@@ -274,12 +277,39 @@ fn warn_landed(a: &Applied) {
     }
 }
 
+/// An item as JSON, with `seen_in_sessions`: in how many sessions it was given (its
+/// confidence).
+fn item_json(i: &Item) -> serde_json::Value {
+    let mut v = serde_json::to_value(i).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("seen_in_sessions".into(), json!(i.sessions()));
+    }
+    v
+}
+
+/// Pending items, the most confident first (seen in the most sessions), then oldest first.
+fn pending_by_confidence(st: &State) -> Vec<&Item> {
+    let mut v: Vec<&Item> = st
+        .memory
+        .items
+        .values()
+        .filter(|i| matches!(i.status.as_str(), "proposed" | "stale"))
+        .collect();
+    v.sort_by(|a, b| {
+        b.sessions()
+            .cmp(&a.sessions())
+            .then(a.proposed_seq.cmp(&b.proposed_seq))
+            .then(a.id.cmp(&b.id))
+    });
+    v
+}
+
 /// One line per item: id, status, text.
 fn summary(i: &Item) -> String {
     let edited = if i.original.is_some() { ", edited" } else { "" };
-    let n = i.provenance.len();
+    let n = i.sessions();
     let seen = if n > 1 {
-        format!(", said in {n} sessions")
+        format!(", seen in {n} sessions")
     } else {
         String::new()
     };
@@ -320,16 +350,12 @@ fn review(
     out: &mut impl Write,
 ) -> Result<Outcome> {
     let st = ops::load(root, scope, &LoadOptions::latest())?;
-    let pending: Vec<&Item> = st
-        .memory
-        .items
-        .values()
-        .filter(|i| matches!(i.status.as_str(), "proposed" | "stale"))
-        .collect();
+    let pending = pending_by_confidence(&st);
     if json {
+        let items: Vec<_> = pending.iter().map(|i| item_json(i)).collect();
         output::line(
             out,
-            &json!({"scope": scope.name(), "pending": pending}).to_string(),
+            &json!({"scope": scope.name(), "pending": items}).to_string(),
         )?;
         return Ok(Outcome::Ok);
     }
