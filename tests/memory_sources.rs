@@ -277,7 +277,7 @@ fn at_compact_memory_that_claude_md_already_says_is_not_injected_and_replays() {
     let claude_md = format!("{one}/CLAUDE.md");
     std::fs::write(
         &claude_md,
-        "# Rules\n\n- Keep the public API\n  in src/api stable.\n",
+        "# Rules\n\n- Keep the public API\n  in src/api stable.\n- Never touch vendor/ in this repo.\n",
     )
     .unwrap();
     for text in [
@@ -299,6 +299,12 @@ fn at_compact_memory_that_claude_md_already_says_is_not_injected_and_replays() {
         json!({"file_path": claude_md}),
     );
     e.prompt("kc-a", &one, "Add the farewell.");
+    e.prompt(
+        "kc-a",
+        &one,
+        "Never touch vendor/ in this repo. Always run the linter first.",
+    );
+    e.prompt("kc-a", &one, "Go on with the tests.");
     e.hook("PreCompact", Some("manual"), "kc-a", &one, json!({}));
     let (ctx, _) = e.start("kc-a", "compact", &one);
     let section = ctx
@@ -310,6 +316,9 @@ fn at_compact_memory_that_claude_md_already_says_is_not_injected_and_replays() {
         !ctx.contains("Keep the public API in src/api stable."),
         "CLAUDE.md already says it: {ctx}"
     );
+    // The same for the standing instructions of the recovery block.
+    assert!(ctx.contains("Always run the linter first."), "{ctx}");
+    assert!(!ctx.contains("Never touch vendor/"), "{ctx}");
 
     // What was read is journaled with the injection; the replay re-derives the same bytes
     // without the file (gone now).

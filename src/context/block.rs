@@ -27,6 +27,9 @@ pub(crate) struct Ctx<'a> {
     pub answering: Option<u64>,
     /// Lines left out because the summary has them.
     pub deduped: Vec<String>,
+    /// Standing instructions an instruction file the host loaded already says (CLAUDE.md;
+    /// read by the hook at compact and journaled, `memory::known`).
+    pub in_files: std::collections::BTreeSet<&'a str>,
 }
 
 impl Ctx<'_> {
@@ -210,6 +213,13 @@ pub(crate) fn instructions(c: &mut Ctx<'_>, with_requests: bool) -> Section {
             continue;
         }
         if with_requests && c.covered(&text, format!("instructions: seq {}", i.seq)) {
+            continue;
+        }
+        if with_requests && c.in_files.contains(i.text.as_str()) {
+            c.deduped.push(format!(
+                "instructions: seq {} (an instruction file says it)",
+                i.seq
+            ));
             continue;
         }
         if listed == INSTRUCTIONS_SHOWN_MAX {

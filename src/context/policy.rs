@@ -297,6 +297,11 @@ pub fn inject(state: &State, at: &InjectionPoint, policy: &Policy, extras: &Extr
         summary,
         answering: (at.kind == EventKind::UserPromptSubmit).then_some(at.event_seq),
         deduped: Vec::new(),
+        in_files: extras
+            .read
+            .iter()
+            .flat_map(|r| r.instructions.iter().map(String::as_str))
+            .collect(),
     };
     let mut secs = Vec::new();
     match mode {

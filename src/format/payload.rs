@@ -175,8 +175,11 @@ pub struct FileRead {
     pub blake3: Option<String>,
     /// Why it was not read (not a regular file, a symlink, too large, missing).
     pub error: Option<String>,
-    /// Lines left out of the injection: the file already contains them.
+    /// Memory lines left out of the injection: the file already contains them.
     pub omitted: Vec<String>,
+    /// Standing instructions (their text as folded) left out of the recovery block: the
+    /// file already contains them.
+    pub instructions: Vec<String>,
 }
 
 /// A hook fired once more. Written only while the count is below `max`.

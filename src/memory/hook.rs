@@ -205,13 +205,28 @@ fn prepare(
         // The instruction files the host loaded are back in the model's context after a
         // compaction: what they already say is not injected again. What was read, and what
         // it left out, is journaled with the injection (`FileRead`).
-        let files = crate::snapshot::load_state(root, session, &opts)
-            .map(|(s, _)| s.requests.files)
+        let st = crate::snapshot::load_state(root, session, &opts)
+            .map(|(s, _)| s)
             .unwrap_or_default();
-        let mut read: Vec<(FileRead, String)> = files.iter().map(|f| known::read(f)).collect();
+        let mut read: Vec<(FileRead, String)> =
+            st.requests.files.iter().map(|f| known::read(f)).collect();
+        for i in &st.requests.instructions {
+            let t = known::squash(&i.text);
+            let found = read
+                .iter_mut()
+                .find(|(_, body)| !t.is_empty() && body.contains(&t));
+            if let Some((r, _)) = found {
+                if !r.instructions.contains(&i.text) {
+                    r.instructions.push(i.text.clone());
+                }
+            }
+        }
         let mut known = |text: &str| {
             let t = known::squash(text);
-            match read.iter_mut().find(|(_, body)| body.contains(&t)) {
+            match read
+                .iter_mut()
+                .find(|(_, body)| !t.is_empty() && body.contains(&t))
+            {
                 Some((r, _)) => {
                     r.omitted.push(text.to_owned());
                     true
