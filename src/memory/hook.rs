@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use super::ops::{self, load};
+use super::state::Effect;
 use super::Scope;
 use super::{handoff, known};
 use crate::context::{ExtraSection, Extras};
@@ -360,8 +361,8 @@ pub fn extras_of(state: &State) -> Extras {
 
 /// The writes to the scope journal after the reply. `session_state` is the session's state
 /// with the event folded in, as the commit left it (None: the event was not folded, e.g. it
-/// was spooled; it is then loaded here). The scope's state is loaded once: under the scope
-/// journal's lock when there is something to propose, else read-only to look for stale items.
+/// was spooled; it is then loaded here). The scope journal is locked only when there is
+/// something to write.
 pub fn after(
     root: &Root,
     job: &After,
@@ -399,23 +400,20 @@ pub fn after(
                 Scope::Project(p) => Some(Path::new(p)),
                 Scope::Global => None,
             };
+            // Checked first against the scope as read (no lock): at most Stops, everything
+            // was proposed before and nothing is written, so the journal is not locked.
+            // `apply` checks again under the lock.
+            let scope = ops::load(root, &job.scope, &LoadOptions::latest())?;
             let mut new = proposals(st, &job.session);
             new.extend(verify_proposals(st, &job.session));
-            let stale_of = |scope: &State| stale(scope, st, &job.session, dir, &|p| p.exists());
-            if new.is_empty() {
-                let scope = ops::load(root, &job.scope, &LoadOptions::latest())?;
-                let stale = stale_of(&scope);
-                if stale.is_empty() {
-                    return Ok(());
-                }
-                stale
-            } else {
-                return ops::apply_with(root, &job.scope, opts, |scope| {
-                    new.extend(stale_of(scope));
-                    new
-                })
-                .map(|_| ());
-            }
+            new.extend(stale(&scope, st, &job.session, dir, &|p| p.exists()));
+            new.retain(|op| {
+                matches!(
+                    scope.memory.check(op),
+                    Ok(Effect::New | Effect::Again | Effect::Change)
+                )
+            });
+            new
         }
     };
     if ops.is_empty() {

@@ -30,24 +30,12 @@ pub fn apply(
     ops: &[MemoryOp],
     opts: &WriterOptions,
 ) -> Result<Applied> {
-    apply_with(root, scope, opts, |_| ops.to_vec())
-}
-
-/// [`apply`] with the ops made from the scope's state as it is under the lock (the state is
-/// loaded once, for both).
-pub fn apply_with(
-    root: &Root,
-    scope: &Scope,
-    opts: &WriterOptions,
-    make: impl FnOnce(&State) -> Vec<MemoryOp>,
-) -> Result<Applied> {
     let mut s = Session::open(root, &scope.journal_id(), opts)?;
     let mut state = s.state()?.clone();
-    let ops = make(&state);
     let mut next = s.next_state_seq()?;
     let mut batch = Batch::new();
     let mut results = Vec::with_capacity(ops.len());
-    for op in &ops {
+    for op in ops {
         let r = state.memory.check(op);
         if let Ok(Effect::New | Effect::Again | Effect::Change) = r {
             batch.push(KIND_MEMORY, encode_system(op));
