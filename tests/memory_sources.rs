@@ -325,8 +325,7 @@ fn at_compact_memory_that_claude_md_already_says_is_not_injected_and_replays() {
     let recs = records_of(&e.sjl(), "kc-a");
     let extras = recs
         .iter()
-        .filter(|r| r.1 == sjournal::format::payload::KIND_EXTRAS)
-        .last()
+        .rfind(|r| r.1 == sjournal::format::payload::KIND_EXTRAS)
         .unwrap();
     assert!(extras.2.contains("CLAUDE.md"), "{}", extras.2);
     assert!(extras.2.contains("Keep the public API"), "{}", extras.2);

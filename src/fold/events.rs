@@ -66,13 +66,11 @@ impl State {
 
     fn instructions_loaded(&mut self, e: &Event<'_>) {
         let files = &mut self.requests.files;
-        match e.file_path.as_deref() {
-            Some(p) if !p.is_empty() && p.len() <= DETAIL_MAX_BYTES => {
-                if !files.iter().any(|f| f == p) && files.len() < INSTRUCTION_FILES_KEPT {
-                    files.push(p.to_owned());
-                }
+        if let Some(p) = e.file_path.as_deref() {
+            let fits = !p.is_empty() && p.len() <= DETAIL_MAX_BYTES;
+            if fits && !files.iter().any(|f| f == p) && files.len() < INSTRUCTION_FILES_KEPT {
+                files.push(p.to_owned());
             }
-            _ => {}
         }
     }
 
