@@ -1,5 +1,5 @@
-//! The handoff (context-recovery §5.2 item 1): at `startup`, what the project's last session
-//! left unfinished — open todos, the turn it was in when it stopped answering, unresolved
+//! The handoff (context-recovery §5.2 item 1): at `startup`, what one of the project's last
+//! sessions (the newest unfinished one, `memory::hook`) left unfinished — open todos, the turn it was in when it stopped answering, unresolved
 //! failures, running background work — in at most `limits::HANDOFF_CHARS`. A fact about the
 //! last session, so it is not reviewed; the user's standing instructions are not in it (they
 //! reach the model only through reviewed memory).
@@ -95,7 +95,7 @@ pub fn section(prev: &State) -> Option<ExtraSection> {
             cut(&one_line(&b.description), 120)
         ));
     }
-    let title = format!("## Unfinished in the last session ({short})");
+    let title = format!("## Unfinished in a recent session ({short})");
     let mut total = title.chars().count() + 1;
     let mut kept = Vec::new();
     for l in lines {
