@@ -58,6 +58,11 @@ pub const HOOK_DEADLINE_MS_DEFAULT: u64 = 250;
 /// the deadline), keeping the time to spool the event instead.
 pub const HOOK_SPOOL_RESERVE_MS: u64 = 50;
 
+/// The hook reads stdin into a buffer of this size first, and grows it to
+/// `HOOK_READ_CHUNK_MAX_BYTES` (a pipe's default capacity) once a read fills it.
+pub const HOOK_READ_CHUNK_MIN_BYTES: usize = 8 * 1024;
+pub const HOOK_READ_CHUNK_MAX_BYTES: usize = 64 * 1024;
+
 /// How long past its deadline the hook waits for the event's write (journal or spool) that is
 /// already under way before it reports the write as slow. It keeps waiting after that:
 /// cutting the write could lose the event, and would not save time (a process is not reaped

@@ -41,7 +41,10 @@ pub mod config;
 pub mod exec;
 pub mod input;
 pub mod protocol;
+mod thread;
 mod watchdog;
+
+pub use thread::WorkerThread;
 
 use std::fmt;
 use std::io::{ErrorKind, Read};
@@ -52,7 +55,10 @@ use std::time::{Duration, Instant};
 use crate::hook::config::Config;
 use crate::hook::protocol::{HostFlag, Protocol};
 use crate::journal::{Landed, Root, SnapshotJob, WriterOptions};
-use crate::limits::{HOOK_SPOOL_MERGE_MAX_FILES, HOOK_SPOOL_RESERVE_MS};
+use crate::limits::{
+    HOOK_READ_CHUNK_MAX_BYTES, HOOK_READ_CHUNK_MIN_BYTES, HOOK_SPOOL_MERGE_MAX_FILES,
+    HOOK_SPOOL_RESERVE_MS,
+};
 use crate::storage::{Fs, RealFs};
 
 use watchdog::{Claim, Shared};
@@ -177,15 +183,41 @@ pub struct HookOutcome {
 /// Returns within `opts.deadline`, unless the event's own write is under way then (it is waited
 /// for), or stdin is still arriving or ready but unread (see the module docs).
 pub fn run<R: Read + Send + 'static>(opts: HookOptions, input: R) -> HookOutcome {
+    run_with(None, opts, input)
+}
+
+/// [`run`], on `thread` (which has read the configuration) rather than on a new thread; on a
+/// new one after all if `thread` cannot take the work.
+pub fn run_on<R: Read + Send + 'static>(
+    thread: WorkerThread,
+    opts: HookOptions,
+    input: R,
+) -> HookOutcome {
+    run_with(Some(thread), opts, input)
+}
+
+fn run_with<R: Read + Send + 'static>(
+    thread: Option<WorkerThread>,
+    opts: HookOptions,
+    input: R,
+) -> HookOutcome {
     let start = Instant::now();
     let shared = Shared::new();
     let job = Arc::new(std::sync::Mutex::new(Some(input)));
     let (worker_shared, worker_opts, worker_job) = (shared.clone(), opts.clone(), job.clone());
-    let body = move || run_worker(&worker_shared, &worker_opts, &worker_job, start);
-    if let Err(e) = std::thread::Builder::new()
-        .name("sjournal-hook".into())
-        .spawn(body)
-    {
+    let body: thread::Job =
+        Box::new(move || run_worker(&worker_shared, &worker_opts, &worker_job, start));
+    let body = match thread {
+        Some(t) => t.run(body).err(),
+        None => Some(body),
+    };
+    let spawned = body.map_or(Ok(()), |body| {
+        std::thread::Builder::new()
+            .name("sjournal-hook".into())
+            .spawn(body)
+            .map(drop)
+    });
+    if let Err(e) = spawned {
         // Out of threads. The input is still here: do the work on this thread, without a
         // watchdog (past the deadline if it comes to that) rather than drop the event.
         run_worker(&shared, &opts, &job, start);
@@ -234,14 +266,20 @@ fn run_worker<R: Read>(
 
 /// Reads stdin to its end into the shared state (where the watchdog can take what arrived
 /// if the input time limit passes first). False if the watchdog took the input over.
+///
+/// The read buffer starts small (most events are a few KiB) and grows to a pipe's capacity
+/// once a read fills it: zeroing 64 KiB up front cost the hook more than reading the event.
 fn read_input(sh: &Shared, mut input: impl Read, diag: &mut Vec<String>) -> bool {
-    let mut chunk = vec![0u8; 64 * 1024];
+    let mut chunk = vec![0u8; HOOK_READ_CHUNK_MIN_BYTES];
     loop {
         match input.read(&mut chunk) {
             Ok(0) => return true,
             Ok(n) => {
                 if !sh.received(&chunk[..n]) {
                     return false;
+                }
+                if n == chunk.len() && chunk.len() < HOOK_READ_CHUNK_MAX_BYTES {
+                    chunk.resize(HOOK_READ_CHUNK_MAX_BYTES, 0);
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

@@ -99,7 +99,12 @@ pub(crate) fn read_snapshot(path: &Path) -> std::result::Result<Option<Vec<u8>>,
         }
         Err(e) => return reject(format!("cannot open it: {e}")),
     };
-    let mut bytes = Vec::new();
+    // Sized from the file's length, so it is read in one call rather than in doubling steps.
+    let len = file
+        .metadata()
+        .map_or(0, |m| m.len())
+        .min(SNAPSHOT_MAX_BYTES);
+    let mut bytes = Vec::with_capacity(len as usize + 1);
     file.take(SNAPSHOT_MAX_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Reject(format!("cannot read it: {e}")))?;

@@ -86,7 +86,9 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         .as_deref()
         .and_then(|d| d.parse::<u64>().ok());
     let read_within = Duration::from_millis(flag_ms.unwrap_or(HOOK_DEADLINE_MS_DEFAULT).max(2) / 2);
-    let config = Config::load_within(&root, read_within).unwrap_or_else(|e| {
+    // The hook's worker thread reads it, then does the hook's work (one thread start).
+    let mut thread = hook::WorkerThread::start(&root);
+    let config = thread.config(read_within).unwrap_or_else(|e| {
         diag.push(e.to_string());
         Config::default()
     });
@@ -116,7 +118,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     }
     let (root, config) = (opts.root.clone(), opts.config.clone());
     let project_dir = opts.env_project_dir.clone();
-    let out = hook::run(opts, std::io::stdin());
+    let out = hook::run_on(thread, opts, std::io::stdin());
     diag.extend(out.diagnostics);
     if let Some(s) = out.stdout {
         use std::io::Write;
