@@ -26,7 +26,13 @@
 //! `verify` / `inspect` → `journal::reader`. The byte format is specified in
 //! `journal-format.md`.
 
+// `unsafe` lives only in `journal::reader` (the memory mapping), allowed there site by site
+// with its soundness argument; the library never prints (the binary's `cli` does).
+#![deny(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod audit;
+#[allow(clippy::print_stdout, clippy::print_stderr)] // until `cli` moves into the binary
 pub mod cli;
 pub mod context;
 pub mod error;
