@@ -44,6 +44,7 @@ pub mod hook;
 pub mod host;
 pub mod install;
 pub mod journal;
+pub mod json;
 pub mod limits;
 pub mod memory;
 pub mod primitives;

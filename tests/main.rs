@@ -39,6 +39,7 @@ mod hook_hosts;
 mod hook_input;
 mod hook_watchdog;
 mod inspect;
+mod json_outputs;
 mod install;
 mod lenient_input;
 mod memory;

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::Error;
 use crate::journal::{Root, SessionPaths};
+use crate::json;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -193,16 +194,9 @@ pub fn print_landed(
             Ok(Outcome::Ok)
         }
         Landed::Rescue { appended, cause } => {
-            let a = appended.first().copied();
+            let a = appended.first();
             let rescue = root.session(session)?.rescue;
-            output::json_line(
-                out,
-                &serde_json::json!({
-                    "seq": a.map(|a| a.seq), "hash": a.map(|a| a.hash.to_hex()), "rescued": true,
-                    "rescue_journal": rescue,
-                })
-                .to_string(),
-            )?;
+            output::json_line(out, &json::line(&json::RescuedLine::new(a, &rescue)))?;
             report_error(cause);
             output::warn(&format!(
                 "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
@@ -217,14 +211,13 @@ pub fn print_landed(
             fallback,
             ..
         } => {
-            output::json_line(
-                out,
-                &serde_json::json!({
-                    "spooled": true, "spool_file": files.first(), "fallback": fallback,
-                    "reason": reason,
-                })
-                .to_string(),
-            )?;
+            let line = json::SpooledLine {
+                spooled: true,
+                spool_file: files.first().map(|f| f.as_path()),
+                fallback: *fallback,
+                reason,
+            };
+            output::json_line(out, &json::line(&line))?;
             output::warn(&format!(
                 "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
                  and will be merged by the next writer, reader or `sjournal flush`",

@@ -6,8 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::cli::output;
 use crate::error::Result;
@@ -35,17 +33,6 @@ pub fn settle(root: &Root, session: &str) -> Result<Flushed> {
     Ok(f)
 }
 
-#[derive(Serialize)]
-struct PendingLine<'a> {
-    pending: bool,
-    spool_file: &'a std::path::Path,
-    fallback: bool,
-    ts: String,
-    ts_unix_ns: i64,
-    kind: &'a str,
-    payload: Box<RawValue>,
-}
-
 /// The records of pending spool files as `log` prints them: text lines with `pending` where
 /// the seq would be, or (`json`) objects with `"pending": true` and no seq or hash.
 pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
@@ -53,10 +40,11 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
     for p in waiting {
         let Some(file) = &p.file else {
             out.push(if json {
-                serde_json::json!({
-                    "pending": true, "spool_file": p.path, "damaged": p.damaged,
+                crate::json::line(&crate::json::PendingUnreadableLine {
+                    pending: true,
+                    spool_file: &p.path,
+                    damaged: p.damaged.as_deref(),
                 })
-                .to_string()
             } else {
                 format!(
                     "pending  (unreadable spool file {}: {})",
@@ -70,7 +58,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
             let payload = payload::to_json(0, &r.kind, &r.payload)?;
             let ts = output::rfc3339(file.spooled_at_ns);
             if json {
-                let line = PendingLine {
+                let line = crate::json::PendingRecordLine {
                     pending: true,
                     spool_file: &p.path,
                     fallback: p.fallback,
@@ -79,7 +67,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
                     kind: &r.kind,
                     payload,
                 };
-                out.push(serde_json::to_string(&line).expect("serializable"));
+                out.push(crate::json::line(&line));
             } else {
                 let mut text = payload.get().to_owned();
                 if text.len() > 120 {

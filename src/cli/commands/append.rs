@@ -98,6 +98,6 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     )?;
     let mut out = output::stdout();
     crate::cli::print_landed(&mut out, root, &args.session, &landed, |a| {
-        format!(r#"{{"seq":{},"hash":"{}"}}"#, a.seq, a.hash)
+        crate::json::line(&crate::json::AppendedLine::from(a))
     })
 }

@@ -110,14 +110,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     };
     let mut out = output::stdout();
     if args.json {
-        let v = serde_json::json!({
-            "origin": cp.origin,
-            "size": cp.size,
-            "hash": cp.hash.to_hex(),
-            "signed": args.sign.is_some(),
-            "note": note,
-        });
-        output::json_line(&mut out, &v.to_string())?;
+        let line = crate::json::CheckpointLine {
+            origin: &cp.origin,
+            size: cp.size,
+            hash: cp.hash.to_hex(),
+            signed: args.sign.is_some(),
+            note: &note,
+        };
+        output::json_line(&mut out, &crate::json::line(&line))?;
     } else {
         out.write_all(note.as_bytes()).map_err(output::write_err)?;
     }

@@ -9,7 +9,6 @@
 
 use std::io::Write;
 
-use serde_json::json;
 
 use crate::cli::commands::{append::read_stdin, state::load};
 use crate::cli::{output, Outcome};
@@ -132,9 +131,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             };
             let r = inject(&state, &point, &policy, &Extras::default());
             if json {
-                let mut v = serde_json::to_value(&r).expect("serializable");
-                v["seq"] = json!(state.seq);
-                output::json_line(&mut out, &v.to_string())?;
+                let show = crate::json::ContextShow {
+                    injection: &r,
+                    seq: state.seq,
+                };
+                output::json_line(&mut out, &crate::json::line(&show))?;
             } else {
                 // Escaped for the terminal (`--json` has the exact text).
                 output::text(&mut out, &r.text)?;
@@ -171,5 +172,5 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn seq_line(a: &crate::journal::Appended) -> String {
-    json!({"seq": a.seq}).to_string()
+    crate::json::line(&crate::json::SeqLine { seq: a.seq })
 }

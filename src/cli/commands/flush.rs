@@ -45,18 +45,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         let m = &f.merged;
         left |= !f.waiting.is_empty() || !m.damaged.is_empty();
         let line = if args.json {
-            serde_json::json!({
-                "session": id,
-                "merged": m.merged.len(),
-                "merged_records": m.merged_records,
-                "merged_fallback": m.merged_fallback,
-                "settled": m.settled.len(),
-                "damaged": m.damaged,
-                "pending": f.waiting.len(),
-                "why": f.why,
-                "warnings": m.warnings,
-            })
-            .to_string()
+            let summary = crate::json::FlushSummary::new(id, m, f.waiting.len(), f.why.as_deref());
+            crate::json::line(&summary)
         } else {
             let mut l = format!(
                 "{id}: merged {} spooled file(s) ({} records",

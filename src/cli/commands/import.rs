@@ -145,18 +145,17 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     let mut out = output::stdout();
     let line = match (args.json, range) {
-        (true, _) => serde_json::json!({
-            "session": args.session,
-            "appended": events + system,
-            "events": events,
-            "system": system,
-            "first_seq": range.map(|r| r.0),
-            "last_seq": range.map(|r| r.1),
-            "head": range.map(|r| r.2.to_hex()),
-            "skipped_system": skipped,
-            "syncs": syncs,
-        })
-        .to_string(),
+        (true, _) => crate::json::line(&crate::json::ImportSummary {
+            session: &args.session,
+            appended: events + system,
+            events,
+            system,
+            first_seq: range.map(|r| r.0),
+            last_seq: range.map(|r| r.1),
+            head: range.map(|r| r.2.to_hex()),
+            skipped_system: skipped,
+            syncs,
+        }),
         (false, Some((first, last, head))) => format!(
             "imported {events} event(s) and {system} system record(s) into session {} as seq \
              {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) skipped",

@@ -4,12 +4,11 @@
 //! (default 100, at most 1000). `show` prints the items oldest first, one JSON value per line
 //! (`--json`: `{"name", "max", "pushed", "items": [{"seq", "value"}]}`).
 
-use serde_json::json;
-
 use crate::cli::commands::state::load;
 use crate::cli::{output, Outcome};
 use crate::error::Result;
 use crate::journal::Root;
+use crate::json::ListShow;
 use crate::primitives;
 
 /// Push to, show or clear a bounded list
@@ -68,24 +67,17 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         Action::Show { target, name, json } => {
             let session = target.id()?;
             let (state, _) = load(root, &session, None, true)?;
-            let Some(list) = state.primitives.lists.get(&name) else {
+            let Some(list) = ListShow::of(&state, &name) else {
                 output::warn(&format!(
                     "sjournal: list {name:?} of session {session:?} is empty"
                 ));
                 return Ok(Outcome::Findings);
             };
-            let value = |t: &str| serde_json::from_str(t).unwrap_or(serde_json::Value::Null);
             if json {
-                let items: Vec<_> = list
-                    .items
-                    .iter()
-                    .map(|i| json!({"seq": i.seq, "value": value(&i.value)}))
-                    .collect();
-                let v =
-                    json!({"name": name, "max": list.max, "pushed": list.pushed, "items": items});
-                output::json_line(&mut out, &v.to_string())?;
+                output::json_line(&mut out, &crate::json::line(&list))?;
             } else {
-                for i in &list.items {
+                // The values as they were stored.
+                for i in &state.primitives.lists[&name].items {
                     output::json_line(&mut out, &i.value)?;
                 }
             }
@@ -95,5 +87,5 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn seq_line(a: &crate::journal::Appended) -> String {
-    json!({"seq": a.seq}).to_string()
+    crate::json::line(&crate::json::SeqLine { seq: a.seq })
 }

@@ -1,19 +1,16 @@
 //! `sjournal log --session ID [--json]`: the records in order.
 //!
-//! `--json` prints one object per line (JSON Lines):
-//! `{"seq":1,"ts":"2026-11-29T22:37:06.123456789Z","ts_unix_ns":..,"kind":"PostToolUse",
-//!   "hash":"<hex>","offset":43,"payload":<the JSON that was appended>}`.
-//! For system records (`sjournal.*`) `payload` holds the record's fields.
+//! `--json` prints one [`json::LogLine`](crate::json::LogLine) per line (JSON Lines), then
+//! one [`json::PendingRecordLine`](crate::json::PendingRecordLine) per record of a spool file
+//! not yet merged.
 
 use std::io::Write;
-
-use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
 use crate::format::payload;
 use crate::journal::{JournalReader, Record, Root};
+use crate::json::LogLine;
 
 /// Print a session's records in order
 #[derive(Debug, clap::Args)]
@@ -24,17 +21,6 @@ pub struct Args {
     /// One JSON object per line
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Serialize)]
-struct LogLine<'a> {
-    seq: u64,
-    ts: String,
-    ts_unix_ns: i64,
-    kind: &'a str,
-    hash: String,
-    offset: u64,
-    payload: Box<RawValue>,
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
@@ -94,7 +80,7 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
             offset: rec.offset,
             payload,
         };
-        return Ok(serde_json::to_string(&line).expect("serializable"));
+        return Ok(crate::json::line(&line));
     }
     // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
     let mut p = crate::escape::text(payload.get()).into_owned();

@@ -7,7 +7,6 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-use serde_json::json;
 
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
@@ -113,11 +112,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let op = ops::propose(&text, "explicit", session.as_deref(), seq, Some(&quote));
                 let id = op.id.clone();
                 let a = ops::apply_one(root, &scope, op, &opts)?;
-                let status = a.state.memory.items.get(&id).map(|i| i.status.clone());
+                let status = a.state.memory.items.get(&id).map(|i| i.status.as_str());
                 let written = a.landed.is_some();
                 if json {
-                    let v = json!({"id": id, "status": status, "written": written, "scope": scope.name()});
-                    output::json_line(&mut out, &v.to_string())?;
+                    let v = crate::json::MemoryProposed {
+                        id: &id,
+                        status,
+                        written,
+                        scope: scope.name(),
+                    };
+                    output::json_line(&mut out, &crate::json::line(&v))?;
                 } else {
                     let how = if written { "proposed" } else { "already known" };
                     output::line(
@@ -141,9 +145,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     })
                     .collect();
                 if json {
-                    let v = json!({"scope": scope.name(), "journal": scope.journal_id(),
-                    "pending": st.memory.pending(), "items": items});
-                    output::json_line(&mut out, &v.to_string())?;
+                    let v = crate::json::MemoryList {
+                        scope: scope.name(),
+                        journal: scope.journal_id(),
+                        pending: st.memory.pending(),
+                        items,
+                    };
+                    output::json_line(&mut out, &crate::json::line(&v))?;
                 } else if items.is_empty() {
                     output::line(&mut out, &format!("no {} memory items", scope.name()))?;
                 } else {
@@ -257,7 +265,8 @@ fn settle(
     for id in &full {
         let status = a.state.memory.items.get(id).map(|i| i.status.as_str());
         if json {
-            output::json_line(out, &json!({"id": id, "status": status}).to_string())?;
+            let v = crate::json::MemoryStatus { id, status };
+            output::json_line(out, &crate::json::line(&v))?;
         } else {
             output::line(out, &format!("{id} {}", status.unwrap_or("?")))?;
         }
@@ -327,10 +336,12 @@ fn review(
         .filter(|i| matches!(i.status.as_str(), "proposed" | "stale"))
         .collect();
     if json {
-        output::line(
-            out,
-            &json!({"scope": scope.name(), "pending": pending}).to_string(),
-        )?;
+        // Exactly as serialized: JSON is not terminal text to escape.
+        let v = crate::json::MemoryReview {
+            scope: scope.name(),
+            pending,
+        };
+        output::json_line(out, &crate::json::line(&v))?;
         return Ok(Outcome::Ok);
     }
     if pending.is_empty() {

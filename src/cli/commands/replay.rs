@@ -66,15 +66,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             render(&mut out, &step, quiet, &mut last_context)
         }
     })?;
-    let fin = serde_json::json!({
-        "final": true,
-        "last_seq": end.last_seq,
-        "state_hash": end.state_hash,
-        "steps": end.steps,
-        "differing": end.differing,
-    });
     if args.json {
-        output::json_line(&mut out, &fin.to_string())?;
+        let fin = crate::json::ReplayFinal {
+            is_final: true,
+            end: &end,
+        };
+        output::json_line(&mut out, &crate::json::line(&fin))?;
     } else {
         output::line(
             &mut out,

@@ -40,17 +40,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let failed = t.tools.iter().filter(|c| c.failed).count();
     let mut out = output::stdout();
     let line = if args.json {
-        serde_json::json!({
-            "out": args.html,
-            "bytes": page.len(),
-            "records": t.records,
-            "turns": t.turns.len(),
-            "tool_calls": t.tools.len(),
-            "failed_tool_calls": failed,
-            "compactions": t.compactions.len(),
-            "injections": t.injections.len(),
+        crate::json::line(&crate::json::ReportSummary {
+            out: &args.html,
+            bytes: page.len(),
+            records: t.records,
+            turns: t.turns.len(),
+            tool_calls: t.tools.len(),
+            failed_tool_calls: failed,
+            compactions: t.compactions.len(),
+            injections: t.injections.len(),
         })
-        .to_string()
     } else {
         format!(
             "wrote {}: {} records, {} turns, {} tool calls ({failed} failed), {} compactions, {} injections",

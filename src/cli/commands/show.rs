@@ -10,7 +10,6 @@
 
 use std::io::Write;
 
-use serde_json::json;
 
 use crate::cli::commands::state::load;
 use crate::cli::{output, Outcome};
@@ -51,18 +50,18 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     };
     let mut out = output::stdout();
     if args.json {
-        let mut v = json!({"session": args.session, "seq": state.seq});
-        for l in &wanted {
-            let (k, x) = match l {
-                List::Prompts => ("prompts", json!(prompts)),
-                List::Todos => ("todos", json!(lists::todos(&state))),
-                List::Failures => ("failures", json!(lists::failures(&state))),
-                List::Files => ("files", json!(lists::files(&state))),
-                List::Agents => ("agents", json!(lists::agents(&state))),
-            };
-            v[k] = x;
-        }
-        output::json_line(&mut out, &v.to_string())?;
+        // `wanted` is sorted: the lists come in the order `ShowLists` declares them.
+        let has = |l: List| wanted.contains(&l);
+        let v = crate::json::ShowLists {
+            session: &args.session,
+            seq: state.seq,
+            prompts: has(List::Prompts).then_some(&prompts[..]),
+            todos: has(List::Todos).then(|| lists::todos(&state)),
+            failures: has(List::Failures).then(|| lists::failures(&state)),
+            files: has(List::Files).then(|| lists::files(&state)),
+            agents: has(List::Agents).then(|| lists::agents(&state)),
+        };
+        output::json_line(&mut out, &crate::json::line(&v))?;
     } else {
         let mut first = true;
         for l in &wanted {

@@ -6,7 +6,6 @@
 
 use std::io::Write;
 
-use serde_json::json;
 
 use crate::cli::{output, Outcome};
 use crate::error::Result;
@@ -97,10 +96,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     for s in &sessions {
         if let Some(w) = take(root, s, full)? {
-            let line = json!({
-                "session": s, "seq": w.seq, "state_hash": w.state_hash.to_hex(), "bytes": w.bytes,
-            });
-            output::json_line(&mut out, &line.to_string())?;
+            let line = crate::json::SnapshotLine::new(s, &w);
+            output::json_line(&mut out, &crate::json::line(&line))?;
         }
     }
     out.flush().map_err(output::write_err)?;

@@ -1,21 +1,16 @@
 //! `sjournal state --session ID [--at SEQ] [--json] [--no-snapshot]`: the session's folded
 //! state.
 //!
-//! `--json` prints one object: `{"session", "seq", "state_hash", "fold_version", "snapshot":
-//! {"use": "none"|"used"|"past-target"|"rejected", "seq"?, "reason"?}, "tail_records",
-//! "warnings": [..], "state": <fold::State>}`. `seq` is the last record folded and
-//! `state_hash` the blake3 (keyed, see `fold::STATE_HASH_CONTEXT`) of the state's canonical
-//! encoding: two folds of the same records print the same hash.
+//! `--json` prints one [`json::StateReport`](crate::json::StateReport) (its schema is there).
 
 use std::io::Write;
 
-use serde_json::json;
-
 use crate::cli::{output, Outcome};
 use crate::error::{Error, Result};
-use crate::fold::{State, FOLD_VERSION};
+use crate::fold::State;
 use crate::journal::Root;
-use crate::snapshot::{load_state, LoadInfo, LoadOptions, SnapshotUse};
+use crate::json::{SnapshotReport, StateReport};
+use crate::snapshot::{load_state, LoadInfo, LoadOptions};
 
 /// Print a session's folded state
 #[derive(Debug, clap::Args)]
@@ -31,15 +26,6 @@ pub struct Args {
     /// Replay the whole journal instead of starting from the snapshot
     #[arg(long)]
     pub no_snapshot: bool,
-}
-
-pub fn snapshot_json(info: &LoadInfo) -> serde_json::Value {
-    match &info.snapshot {
-        SnapshotUse::None => json!({"use": "none"}),
-        SnapshotUse::Used { seq } => json!({"use": "used", "seq": seq}),
-        SnapshotUse::PastTarget { seq } => json!({"use": "past-target", "seq": seq}),
-        SnapshotUse::Rejected(r) => json!({"use": "rejected", "reason": r}),
-    }
 }
 
 /// Loads a session's state as the CLI does: warnings go to stderr. The session's pending
@@ -128,7 +114,7 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     l.push(format!("events       {}", kinds.join(", ")));
     l.push(format!(
         "loaded       snapshot {}, {} records folded",
-        snapshot_json(info)["use"].as_str().unwrap_or("?"),
+        SnapshotReport::from(&info.snapshot).name(),
         info.tail_records
     ));
     if info.pending > 0 {
@@ -145,18 +131,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let (state, info) = load(root, &args.session, args.at, !args.no_snapshot)?;
     let mut out = output::stdout();
     if args.json {
-        let v = json!({
-            "session": args.session,
-            "seq": state.seq,
-            "state_hash": state.state_hash().to_hex(),
-            "fold_version": FOLD_VERSION,
-            "snapshot": snapshot_json(&info),
-            "tail_records": info.tail_records,
-            "pending": info.pending,
-            "warnings": info.warnings,
-            "state": state,
-        });
-        output::json_line(&mut out, &v.to_string())?;
+        let report = StateReport::new(&args.session, &state, &info);
+        output::json_line(&mut out, &crate::json::line(&report))?;
     } else {
         for line in human(&state, &info) {
             output::line(&mut out, &line)?;

@@ -99,8 +99,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
         bad += 1;
         if args.json {
-            let v = serde_json::json!({"session": session, "pending_spool": pending});
-            output::json_line(&mut out, &v.to_string())?;
+            let line = crate::json::PendingSpoolLine {
+                session,
+                pending_spool: &pending,
+            };
+            output::json_line(&mut out, &crate::json::line(&line))?;
             continue;
         }
         output::line(

@@ -116,8 +116,11 @@ fn run_deliver(root: &Root, a: DeliverArgs) -> Result<Outcome> {
         match run {
             Ok(SessionRun::Busy) => {
                 if a.json {
-                    let v = serde_json::json!({"session_id": s, "busy": true});
-                    output::json_line(&mut out, &v.to_string())?;
+                    let busy = crate::json::WebhookBusy {
+                        session_id: s,
+                        busy: true,
+                    };
+                    output::json_line(&mut out, &crate::json::line(&busy))?;
                 } else {
                     output::line(
                         &mut out,

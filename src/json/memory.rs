@@ -1,0 +1,58 @@
+//! What `memory` and `webhook` print with `--json`, besides the library's own types
+//! (`memory show|edit` print a [`memory::Item`](crate::memory::Item) as it is).
+
+use serde::Serialize;
+
+use crate::memory::Item;
+
+/// `memory propose --json`: the proposal's item.
+///
+/// `{"id", "status": "proposed"|..|null, "written": bool, "scope": "project"|..}`:
+/// `written` is false when the item was already known (nothing was appended).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryProposed<'a> {
+    pub id: &'a str,
+    pub status: Option<&'a str>,
+    pub written: bool,
+    pub scope: &'a str,
+}
+
+/// `memory list --json`: a scope's items.
+///
+/// `{"scope", "journal", "pending", "items": [<memory::Item>..]}`: `journal` is the
+/// scope's journal id, `pending` the number of items awaiting review.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryList<'a> {
+    pub scope: &'a str,
+    pub journal: String,
+    pub pending: usize,
+    pub items: Vec<&'a Item>,
+}
+
+/// `memory accept|reject|forget --json`: one line per item.
+///
+/// `{"id", "status": "accepted"|"rejected"|"forgotten"|..|null}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryStatus<'a> {
+    pub id: &'a str,
+    pub status: Option<&'a str>,
+}
+
+/// `memory review --json`: the proposals awaiting review.
+///
+/// `{"scope", "pending": [<memory::Item>..]}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryReview<'a> {
+    pub scope: &'a str,
+    pub pending: Vec<&'a Item>,
+}
+
+/// `webhook deliver --json`: a session another deliverer is already delivering.
+///
+/// `{"session_id", "busy": true}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WebhookBusy<'a> {
+    pub session_id: &'a str,
+    /// Always true.
+    pub busy: bool,
+}
