@@ -161,7 +161,8 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    /// An I/O error: what was being done (`op`, e.g. "read"), on which file, and why.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         Error::Io {
             op,
             path: path.into(),

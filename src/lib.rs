@@ -27,13 +27,12 @@
 //! `journal-format.md`.
 
 // `unsafe` lives only in `journal::reader` (the memory mapping), allowed there site by site
-// with its soundness argument; the library never prints (the binary's `cli` does).
+// with its soundness argument; the library never prints: the command line (`src/cli/`, a
+// module of the binary) does, over the typed results the library returns.
 #![deny(unsafe_code)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod audit;
-#[allow(clippy::print_stdout, clippy::print_stderr)] // until `cli` moves into the binary
-pub mod cli;
 pub mod context;
 pub mod error;
 pub mod escape;

@@ -95,7 +95,11 @@ fn state_prints_a_state_report() {
 fn context_show_prints_the_injection_and_its_seq() {
     let (_d, root) = temp_root();
     session(&root);
-    let line = printed(root.dir(), &["context", "show", "--session", S, "--json"], "");
+    let line = printed(
+        root.dir(),
+        &["context", "show", "--session", S, "--json"],
+        "",
+    );
     let (state, _) = load_state(&root, S, &LoadOptions::latest()).unwrap();
     let point = InjectionPoint {
         event_seq: state.seq + 1,
@@ -124,7 +128,11 @@ fn slot_and_list_print_their_values_and_seq_lines() {
     let (_d, root) = temp_root();
     session(&root);
     let r = root.dir();
-    let set = printed(r, &["slot", "set", "--session", S, "phase", r#"{"n":1.5}"#], "");
+    let set = printed(
+        r,
+        &["slot", "set", "--session", S, "phase", r#"{"n":1.5}"#],
+        "",
+    );
     assert_eq!(set, json::line(&SeqLine { seq: 3 }));
     let push = printed(r, &["list", "push", "--session", S, "todo", r#""a""#], "");
     assert_eq!(push, json::line(&SeqLine { seq: 4 }));
@@ -142,7 +150,11 @@ fn slot_and_list_print_their_values_and_seq_lines() {
 #[test]
 fn fire_prints_fired() {
     let (_d, root) = temp_root();
-    let line = printed(root.dir(), &["fire", "--session", S, "lint", "--max", "2"], "");
+    let line = printed(
+        root.dir(),
+        &["fire", "--session", S, "lint", "--max", "2"],
+        "",
+    );
     let fired = sjournal::primitives::Fired {
         fired: true,
         count: 1,
@@ -182,7 +194,13 @@ fn import_prints_an_import_summary() {
     std::fs::write(&export, format!("{jsonl}\n")).unwrap();
     let line = printed(
         root.dir(),
-        &["import", "--session", "copy", "--json", export.to_str().unwrap()],
+        &[
+            "import",
+            "--session",
+            "copy",
+            "--json",
+            export.to_str().unwrap(),
+        ],
         "",
     );
     let paths = root.session("copy").unwrap();
@@ -232,7 +250,10 @@ fn snapshot_and_sessions_print_their_lines() {
     session(&root);
     let line = printed(root.dir(), &["snapshot", "--session", S], "");
     let (state, info) = load_state(&root, S, &LoadOptions::latest()).unwrap();
-    assert_eq!(info.snapshot, sjournal::snapshot::SnapshotUse::Used { seq: 2 });
+    assert_eq!(
+        info.snapshot,
+        sjournal::snapshot::SnapshotUse::Used { seq: 2 }
+    );
     let v: serde_json::Value = serde_json::from_str(&line).unwrap();
     let written = SnapshotLine {
         session: S,

@@ -5,6 +5,7 @@ pub mod commands;
 pub mod output;
 pub mod pending;
 pub mod progress;
+pub mod shared;
 pub mod target;
 
 use std::path::PathBuf;
@@ -12,9 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::Error;
-use crate::journal::{Root, SessionPaths};
-use crate::json;
+use sjournal::journal::Root;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -133,7 +132,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Ok(Outcome::Findings) => ExitCode::from(1),
         Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            report_error(&e);
+            shared::report_error(&e);
             ExitCode::from(2)
         }
     }
@@ -151,97 +150,4 @@ pub fn parse_error(e: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     e.exit()
-}
-
-/// The paths of a session whose journal exists; `NoSuchSession` otherwise. A symlink or other
-/// entry in the journal's place counts as existing (opening it then says what it is).
-pub fn existing_session(root: &Root, session: &str) -> Result<SessionPaths, Error> {
-    let paths = root.session(session)?;
-    if std::fs::symlink_metadata(&paths.journal).is_err() {
-        return Err(Error::NoSuchSession {
-            session: session.to_owned(),
-            root: root.dir().to_owned(),
-        });
-    }
-    Ok(paths)
-}
-
-/// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
-/// defaults if it has none, or cannot be read).
-pub fn writer_options(root: &Root) -> crate::journal::WriterOptions {
-    crate::hook::config::Config::load(root)
-        .map(|c| c.writer_options())
-        .unwrap_or_default()
-}
-
-/// Prints where a write landed. In the journal: `ok_line` of its first record, and `Ok`.
-/// Elsewhere — the rescue journal (the journal is damaged) or the spool (merged later; maybe
-/// the fallback spool, outside the root) — a JSON line saying where, a note on stderr, and
-/// `Findings` (exit 1).
-pub fn print_landed(
-    out: &mut impl std::io::Write,
-    root: &Root,
-    session: &str,
-    landed: &crate::journal::Landed,
-    ok_line: impl Fn(&crate::journal::Appended) -> String,
-) -> Result<Outcome, Error> {
-    use crate::journal::Landed;
-    let outcome = match landed {
-        Landed::Journal { appended } => {
-            if let Some(a) = appended.first() {
-                output::json_line(out, &ok_line(a))?;
-            }
-            Ok(Outcome::Ok)
-        }
-        Landed::Rescue { appended, cause } => {
-            let a = appended.first();
-            let rescue = root.session(session)?.rescue;
-            output::json_line(out, &json::line(&json::RescuedLine::new(a, &rescue)))?;
-            report_error(cause);
-            output::warn(&format!(
-                "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
-                a.map_or(0, |a| a.seq),
-                rescue.display()
-            ));
-            Ok(Outcome::Findings)
-        }
-        Landed::Spooled {
-            files,
-            reason,
-            fallback,
-            ..
-        } => {
-            let line = json::SpooledLine {
-                spooled: true,
-                spool_file: files.first().map(|f| f.as_path()),
-                fallback: *fallback,
-                reason,
-            };
-            output::json_line(out, &json::line(&line))?;
-            output::warn(&format!(
-                "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
-                 and will be merged by the next writer, reader or `sjournal flush`",
-                files.first().map(|f| f.display().to_string()).unwrap_or_default(),
-                if *fallback {
-                    ", OUTSIDE the root and less durable there (lost if the machine restarts first)"
-                } else {
-                    ""
-                }
-            ));
-            Ok(Outcome::Findings)
-        }
-    };
-    out.flush().map_err(output::write_err)?;
-    outcome
-}
-
-/// Prints an error and its chain of causes to stderr.
-pub fn report_error(e: &Error) {
-    let mut msg = format!("sjournal: error: {e}");
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg.push_str(&format!("\n  caused by: {s}"));
-        src = s.source();
-    }
-    output::warn(&msg);
 }

@@ -6,16 +6,15 @@
 
 use std::time::{Duration, Instant};
 
-
 use crate::cli::output;
-use crate::error::Result;
-use crate::format::payload;
-use crate::journal::{self, Flushed, PendingSpool, Root};
-use crate::limits::READER_MERGE_WAIT_MS;
+use sjournal::error::Result;
+use sjournal::format::payload;
+use sjournal::journal::{self, Flushed, PendingSpool, Root};
+use sjournal::limits::READER_MERGE_WAIT_MS;
 
 /// Merges the session's pending spool if it can; warns on stderr about what stays pending.
 pub fn settle(root: &Root, session: &str) -> Result<Flushed> {
-    let mut opts = crate::cli::writer_options(root);
+    let mut opts = crate::cli::shared::writer_options(root);
     opts.deadline = Some(Instant::now() + Duration::from_millis(READER_MERGE_WAIT_MS));
     let f = journal::flush(root, session, &opts)?;
     for w in &f.merged.warnings {
@@ -40,7 +39,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
     for p in waiting {
         let Some(file) = &p.file else {
             out.push(if json {
-                crate::json::line(&crate::json::PendingUnreadableLine {
+                sjournal::json::line(&sjournal::json::PendingUnreadableLine {
                     pending: true,
                     spool_file: &p.path,
                     damaged: p.damaged.as_deref(),
@@ -48,8 +47,8 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
             } else {
                 format!(
                     "pending  (unreadable spool file {}: {})",
-                    crate::escape::path(&p.path),
-                    crate::escape::text(p.damaged.as_deref().unwrap_or(""))
+                    sjournal::escape::path(&p.path),
+                    sjournal::escape::text(p.damaged.as_deref().unwrap_or(""))
                 )
             });
             continue;
@@ -58,7 +57,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
             let payload = payload::to_json(0, &r.kind, &r.payload)?;
             let ts = output::rfc3339(file.spooled_at_ns);
             if json {
-                let line = crate::json::PendingRecordLine {
+                let line = sjournal::json::PendingRecordLine {
                     pending: true,
                     spool_file: &p.path,
                     fallback: p.fallback,
@@ -67,7 +66,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
                     kind: &r.kind,
                     payload,
                 };
-                out.push(crate::json::line(&line));
+                out.push(sjournal::json::line(&line));
             } else {
                 let mut text = payload.get().to_owned();
                 if text.len() > 120 {
@@ -80,9 +79,9 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
                 }
                 out.push(format!(
                     "pending {ts}  {:<20} ({}spooled: not yet in the journal)  {}",
-                    crate::escape::text(&r.kind),
+                    sjournal::escape::text(&r.kind),
                     if p.fallback { "fallback-" } else { "" },
-                    crate::escape::text(&text)
+                    sjournal::escape::text(&text)
                 ));
             }
         }

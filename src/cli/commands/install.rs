@@ -1,13 +1,13 @@
 //! `sjournal install HOST` / `sjournal uninstall HOST`: add sjournal's hooks to a host's
-//! configuration, or remove them (see `crate::install`). `--dry-run` prints the diff and
+//! configuration, or remove them (see `sjournal::install`). `--dry-run` prints the diff and
 //! writes nothing.
 
 use std::path::PathBuf;
 
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::install::bridge::{self, Bridge, Places};
-use crate::install::{self, Host, InstallError, Plan, Scope};
+use sjournal::error::{Error, Result};
+use sjournal::install::bridge::{self, Bridge, Places};
+use sjournal::install::{self, Host, InstallError, Plan, Scope};
 
 /// Install sjournal's hooks into a host's configuration (kept: everything else in it)
 #[derive(Debug, clap::Args)]

@@ -4,12 +4,12 @@
 //! (default 100, at most 1000). `show` prints the items oldest first, one JSON value per line
 //! (`--json`: `{"name", "max", "pushed", "items": [{"seq", "value"}]}`).
 
-use crate::cli::commands::state::load;
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::Root;
-use crate::json::ListShow;
-use crate::primitives;
+use sjournal::error::Result;
+use sjournal::journal::Root;
+use sjournal::json::ListShow;
+use sjournal::primitives;
 
 /// Push to, show or clear a bounded list
 #[derive(Debug, clap::Args)]
@@ -47,7 +47,7 @@ pub enum Action {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
-    let opts = crate::cli::writer_options(root);
+    let opts = crate::cli::shared::writer_options(root);
     match args.action {
         Action::Push {
             target,
@@ -57,12 +57,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         } => {
             let session = target.id()?;
             let landed = primitives::list_push(root, &session, &name, &value, max, &opts)?;
-            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
+            return crate::cli::shared::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Clear { target, name } => {
             let session = target.id()?;
             let landed = primitives::list_clear(root, &session, &name, &opts)?;
-            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
+            return crate::cli::shared::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Show { target, name, json } => {
             let session = target.id()?;
@@ -74,7 +74,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 return Ok(Outcome::Findings);
             };
             if json {
-                output::json_line(&mut out, &crate::json::line(&list))?;
+                output::json_line(&mut out, &sjournal::json::line(&list))?;
             } else {
                 // The values as they were stored.
                 for i in &state.primitives.lists[&name].items {
@@ -86,6 +86,6 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn seq_line(a: &crate::journal::Appended) -> String {
-    crate::json::line(&crate::json::SeqLine { seq: a.seq })
+fn seq_line(a: &sjournal::journal::Appended) -> String {
+    sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq })
 }

@@ -1,5 +1,5 @@
 //! `sjournal memory propose|list|show|accept|reject|edit|forget|review`: reviewable memory
-//! across sessions, kept in the project's or the global scope journal (`crate::memory`).
+//! across sessions, kept in the project's or the global scope journal (`sjournal::memory`).
 //!
 //! Only accepted items are ever injected (at startup, clear and compact, ≤ 600 chars under
 //! "## Project memory (reviewed)"); proposals wait here for a person.
@@ -7,14 +7,13 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::fold::State;
-use crate::journal::Root;
-use crate::memory::ops::{self, Applied};
-use crate::memory::{Item, Scope};
-use crate::snapshot::LoadOptions;
+use sjournal::error::{Error, Result};
+use sjournal::fold::State;
+use sjournal::journal::Root;
+use sjournal::memory::ops::{self, Applied};
+use sjournal::memory::{Item, Scope};
+use sjournal::snapshot::LoadOptions;
 
 /// Reviewable memory across sessions: propose, review, accept, reject, edit, forget
 #[derive(Debug, clap::Args)]
@@ -96,7 +95,7 @@ pub enum Action {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let flag = args.project.clone();
     let scope = Scope::parse(&args.scope, || crate::cli::target::project_dir(flag))?;
-    let opts = crate::cli::writer_options(root);
+    let opts = crate::cli::shared::writer_options(root);
     let state = || ops::load(root, &scope, &LoadOptions::latest());
     let mut out = output::stdout();
     let json = args.json;
@@ -115,13 +114,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let status = a.state.memory.items.get(&id).map(|i| i.status.as_str());
                 let written = a.landed.is_some();
                 if json {
-                    let v = crate::json::MemoryProposed {
+                    let v = sjournal::json::MemoryProposed {
                         id: &id,
                         status,
                         written,
                         scope: scope.name(),
                     };
-                    output::json_line(&mut out, &crate::json::line(&v))?;
+                    output::json_line(&mut out, &sjournal::json::line(&v))?;
                 } else {
                     let how = if written { "proposed" } else { "already known" };
                     output::line(
@@ -145,13 +144,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     })
                     .collect();
                 if json {
-                    let v = crate::json::MemoryList {
+                    let v = sjournal::json::MemoryList {
                         scope: scope.name(),
                         journal: scope.journal_id(),
                         pending: st.memory.pending(),
                         items,
                     };
-                    output::json_line(&mut out, &crate::json::line(&v))?;
+                    output::json_line(&mut out, &sjournal::json::line(&v))?;
                 } else if items.is_empty() {
                     output::line(&mut out, &format!("no {} memory items", scope.name()))?;
                 } else {
@@ -208,7 +207,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     match r {
         // Refused by the memory's rules (unknown id, rejected text): exit 1, not usage.
         Err(e @ Error::InvalidInput { .. }) => {
-            crate::cli::report_error(&e);
+            crate::cli::shared::report_error(&e);
             Ok(Outcome::Findings)
         }
         r => r,
@@ -238,7 +237,7 @@ fn find<'a>(st: &'a State, prefix: &str) -> Result<&'a Item> {
 fn settle(
     root: &Root,
     scope: &Scope,
-    opts: &crate::journal::WriterOptions,
+    opts: &sjournal::journal::WriterOptions,
     op: &str,
     ids: &[String],
     reason: Option<&str>,
@@ -265,8 +264,8 @@ fn settle(
     for id in &full {
         let status = a.state.memory.items.get(id).map(|i| i.status.as_str());
         if json {
-            let v = crate::json::MemoryStatus { id, status };
-            output::json_line(out, &crate::json::line(&v))?;
+            let v = sjournal::json::MemoryStatus { id, status };
+            output::json_line(out, &sjournal::json::line(&v))?;
         } else {
             output::line(out, &format!("{id} {}", status.unwrap_or("?")))?;
         }
@@ -277,7 +276,7 @@ fn settle(
 
 fn warn_landed(a: &Applied) {
     if let Some(l) = &a.landed {
-        if !matches!(l, crate::journal::Landed::Journal { .. }) {
+        if !matches!(l, sjournal::journal::Landed::Journal { .. }) {
             output::warn("sjournal: the memory journal could not take the write now; it was kept aside and is merged by the next writer");
         }
     }
@@ -324,7 +323,7 @@ fn evidence(i: &Item) -> String {
 fn review(
     root: &Root,
     scope: &Scope,
-    opts: &crate::journal::WriterOptions,
+    opts: &sjournal::journal::WriterOptions,
     json: bool,
     out: &mut impl Write,
 ) -> Result<Outcome> {
@@ -337,11 +336,11 @@ fn review(
         .collect();
     if json {
         // Exactly as serialized: JSON is not terminal text to escape.
-        let v = crate::json::MemoryReview {
+        let v = sjournal::json::MemoryReview {
             scope: scope.name(),
             pending,
         };
-        output::json_line(out, &crate::json::line(&v))?;
+        output::json_line(out, &sjournal::json::line(&v))?;
         return Ok(Outcome::Ok);
     }
     if pending.is_empty() {

@@ -6,12 +6,12 @@
 //! checked under the session's lock. A conflict exits 1 and says what the slot's seq is.
 //! Prints `{"seq": N}`: the seq to expect next time.
 
-use crate::cli::commands::state::load;
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::journal::Root;
-use crate::json::SlotValue;
-use crate::primitives;
+use sjournal::error::{Error, Result};
+use sjournal::journal::Root;
+use sjournal::json::SlotValue;
+use sjournal::primitives;
 
 /// Read or write a typed JSON slot (compare-and-set on the seq that last set it)
 #[derive(Debug, clap::Args)]
@@ -55,7 +55,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 ));
                 return Ok(Outcome::Findings);
             };
-            output::json_line(&mut out, &crate::json::line(&slot))?;
+            output::json_line(&mut out, &sjournal::json::line(&slot))?;
         }
         Action::Set {
             target,
@@ -72,16 +72,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 &value,
                 expect_seq,
                 json_type.as_deref(),
-                &crate::cli::writer_options(root),
+                &crate::cli::shared::writer_options(root),
             );
             match a {
                 Ok(landed) => {
-                    return crate::cli::print_landed(&mut out, root, &session, &landed, |a| {
-                        crate::json::line(&crate::json::SeqLine { seq: a.seq })
-                    })
+                    return crate::cli::shared::print_landed(
+                        &mut out,
+                        root,
+                        &session,
+                        &landed,
+                        |a| sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq }),
+                    )
                 }
                 Err(e @ Error::Conflict { .. }) => {
-                    crate::cli::report_error(&e);
+                    crate::cli::shared::report_error(&e);
                     return Ok(Outcome::Findings);
                 }
                 Err(e) => return Err(e),

@@ -6,11 +6,10 @@
 
 use std::io::Write;
 
-
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::{JournalReader, Root};
-use crate::snapshot::{self, load_state, LoadOptions};
+use sjournal::error::Result;
+use sjournal::journal::{JournalReader, Root};
+use sjournal::snapshot::{self, load_state, LoadOptions};
 
 /// Write a snapshot of a session's folded state
 #[derive(Debug, clap::Args)]
@@ -85,7 +84,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         None => match args.session {
             Some(s) => (vec![s], false),
             None => {
-                return Err(crate::error::Error::InvalidInput {
+                return Err(sjournal::error::Error::InvalidInput {
                     reason: "name a session: `sjournal snapshot --session ID`, or \
                              `sjournal snapshot rebuild --all`"
                         .into(),
@@ -96,8 +95,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     for s in &sessions {
         if let Some(w) = take(root, s, full)? {
-            let line = crate::json::SnapshotLine::new(s, &w);
-            output::json_line(&mut out, &crate::json::line(&line))?;
+            let line = sjournal::json::SnapshotLine::new(s, &w);
+            output::json_line(&mut out, &sjournal::json::line(&line))?;
         }
     }
     out.flush().map_err(output::write_err)?;

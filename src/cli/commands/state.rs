@@ -1,16 +1,17 @@
 //! `sjournal state --session ID [--at SEQ] [--json] [--no-snapshot]`: the session's folded
 //! state.
 //!
-//! `--json` prints one [`json::StateReport`](crate::json::StateReport) (its schema is there).
+//! `--json` prints one [`json::StateReport`](sjournal::json::StateReport) (its schema is there).
 
 use std::io::Write;
 
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::fold::State;
-use crate::journal::Root;
-use crate::json::{SnapshotReport, StateReport};
-use crate::snapshot::{load_state, LoadInfo, LoadOptions};
+use sjournal::error::Result;
+use sjournal::fold::State;
+use sjournal::journal::Root;
+use sjournal::json::{SnapshotReport, StateReport};
+use sjournal::snapshot::LoadInfo;
 
 /// Print a session's folded state
 #[derive(Debug, clap::Args)]
@@ -28,42 +29,12 @@ pub struct Args {
     pub no_snapshot: bool,
 }
 
-/// Loads a session's state as the CLI does: warnings go to stderr. The session's pending
-/// spool is merged first if it can be; events still pending are folded in on top of the
-/// latest state (not with `at`), and counted in `LoadInfo::pending`.
-pub fn load(
-    root: &Root,
-    session: &str,
-    at: Option<u64>,
-    snapshot: bool,
-) -> Result<(State, LoadInfo)> {
-    let pending = crate::cli::pending::settle(root, session)?;
-    let opts = LoadOptions {
-        at,
-        use_snapshot: snapshot,
-        deadline: None,
-    };
-    let (mut state, mut info) = match load_state(root, session, &opts) {
-        Err(Error::NoSuchSession { .. }) if !pending.waiting.is_empty() => {
-            (State::new(), LoadInfo::default())
-        }
-        r => r?,
-    };
-    for w in &info.warnings {
-        output::warn(&format!("sjournal: warning: {w}"));
-    }
-    if at.is_none() {
-        info.pending = crate::journal::session::fold_pending(&mut state, &pending.waiting);
-    }
-    Ok((state, info))
-}
-
 fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     let id = &state.identity;
     // Fields from payloads: escaped whole, so a line break in them cannot start a line.
     let opt = |o: &Option<String>| {
         o.as_deref()
-            .map_or_else(|| "-".into(), |s| crate::escape::text(s).into_owned())
+            .map_or_else(|| "-".into(), |s| sjournal::escape::text(s).into_owned())
     };
     let mut l = vec![
         format!("session      {}", opt(&id.session_id)),
@@ -101,7 +72,7 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
         l.push(format!(
             "ended        {} ({}) at seq {}",
             e.event,
-            crate::escape::text(e.reason.as_deref().unwrap_or("-")),
+            sjournal::escape::text(e.reason.as_deref().unwrap_or("-")),
             e.seq
         ));
     }
@@ -132,7 +103,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     if args.json {
         let report = StateReport::new(&args.session, &state, &info);
-        output::json_line(&mut out, &crate::json::line(&report))?;
+        output::json_line(&mut out, &sjournal::json::line(&report))?;
     } else {
         for line in human(&state, &info) {
             output::line(&mut out, &line)?;
