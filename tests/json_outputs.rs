@@ -267,3 +267,23 @@ fn snapshot_and_sessions_print_their_lines() {
     let all = sjournal::audit::sessions::list(&root).unwrap();
     assert_eq!(line, json::line(&all[0]));
 }
+
+/// Import's reading is the library's (`audit::jsonl::plan`): every line is checked before
+/// anything is written, a bad line is an error naming its number, and the records go in
+/// batches bounded by `BATCH_MAX_BYTES` (`chunks`).
+#[test]
+fn import_plans_in_the_library_and_refuses_a_bad_line_by_number() {
+    use sjournal::audit::jsonl::{chunks, plan, ImportFormat};
+    let input = b"{\"hook_event_name\":\"Stop\"}\n\n{\"a\":1}\n";
+    let p = plan("in.jsonl", input, ImportFormat::Auto, None).unwrap();
+    let kinds: Vec<&str> = p.items.iter().map(|i| i.kind.as_str()).collect();
+    assert_eq!(kinds, ["Stop", "event"]);
+    let refs: Vec<_> = p.items.iter().collect();
+    assert_eq!(chunks(&refs).len(), 1);
+
+    let e = plan("in.jsonl", b"{\"a\":1}\n{oops\n", ImportFormat::Auto, None).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.starts_with("in.jsonl, line 2: not valid JSON"), "{msg}");
+    let e = plan("in.jsonl", b"{}\n", ImportFormat::Auto, Some("sjournal.x")).unwrap_err();
+    assert!(e.to_string().contains("sjournal.x"), "{e}");
+}

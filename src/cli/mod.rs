@@ -2,6 +2,7 @@
 //! The library never prints; this layer does, and maps outcomes to exit codes.
 
 pub mod commands;
+pub mod error;
 pub mod output;
 pub mod pending;
 pub mod progress;
@@ -88,49 +89,49 @@ pub enum Outcome {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
-    let result = (|| {
+    let result = (|| -> error::Result<Outcome> {
         let root = || Root::resolve(cli.root.as_deref());
         match cli.command {
-            Command::Append(a) => commands::append::run(&root()?, a),
-            Command::Log(a) => commands::log::run(&root()?, a),
-            Command::Verify(a) => commands::verify::run(&root()?, a),
-            Command::Demo(a) => commands::demo::run(a),
-            Command::Hook(a) => commands::hook::run(root(), a),
-            Command::Install(a) => commands::install::run(a),
-            Command::Uninstall(a) => commands::install::run_uninstall(a),
-            Command::Inspect(a) => commands::inspect::run(a),
-            Command::Export(a) => commands::export::run(&root()?, a),
-            Command::Import(a) => commands::import::run(&root()?, a),
-            Command::Flush(a) => commands::flush::run(&root()?, a),
-            Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
-            Command::Tail(a) => commands::tail::run(&root()?, a),
-            Command::Sessions(a) => commands::sessions::run(&root()?, a),
-            Command::Replay(a) => commands::replay::run(&root()?, a),
-            Command::Repair(a) => commands::repair::run(&root()?, a),
-            Command::Report(a) => commands::report::run(&root()?, a),
-            Command::State(a) => commands::state::run(&root()?, a),
-            Command::Show(a) => commands::show::run(&root()?, a),
-            Command::Snapshot(a) => commands::snapshot::run(&root()?, a),
-            Command::Context(a) => commands::context::run(&root()?, a),
-            Command::Slot(a) => commands::slot::run(&root()?, a),
-            Command::Once(a) => commands::once::run(&root()?, a),
-            Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
-            Command::Fire(a) => commands::fire::run(&root()?, a),
-            Command::List(a) => commands::list::run(&root()?, a),
-            Command::Webhook(a) => commands::webhook::run(&root()?, a),
-            Command::Memory(a) => commands::memory::run(&root()?, a),
+            Command::Append(a) => Ok(commands::append::run(&root()?, a)?),
+            Command::Log(a) => Ok(commands::log::run(&root()?, a)?),
+            Command::Verify(a) => Ok(commands::verify::run(&root()?, a)?),
+            Command::Demo(a) => Ok(commands::demo::run(a)?),
+            Command::Hook(a) => Ok(commands::hook::run(root(), a)?),
+            Command::Install(a) => Ok(commands::install::run(a)?),
+            Command::Uninstall(a) => Ok(commands::install::run_uninstall(a)?),
+            Command::Inspect(a) => Ok(commands::inspect::run(a)?),
+            Command::Export(a) => Ok(commands::export::run(&root()?, a)?),
+            Command::Import(a) => Ok(commands::import::run(&root()?, a)?),
+            Command::Flush(a) => Ok(commands::flush::run(&root()?, a)?),
+            Command::Checkpoint(a) => Ok(commands::checkpoint::run(&root()?, a)?),
+            Command::Tail(a) => Ok(commands::tail::run(&root()?, a)?),
+            Command::Sessions(a) => Ok(commands::sessions::run(&root()?, a)?),
+            Command::Replay(a) => Ok(commands::replay::run(&root()?, a)?),
+            Command::Repair(a) => Ok(commands::repair::run(&root()?, a)?),
+            Command::Report(a) => Ok(commands::report::run(&root()?, a)?),
+            Command::State(a) => Ok(commands::state::run(&root()?, a)?),
+            Command::Show(a) => Ok(commands::show::run(&root()?, a)?),
+            Command::Snapshot(a) => Ok(commands::snapshot::run(&root()?, a)?),
+            Command::Context(a) => Ok(commands::context::run(&root()?, a)?),
+            Command::Slot(a) => Ok(commands::slot::run(&root()?, a)?),
+            Command::Once(a) => Ok(commands::once::run(&root()?, a)?),
+            Command::Unseen(a) => Ok(commands::once::run_unseen(&root()?, a)?),
+            Command::Fire(a) => Ok(commands::fire::run(&root()?, a)?),
+            Command::List(a) => Ok(commands::list::run(&root()?, a)?),
+            Command::Webhook(a) => Ok(commands::webhook::run(&root()?, a)?),
+            Command::Memory(a) => Ok(commands::memory::run(&root()?, a)?),
             #[cfg(feature = "remote")]
-            Command::Ship(a) => commands::ship::run(&root()?, a),
+            Command::Ship(a) => Ok(commands::ship::run(&root()?, a)?),
             #[cfg(feature = "remote")]
-            Command::Fetch(a) => commands::fetch::run(a),
+            Command::Fetch(a) => Ok(commands::fetch::run(a)?),
             #[cfg(feature = "remote")]
-            Command::Index(a) => commands::index::run(a),
+            Command::Index(a) => Ok(commands::index::run(a)?),
         }
     })();
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
-        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.lib().is_some_and(output::is_broken_pipe) => ExitCode::SUCCESS,
         Err(e) => {
             shared::report_error(&e);
             ExitCode::from(2)

@@ -4,6 +4,7 @@
 
 use std::io::Read;
 
+use crate::cli::error::CliError;
 use crate::cli::{output, Outcome};
 use sjournal::context::Policy;
 use sjournal::error::{Error, Result};
@@ -85,7 +86,7 @@ pub fn print_landed(
 }
 
 /// Prints an error and its chain of causes to stderr.
-pub fn report_error(e: &Error) {
+pub fn report_error(e: &dyn std::error::Error) {
     let mut msg = format!("sjournal: error: {e}");
     let mut src = std::error::Error::source(e);
     while let Some(s) = src {
@@ -113,9 +114,9 @@ pub fn read_stdin() -> Result<Vec<u8>> {
 }
 
 /// Checks that `bytes` hold exactly one JSON value; returns it as text and as a value.
-pub fn parse_json(bytes: &[u8]) -> Result<(&str, serde_json::Value)> {
+pub fn parse_json(bytes: &[u8]) -> crate::cli::error::Result<(&str, serde_json::Value)> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Error::InvalidJson {
+        return Err(CliError::InvalidJson {
             message: "stdin is empty; expected one JSON value".into(),
             line: 1,
             column: 0,
@@ -125,11 +126,13 @@ pub fn parse_json(bytes: &[u8]) -> Result<(&str, serde_json::Value)> {
         Ok(v) => v,
         // A lone surrogate escape or an out-of-range number is valid JSON text that
         // serde_json refuses: read it leniently (the text is kept as it came).
-        Err(e) => sjournal::event::lenient_json::value(bytes).map_err(|_| Error::InvalidJson {
-            message: e.to_string(),
-            line: e.line(),
-            column: e.column(),
-        })?,
+        Err(e) => {
+            sjournal::event::lenient_json::value(bytes).map_err(|_| CliError::InvalidJson {
+                message: e.to_string(),
+                line: e.line(),
+                column: e.column(),
+            })?
+        }
     };
     // serde_json accepted it, so it is UTF-8 (JSON text outside strings is ASCII).
     let text = std::str::from_utf8(bytes).expect("valid JSON is UTF-8");

@@ -13,10 +13,14 @@
 //! own file names are ASCII).
 
 mod memory;
+#[cfg(feature = "remote")]
+mod remote;
 mod session;
 mod write;
 
 pub use memory::*;
+#[cfg(feature = "remote")]
+pub use remote::*;
 pub use session::*;
 pub use write::*;
 

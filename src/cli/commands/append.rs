@@ -5,10 +5,10 @@
 //! (`"rescued":true`), else the spool (`"spooled":true`, with `"fallback":true` when it is
 //! outside the root and less durable), merged later. Exit 2 only if it was kept nowhere.
 
+use crate::cli::error::Result;
 use crate::cli::shared::{parse_json, read_stdin};
 use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::event_kind;
-use sjournal::error::Result;
 use sjournal::format::payload::encode_event;
 use sjournal::journal::{session, Batch, Root};
 
@@ -36,7 +36,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         &crate::cli::shared::writer_options(root),
     )?;
     let mut out = output::stdout();
-    crate::cli::shared::print_landed(&mut out, root, &args.session, &landed, |a| {
-        sjournal::json::line(&sjournal::json::AppendedLine::from(a))
-    })
+    Ok(crate::cli::shared::print_landed(
+        &mut out,
+        root,
+        &args.session,
+        &landed,
+        |a| sjournal::json::line(&sjournal::json::AppendedLine::from(a)),
+    )?)
 }

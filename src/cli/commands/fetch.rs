@@ -45,15 +45,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             bad += 1;
         }
         let line = if args.json {
-            serde_json::json!({
-                "location": f.verdict.location,
-                "path": f.path,
-                "outcome": f.outcome,
-                "ok": f.ok,
-                "last_seq": f.verdict.last_seq,
-                "findings": f.verdict.findings,
-            })
-            .to_string()
+            sjournal::json::line(&sjournal::json::FetchLine::from(f))
         } else {
             format!(
                 "{} {}: {}{}",

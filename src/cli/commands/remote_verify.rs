@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::shared::remote_err;
+use crate::cli::shared::{load_keys, remote_err};
 use crate::cli::{output, Outcome};
 use sjournal::error::{Error, Result};
 use sjournal::hook::config::Config;

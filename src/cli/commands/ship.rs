@@ -4,6 +4,7 @@
 //! damaged (nothing more is written for it), 2 on errors (network, credentials). Pending
 //! spooled events are merged into their journals first, as every reader does.
 
+use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
 use sjournal::error::{Error, Result};
 use sjournal::hook::config::Config;
