@@ -287,3 +287,24 @@ fn import_plans_in_the_library_and_refuses_a_bad_line_by_number() {
     let e = plan("in.jsonl", b"{}\n", ImportFormat::Auto, Some("sjournal.x")).unwrap_err();
     assert!(e.to_string().contains("sjournal.x"), "{e}");
 }
+
+/// `memory review --json` prints its JSON as it is: it used to go through the terminal
+/// escaping of human text, which turned a bidi control inside a string into `\u{202e}`, an
+/// escape JSON does not have, so the line no longer parsed.
+#[test]
+fn memory_review_json_is_printed_as_serialized() {
+    let (d, root) = temp_root();
+    let project = d.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let p = project.to_str().unwrap();
+    let text = "Always keep the \u{202e}marker\u{202c} in the changelog.";
+    printed(root.dir(), &["memory", "--project", p, "propose", text], "");
+    let line = printed(
+        root.dir(),
+        &["memory", "--project", p, "review", "--json"],
+        "",
+    );
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    assert_eq!(v["pending"][0]["text"], text);
+    assert_eq!(keys(&line), ["scope", "pending"]);
+}
