@@ -24,7 +24,8 @@
 //! (writer, spool merge, state through the writer's storage) → fold → `context::render` →
 //! `Session::commit` → reply; the debugger goes `replay` → `journal::reader`; the auditor goes
 //! `verify` / `inspect` → `journal::reader`. The byte format is specified in
-//! `journal-format.md`.
+//! `journal-format.md`. The command line is the binary's (`src/cli/`): it parses, calls the
+//! library and prints; every `--json` line it prints is a type of [`json`].
 
 // `unsafe` lives only in `journal::reader` (the memory mapping), allowed there site by site
 // with its soundness argument; the library never prints: the command line (`src/cli/`, a
