@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What the library fails with. New variants may come (`#[non_exhaustive]`): match the ones
+/// you handle and keep a catch-all.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     #[error("{op} {path}: {source}")]
     Io {
@@ -80,13 +83,6 @@ pub enum Error {
     #[error("record of {len} bytes exceeds the limit of {max} bytes")]
     TooLarge { len: u64, max: u64 },
 
-    #[error("input is not valid JSON: {message}; nothing was appended")]
-    InvalidJson {
-        message: String,
-        line: usize,
-        column: usize,
-    },
-
     #[error("no journal for session {session:?} under {root}")]
     NoSuchSession { session: String, root: PathBuf },
 
@@ -96,9 +92,6 @@ pub enum Error {
     #[error("could not decode payload of record seq {seq}: {reason}")]
     Payload { seq: u64, reason: String },
 
-    /// A host configuration could not be read or written by `install`/`uninstall`.
-    #[error("{message}")]
-    Install { message: String },
     #[error("{input}, line {line}: {reason}; nothing was appended (fix or remove that line and import again)")]
     ImportLine {
         input: String,
@@ -161,7 +154,8 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+    /// An I/O error: what was being done (`op`, e.g. "read"), on which file, and why.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         Error::Io {
             op,
             path: path.into(),

@@ -24,10 +24,16 @@
 //! (writer, spool merge, state through the writer's storage) → fold → `context::render` →
 //! `Session::commit` → reply; the debugger goes `replay` → `journal::reader`; the auditor goes
 //! `verify` / `inspect` → `journal::reader`. The byte format is specified in
-//! `journal-format.md`.
+//! `journal-format.md`. The command line is the binary's (`src/cli/`): it parses, calls the
+//! library and prints; every `--json` line it prints is a type of [`json`].
+
+// `unsafe` lives only in `journal::reader` (the memory mapping), allowed there site by site
+// with its soundness argument; the library never prints: the command line (`src/cli/`, a
+// module of the binary) does, over the typed results the library returns.
+#![deny(unsafe_code)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod audit;
-pub mod cli;
 pub mod context;
 pub mod error;
 pub mod escape;
@@ -38,6 +44,7 @@ pub mod hook;
 pub mod host;
 pub mod install;
 pub mod journal;
+pub mod json;
 pub mod limits;
 pub mod memory;
 pub mod primitives;

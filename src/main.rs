@@ -5,30 +5,32 @@
 //! errors, any other command — goes to the full command line, so output, errors and exit
 //! codes are those of the full CLI.
 
+mod cli;
+
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
     if let Some(cli) = lean::hook() {
-        return sjournal::cli::run(cli);
+        return cli::run(cli);
     }
-    match sjournal::cli::Cli::try_parse() {
-        Ok(cli) => sjournal::cli::run(cli),
-        Err(e) => sjournal::cli::parse_error(e),
+    match cli::Cli::try_parse() {
+        Ok(cli) => cli::run(cli),
+        Err(e) => cli::parse_error(e),
     }
 }
 
 /// The hook's own command line: the global `--root` and the `hook` subcommand with exactly
 /// the hook's arguments (the same `Args` struct as the full CLI's). Only a successful parse is
-/// used; it yields the same [`sjournal::cli::Cli`] the full parser would.
+/// used; it yields the same [`cli::Cli`] the full parser would.
 mod lean {
     use std::ffi::OsString;
     use std::path::PathBuf;
 
     use clap::{Parser, Subcommand};
-    use sjournal::cli::commands::hook::Args;
-    use sjournal::cli::{Cli, Command};
+    use crate::cli::commands::hook::Args;
+    use crate::cli::{Cli, Command};
 
     #[derive(Debug, Parser)]
     #[command(name = "sjournal")]

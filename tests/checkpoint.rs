@@ -301,3 +301,36 @@ fn damaged_journal_gets_no_checkpoint_and_garbage_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("record count"));
 }
+
+/// `verify --checkpoint` is one library call (`audit::checkpoint::verify`) and one line: the
+/// report the library returns is the line the command prints, for a checkpoint the journal
+/// extends and for one it no longer does.
+#[test]
+fn the_checkpoint_check_is_a_library_call_and_the_cli_prints_its_report() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    let cp = d.path().join("cp.txt");
+    append_n(&root, "s", 0, 3);
+    checkpoint(&root, "s", None, &cp);
+    append_n(&root, "s", 3, 5);
+    let lib = sjournal::journal::Root::new(&root);
+    let report = sjournal::audit::checkpoint::verify(&lib, "s", &cp, None).unwrap();
+    assert!(report.ok && report.size == 3);
+    let (code, line) = verify(&root, "s", &cp, None);
+    assert_eq!(code, 0);
+    assert_eq!(line, serde_json::to_value(&report).unwrap());
+
+    // Rewritten below the checkpoint: the same journal name with other records.
+    std::fs::remove_dir_all(&root).unwrap();
+    append_n(&root, "s", 10, 14);
+    let report = sjournal::audit::checkpoint::verify(&lib, "s", &cp, None).unwrap();
+    assert!(!report.ok);
+    let (code, line) = verify(&root, "s", &cp, None);
+    assert_eq!(code, 1);
+    assert_eq!(line, serde_json::to_value(&report).unwrap());
+
+    // A checkpoint file that does not parse is an error naming it, before any journal is read.
+    std::fs::write(&cp, "not a checkpoint\n").unwrap();
+    let e = sjournal::audit::checkpoint::verify(&lib, "s", &cp, None).unwrap_err();
+    assert!(e.to_string().contains("cp.txt"), "{e}");
+}

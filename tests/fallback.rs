@@ -137,7 +137,14 @@ fn a_read_only_root_sends_the_event_to_the_fallback() {
     let out = hook_with_broken_root(&s, libc::EROFS);
     in_fallback(&s, &out);
     // A writer of the session merges it once the file system is writable again.
-    let s2 = Session::open(&s.root, "fb", &sjournal::cli::writer_options(&s.root)).unwrap();
+    let s2 = Session::open(
+        &s.root,
+        "fb",
+        &sjournal::hook::config::Config::load(&s.root)
+            .map(|c| c.writer_options())
+            .unwrap_or_default(),
+    )
+    .unwrap();
     assert_eq!(s2.merge_report().merged_fallback, 1);
     drop(s2);
     merged_back(&s);

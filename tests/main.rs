@@ -42,6 +42,7 @@ mod hook_watchdog;
 mod hook_worker_thread;
 mod inspect;
 mod install;
+mod json_outputs;
 mod lenient_input;
 mod memory;
 mod memory_sources;

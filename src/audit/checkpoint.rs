@@ -373,6 +373,37 @@ impl CheckpointReport {
     }
 }
 
+/// `verify --checkpoint FILE [--pubkey KEYFILE]` for one session: reads the checkpoint file
+/// and the verifier key, and checks that the session's journal extends the checkpoint,
+/// undamaged, with a valid signature if a key was given ([`CheckpointReport::ok`]). An
+/// unreadable or malformed checkpoint or key file is an error naming the file.
+pub fn verify(
+    root: &crate::journal::Root,
+    session: &str,
+    checkpoint: &std::path::Path,
+    pubkey: Option<&std::path::Path>,
+) -> crate::error::Result<CheckpointReport> {
+    use crate::error::Error;
+    let text = std::fs::read_to_string(checkpoint).map_err(|e| Error::io("read", checkpoint, e))?;
+    let parsed = parse(&text).map_err(|reason| Error::Checkpoint {
+        path: checkpoint.to_owned(),
+        reason,
+    })?;
+    let key = match pubkey {
+        None => None,
+        Some(k) => {
+            let text = std::fs::read_to_string(k).map_err(|e| Error::io("read", k, e))?;
+            Some(verifier(&text).map_err(|reason| Error::Key {
+                path: k.to_owned(),
+                reason,
+            })?)
+        }
+    };
+    let paths = root.existing_session(session)?;
+    let reader = crate::journal::JournalReader::open(&paths.journal, None)?;
+    CheckpointReport::check(checkpoint, &reader, &parsed, key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,13 +13,19 @@
 //! round trip is exact either way. System records (`sjournal.*`: context, primitives,
 //! injections, recoveries, ...) carry their fields as `payload` for reading, and their exact
 //! payload bytes (MessagePack) in `payload_base64`, from which `import` writes them back.
+//!
+//! Import reads JSON Lines into an [`ImportPlan`] ([`plan`]): every line is checked before
+//! anything is written, and the records are appended in [`chunks`] of one write and one
+//! sync each.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::format::payload;
+use crate::format::record::{frame_len, valid_kind};
 use crate::journal::Record;
+use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
 /// One exported line. Field order is the output order.
 #[derive(Debug, Serialize, Deserialize)]
@@ -154,4 +160,157 @@ pub fn line_error(input: &str, line: usize, reason: impl Into<String>) -> Error 
         line,
         reason: reason.into(),
     }
+}
+
+/// How `import` reads its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImportFormat {
+    /// Export lines where they look like one ([`is_export_line`]), plain events otherwise.
+    #[default]
+    Auto,
+    /// Only `sjournal export` lines.
+    Export,
+    /// Every line is one event, taken as it is.
+    Events,
+}
+
+/// One record to append, read from a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportItem {
+    pub kind: String,
+    pub payload: Vec<u8>,
+    /// Its time, for an export line; None: the time of the import.
+    pub ts: Option<i64>,
+    /// A system record (`sjournal.*`), written back from its exact bytes.
+    pub system: bool,
+}
+
+/// What an input holds, checked and encoded, ready to append.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportPlan {
+    pub items: Vec<ImportItem>,
+    /// System records exported without their exact bytes (by an older sjournal): left out.
+    pub without_bytes: u64,
+}
+
+/// Checks every line of `input` (named `name` in errors) and encodes its payload; fails on
+/// the first bad line, naming it, so that nothing is appended from a bad input. Blank lines
+/// are skipped; `kind` is the kind for plain events (see [`event_kind`]).
+pub fn plan(
+    name: &str,
+    input: &[u8],
+    format: ImportFormat,
+    kind: Option<&str>,
+) -> Result<ImportPlan> {
+    let mut plan = ImportPlan::default();
+    for (i, raw_line) in input.split(|&b| b == b'\n').enumerate() {
+        let n = i + 1;
+        let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
+        if raw_line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let line = std::str::from_utf8(raw_line)
+            .map_err(|e| line_error(name, n, format!("not UTF-8 ({e})")))?;
+        let value: serde_json::Value = serde_json::from_str(line)
+            .or_else(|e| crate::event::lenient_json::value(raw_line).map_err(|_| e))
+            .map_err(|e| {
+                line_error(
+                    name,
+                    n,
+                    format!("not valid JSON: {e} (column {})", e.column()),
+                )
+            })?;
+        let export = match format {
+            ImportFormat::Auto => is_export_line(&value),
+            ImportFormat::Export => true,
+            ImportFormat::Events => false,
+        };
+        let item = if export {
+            let l = read_export_line(line)
+                .map_err(|e| line_error(name, n, format!("not an sjournal export line: {e}")))?;
+            if !valid_kind(&l.kind) {
+                return Err(line_error(name, n, format!("invalid kind {:?}", l.kind)));
+            }
+            let (payload, system) = match l.payload {
+                ImportedPayload::Event(text) => {
+                    if payload::is_system_kind(&l.kind) {
+                        return Err(line_error(name, n, "a system record with an event payload"));
+                    }
+                    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+                        return Err(line_error(name, n, format!("raw payload is not JSON: {e}")));
+                    }
+                    (payload::encode_event(&text), false)
+                }
+                ImportedPayload::System(bytes) => (bytes, true),
+                ImportedPayload::SystemWithoutBytes => {
+                    plan.without_bytes += 1;
+                    continue;
+                }
+            };
+            ImportItem {
+                kind: l.kind.into_owned(),
+                payload,
+                ts: l.ts_unix_ns,
+                system,
+            }
+        } else {
+            let k = event_kind(kind, &value).map_err(|e| line_error(name, n, e.to_string()))?;
+            ImportItem {
+                kind: k,
+                payload: payload::encode_event(line),
+                ts: None,
+                system: false,
+            }
+        };
+        let len = frame_len(&item.kind, item.payload.len());
+        if len > FRAME_MAX_BYTES as usize {
+            return Err(line_error(
+                name,
+                n,
+                format!("the record would be {len} bytes; the limit is {FRAME_MAX_BYTES}"),
+            ));
+        }
+        plan.items.push(item);
+    }
+    Ok(plan)
+}
+
+/// Splits the items into batches of at most `BATCH_MAX_BYTES` of frames each (one write and
+/// one sync each): the bound is what lets recovery tell a torn batch from mid-log
+/// corruption, so a bigger import is split rather than written in one go.
+pub fn chunks<'i>(items: &'i [&'i ImportItem]) -> Vec<&'i [&'i ImportItem]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, item) in items.iter().enumerate() {
+        let len = frame_len(&item.kind, item.payload.len()) as u64;
+        if bytes + len > BATCH_MAX_BYTES && i > start {
+            out.push(&items[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += len;
+    }
+    if start < items.len() {
+        out.push(&items[start..]);
+    }
+    out
+}
+
+/// The kind for an event (`append`, and plain lines of `import`): `flag`, else the
+/// payload's event name when it is a valid kind (`hook_event_name`, or Cline's `hookName`,
+/// as the hook reads them), else "event". A `flag` that is not a valid kind, or names a
+/// system kind, is an error.
+pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<String> {
+    if let Some(k) = flag {
+        if !valid_kind(k) || payload::is_system_kind(k) {
+            return Err(Error::InvalidKind { kind: k.to_owned() });
+        }
+        return Ok(k.to_owned());
+    }
+    Ok(value
+        .get("hook_event_name")
+        .or_else(|| value.get("hookName"))
+        .and_then(|v| v.as_str())
+        .filter(|k| valid_kind(k) && !payload::is_system_kind(k))
+        .unwrap_or("event")
+        .to_owned())
 }

@@ -2,9 +2,11 @@
 //! The library never prints; this layer does, and maps outcomes to exit codes.
 
 pub mod commands;
+pub mod error;
 pub mod output;
 pub mod pending;
 pub mod progress;
+pub mod shared;
 pub mod target;
 
 use std::path::PathBuf;
@@ -12,8 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::Error;
-use crate::journal::{Root, SessionPaths};
+use sjournal::journal::Root;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -88,51 +89,51 @@ pub enum Outcome {
 }
 
 pub fn run(cli: Cli) -> ExitCode {
-    let result = (|| {
+    let result = (|| -> error::Result<Outcome> {
         let root = || Root::resolve(cli.root.as_deref());
         match cli.command {
-            Command::Append(a) => commands::append::run(&root()?, a),
-            Command::Log(a) => commands::log::run(&root()?, a),
-            Command::Verify(a) => commands::verify::run(&root()?, a),
-            Command::Demo(a) => commands::demo::run(a),
-            Command::Hook(a) => commands::hook::run(root(), a),
-            Command::Install(a) => commands::install::run(a),
-            Command::Uninstall(a) => commands::install::run_uninstall(a),
-            Command::Inspect(a) => commands::inspect::run(a),
-            Command::Export(a) => commands::export::run(&root()?, a),
-            Command::Import(a) => commands::import::run(&root()?, a),
-            Command::Flush(a) => commands::flush::run(&root()?, a),
-            Command::Checkpoint(a) => commands::checkpoint::run(&root()?, a),
-            Command::Tail(a) => commands::tail::run(&root()?, a),
-            Command::Sessions(a) => commands::sessions::run(&root()?, a),
-            Command::Replay(a) => commands::replay::run(&root()?, a),
-            Command::Repair(a) => commands::repair::run(&root()?, a),
-            Command::Report(a) => commands::report::run(&root()?, a),
-            Command::State(a) => commands::state::run(&root()?, a),
-            Command::Show(a) => commands::show::run(&root()?, a),
-            Command::Snapshot(a) => commands::snapshot::run(&root()?, a),
-            Command::Context(a) => commands::context::run(&root()?, a),
-            Command::Slot(a) => commands::slot::run(&root()?, a),
-            Command::Once(a) => commands::once::run(&root()?, a),
-            Command::Unseen(a) => commands::once::run_unseen(&root()?, a),
-            Command::Fire(a) => commands::fire::run(&root()?, a),
-            Command::List(a) => commands::list::run(&root()?, a),
-            Command::Webhook(a) => commands::webhook::run(&root()?, a),
-            Command::Memory(a) => commands::memory::run(&root()?, a),
+            Command::Append(a) => Ok(commands::append::run(&root()?, a)?),
+            Command::Log(a) => Ok(commands::log::run(&root()?, a)?),
+            Command::Verify(a) => Ok(commands::verify::run(&root()?, a)?),
+            Command::Demo(a) => Ok(commands::demo::run(a)?),
+            Command::Hook(a) => Ok(commands::hook::run(root(), a)?),
+            Command::Install(a) => Ok(commands::install::run(a)?),
+            Command::Uninstall(a) => Ok(commands::install::run_uninstall(a)?),
+            Command::Inspect(a) => Ok(commands::inspect::run(a)?),
+            Command::Export(a) => Ok(commands::export::run(&root()?, a)?),
+            Command::Import(a) => Ok(commands::import::run(&root()?, a)?),
+            Command::Flush(a) => Ok(commands::flush::run(&root()?, a)?),
+            Command::Checkpoint(a) => Ok(commands::checkpoint::run(&root()?, a)?),
+            Command::Tail(a) => Ok(commands::tail::run(&root()?, a)?),
+            Command::Sessions(a) => Ok(commands::sessions::run(&root()?, a)?),
+            Command::Replay(a) => Ok(commands::replay::run(&root()?, a)?),
+            Command::Repair(a) => Ok(commands::repair::run(&root()?, a)?),
+            Command::Report(a) => Ok(commands::report::run(&root()?, a)?),
+            Command::State(a) => Ok(commands::state::run(&root()?, a)?),
+            Command::Show(a) => Ok(commands::show::run(&root()?, a)?),
+            Command::Snapshot(a) => Ok(commands::snapshot::run(&root()?, a)?),
+            Command::Context(a) => Ok(commands::context::run(&root()?, a)?),
+            Command::Slot(a) => Ok(commands::slot::run(&root()?, a)?),
+            Command::Once(a) => Ok(commands::once::run(&root()?, a)?),
+            Command::Unseen(a) => Ok(commands::once::run_unseen(&root()?, a)?),
+            Command::Fire(a) => Ok(commands::fire::run(&root()?, a)?),
+            Command::List(a) => Ok(commands::list::run(&root()?, a)?),
+            Command::Webhook(a) => Ok(commands::webhook::run(&root()?, a)?),
+            Command::Memory(a) => Ok(commands::memory::run(&root()?, a)?),
             #[cfg(feature = "remote")]
-            Command::Ship(a) => commands::ship::run(&root()?, a),
+            Command::Ship(a) => Ok(commands::ship::run(&root()?, a)?),
             #[cfg(feature = "remote")]
-            Command::Fetch(a) => commands::fetch::run(a),
+            Command::Fetch(a) => Ok(commands::fetch::run(a)?),
             #[cfg(feature = "remote")]
-            Command::Index(a) => commands::index::run(a),
+            Command::Index(a) => Ok(commands::index::run(a)?),
         }
     })();
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
-        Err(e) if output::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.lib().is_some_and(output::is_broken_pipe) => ExitCode::SUCCESS,
         Err(e) => {
-            report_error(&e);
+            shared::report_error(&e);
             ExitCode::from(2)
         }
     }
@@ -150,105 +151,4 @@ pub fn parse_error(e: clap::Error) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     e.exit()
-}
-
-/// The paths of a session whose journal exists; `NoSuchSession` otherwise. A symlink or other
-/// entry in the journal's place counts as existing (opening it then says what it is).
-pub fn existing_session(root: &Root, session: &str) -> Result<SessionPaths, Error> {
-    let paths = root.session(session)?;
-    if std::fs::symlink_metadata(&paths.journal).is_err() {
-        return Err(Error::NoSuchSession {
-            session: session.to_owned(),
-            root: root.dir().to_owned(),
-        });
-    }
-    Ok(paths)
-}
-
-/// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
-/// defaults if it has none, or cannot be read).
-pub fn writer_options(root: &Root) -> crate::journal::WriterOptions {
-    crate::hook::config::Config::load(root)
-        .map(|c| c.writer_options())
-        .unwrap_or_default()
-}
-
-/// Prints where a write landed. In the journal: `ok_line` of its first record, and `Ok`.
-/// Elsewhere — the rescue journal (the journal is damaged) or the spool (merged later; maybe
-/// the fallback spool, outside the root) — a JSON line saying where, a note on stderr, and
-/// `Findings` (exit 1).
-pub fn print_landed(
-    out: &mut impl std::io::Write,
-    root: &Root,
-    session: &str,
-    landed: &crate::journal::Landed,
-    ok_line: impl Fn(&crate::journal::Appended) -> String,
-) -> Result<Outcome, Error> {
-    use crate::journal::Landed;
-    let outcome = match landed {
-        Landed::Journal { appended } => {
-            if let Some(a) = appended.first() {
-                output::json_line(out, &ok_line(a))?;
-            }
-            Ok(Outcome::Ok)
-        }
-        Landed::Rescue { appended, cause } => {
-            let a = appended.first().copied();
-            let rescue = root.session(session)?.rescue;
-            output::json_line(
-                out,
-                &serde_json::json!({
-                    "seq": a.map(|a| a.seq), "hash": a.map(|a| a.hash.to_hex()), "rescued": true,
-                    "rescue_journal": rescue,
-                })
-                .to_string(),
-            )?;
-            report_error(cause);
-            output::warn(&format!(
-                "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
-                a.map_or(0, |a| a.seq),
-                rescue.display()
-            ));
-            Ok(Outcome::Findings)
-        }
-        Landed::Spooled {
-            files,
-            reason,
-            fallback,
-            ..
-        } => {
-            output::json_line(
-                out,
-                &serde_json::json!({
-                    "spooled": true, "spool_file": files.first(), "fallback": fallback,
-                    "reason": reason,
-                })
-                .to_string(),
-            )?;
-            output::warn(&format!(
-                "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
-                 and will be merged by the next writer, reader or `sjournal flush`",
-                files.first().map(|f| f.display().to_string()).unwrap_or_default(),
-                if *fallback {
-                    ", OUTSIDE the root and less durable there (lost if the machine restarts first)"
-                } else {
-                    ""
-                }
-            ));
-            Ok(Outcome::Findings)
-        }
-    };
-    out.flush().map_err(output::write_err)?;
-    outcome
-}
-
-/// Prints an error and its chain of causes to stderr.
-pub fn report_error(e: &Error) {
-    let mut msg = format!("sjournal: error: {e}");
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        msg.push_str(&format!("\n  caused by: {s}"));
-        src = s.source();
-    }
-    output::warn(&msg);
 }

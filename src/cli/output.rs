@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::error::Error;
+use sjournal::error::Error;
 
 pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::new(io::stdout().lock())
@@ -17,7 +17,7 @@ pub fn is_broken_pipe(e: &Error) -> bool {
 }
 
 /// Writes one line of human-facing text to `out`, with every character a terminal would act
-/// on escaped ([`crate::escape::text`]); line breaks in `s` separate lines, each escaped on
+/// on escaped ([`sjournal::escape::text`]); line breaks in `s` separate lines, each escaped on
 /// its own. Untrusted fields that must stay on one line are escaped where they are
 /// formatted, so a line break in them is escaped too.
 pub fn line(out: &mut impl Write, s: &str) -> Result<(), Error> {
@@ -31,7 +31,7 @@ pub fn text(out: &mut impl Write, s: &str) -> Result<(), Error> {
         if i > 0 {
             out.write_all(b"\n").map_err(write_err)?;
         }
-        out.write_all(crate::escape::text(l).as_bytes())
+        out.write_all(sjournal::escape::text(l).as_bytes())
             .map_err(write_err)?;
     }
     Ok(())
@@ -55,7 +55,7 @@ pub fn emit(out: &mut impl Write, s: &str, json: bool) -> Result<(), Error> {
 pub fn warn(msg: &str) {
     let shown: Vec<String> = msg
         .split('\n')
-        .map(|l| crate::escape::text(l).into_owned())
+        .map(|l| sjournal::escape::text(l).into_owned())
         .collect();
     eprintln!("{}", shown.join("\n"));
 }

@@ -6,18 +6,15 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-use serde_json::value::RawValue;
-
 use crate::cli::output;
-use crate::error::Result;
-use crate::format::payload;
-use crate::journal::{self, Flushed, PendingSpool, Root};
-use crate::limits::READER_MERGE_WAIT_MS;
+use sjournal::error::Result;
+use sjournal::format::payload;
+use sjournal::journal::{self, Flushed, PendingSpool, Root};
+use sjournal::limits::READER_MERGE_WAIT_MS;
 
 /// Merges the session's pending spool if it can; warns on stderr about what stays pending.
 pub fn settle(root: &Root, session: &str) -> Result<Flushed> {
-    let mut opts = crate::cli::writer_options(root);
+    let mut opts = crate::cli::shared::writer_options(root);
     opts.deadline = Some(Instant::now() + Duration::from_millis(READER_MERGE_WAIT_MS));
     let f = journal::flush(root, session, &opts)?;
     for w in &f.merged.warnings {
@@ -35,17 +32,6 @@ pub fn settle(root: &Root, session: &str) -> Result<Flushed> {
     Ok(f)
 }
 
-#[derive(Serialize)]
-struct PendingLine<'a> {
-    pending: bool,
-    spool_file: &'a std::path::Path,
-    fallback: bool,
-    ts: String,
-    ts_unix_ns: i64,
-    kind: &'a str,
-    payload: Box<RawValue>,
-}
-
 /// The records of pending spool files as `log` prints them: text lines with `pending` where
 /// the seq would be, or (`json`) objects with `"pending": true` and no seq or hash.
 pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
@@ -53,15 +39,16 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
     for p in waiting {
         let Some(file) = &p.file else {
             out.push(if json {
-                serde_json::json!({
-                    "pending": true, "spool_file": p.path, "damaged": p.damaged,
+                sjournal::json::line(&sjournal::json::PendingUnreadableLine {
+                    pending: true,
+                    spool_file: &p.path,
+                    damaged: p.damaged.as_deref(),
                 })
-                .to_string()
             } else {
                 format!(
                     "pending  (unreadable spool file {}: {})",
-                    crate::escape::path(&p.path),
-                    crate::escape::text(p.damaged.as_deref().unwrap_or(""))
+                    sjournal::escape::path(&p.path),
+                    sjournal::escape::text(p.damaged.as_deref().unwrap_or(""))
                 )
             });
             continue;
@@ -70,7 +57,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
             let payload = payload::to_json(0, &r.kind, &r.payload)?;
             let ts = output::rfc3339(file.spooled_at_ns);
             if json {
-                let line = PendingLine {
+                let line = sjournal::json::PendingRecordLine {
                     pending: true,
                     spool_file: &p.path,
                     fallback: p.fallback,
@@ -79,7 +66,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
                     kind: &r.kind,
                     payload,
                 };
-                out.push(serde_json::to_string(&line).expect("serializable"));
+                out.push(sjournal::json::line(&line));
             } else {
                 let mut text = payload.get().to_owned();
                 if text.len() > 120 {
@@ -92,9 +79,9 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
                 }
                 out.push(format!(
                     "pending {ts}  {:<20} ({}spooled: not yet in the journal)  {}",
-                    crate::escape::text(&r.kind),
+                    sjournal::escape::text(&r.kind),
                     if p.fallback { "fallback-" } else { "" },
-                    crate::escape::text(&text)
+                    sjournal::escape::text(&text)
                 ));
             }
         }

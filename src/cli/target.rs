@@ -1,11 +1,11 @@
 //! `--session ID` or `--scope project|global [--project DIR]`: which journal a primitive
 //! (`slot`, `once`, `unseen`, `fire`, `list`) works on. A scope is a journal like a session's
-//! (`crate::memory::Scope`), so the same lock, compare-and-set and fold apply.
+//! (`sjournal::memory::Scope`), so the same lock, compare-and-set and fold apply.
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
-use crate::memory::Scope;
+use sjournal::error::{Error, Result};
+use sjournal::memory::Scope;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Target {
@@ -47,8 +47,8 @@ pub fn project_dir(flag: Option<PathBuf>) -> Result<PathBuf> {
     let host = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
     let cwd = std::env::current_dir().ok();
     let dir = match flag {
-        Some(d) => crate::memory::project_dir(Some(&d), None),
-        None => crate::memory::project_dir(host.as_deref(), cwd.as_deref()),
+        Some(d) => sjournal::memory::project_dir(Some(&d), None),
+        None => sjournal::memory::project_dir(host.as_deref(), cwd.as_deref()),
     };
     dir.ok_or_else(|| Error::InvalidInput {
         reason: "no project directory: pass --project DIR".into(),

@@ -14,7 +14,7 @@ use crate::format::payload::{decode_event, is_system_kind};
 use crate::journal::JournalReader;
 
 /// The lists `show` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum List {
     Prompts,

@@ -75,6 +75,20 @@ impl Root {
         &self.dir
     }
 
+    /// The paths of a session whose journal exists; `NoSuchSession` otherwise. A symlink or
+    /// other entry in the journal's place counts as existing (opening it then says what it
+    /// is).
+    pub fn existing_session(&self, session: &str) -> Result<SessionPaths> {
+        let paths = self.session(session)?;
+        if std::fs::symlink_metadata(&paths.journal).is_err() {
+            return Err(Error::NoSuchSession {
+                session: session.to_owned(),
+                root: self.dir.clone(),
+            });
+        }
+        Ok(paths)
+    }
+
     pub fn sessions_dir(&self) -> PathBuf {
         self.dir.join(SESSIONS_DIR)
     }

@@ -95,6 +95,7 @@ impl JournalReader {
             .metadata()
             .map_err(|e| Error::io("stat", path, e))?
             .len();
+        #[allow(unsafe_code)] // the mapping; its soundness argument is in the module docs
         let map = if len == 0 {
             None
         } else {
@@ -246,6 +247,7 @@ fn release_pages(map: &Mmap, from: usize, to: usize) {
     // pages does not change what they read as: a later access (records already yielded still
     // borrow these bytes) faults them back in from the file, whose bytes in this range cannot
     // change while the reader's lock is held (see the module docs).
+    #[allow(unsafe_code)]
     let _ =
         unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
 }

@@ -2,23 +2,21 @@
 //! session's journal (C2SP tlog-checkpoint: origin, record count, chain head hash),
 //! optionally signed with an ed25519 key. `sjournal checkpoint keygen OUT [--name NAME]`
 //! writes a new key pair: OUT (the signer key) and OUT.pub (the verifier key), both 0600,
-//! never overwriting. The formats are described in [`crate::audit::checkpoint`].
+//! never overwriting. The formats are described in [`sjournal::audit::checkpoint`].
 //!
-//! `sjournal verify --session ID --checkpoint FILE [--pubkey KEYFILE]` checks one later;
-//! [`verify_against`] is that part of verify.
+//! `sjournal verify --session ID --checkpoint FILE [--pubkey KEYFILE]` checks one later
+//! ([`sjournal::audit::checkpoint::verify`]).
 //!
 //! A journal with a problem gets no checkpoint: exit 1, the problem on stderr.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::audit::checkpoint::{
-    generate_keys, origin_for, parse, verifier, Checkpoint, CheckpointReport,
-};
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::format::Hash;
-use crate::journal::{paths, verify_file, JournalReader, Root};
+use sjournal::audit::checkpoint::{generate_keys, origin_for, Checkpoint};
+use sjournal::error::{Error, Result};
+use sjournal::format::Hash;
+use sjournal::journal::{paths, verify_file, Root};
 
 /// Print a checkpoint (origin, record count, chain head), optionally signed; or make keys
 #[derive(Debug, clap::Args)]
@@ -77,7 +75,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         );
         return Ok(Outcome::Findings);
     }
-    let p = crate::cli::existing_session(root, &session)?;
+    let p = root.existing_session(&session)?;
     let report = verify_file(&p.journal, None)?;
     if let Some(f) = &report.problem {
         output::warn(&format!(
@@ -110,14 +108,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     };
     let mut out = output::stdout();
     if args.json {
-        let v = serde_json::json!({
-            "origin": cp.origin,
-            "size": cp.size,
-            "hash": cp.hash.to_hex(),
-            "signed": args.sign.is_some(),
-            "note": note,
-        });
-        output::json_line(&mut out, &v.to_string())?;
+        let line = sjournal::json::CheckpointLine {
+            origin: &cp.origin,
+            size: cp.size,
+            hash: cp.hash.to_hex(),
+            signed: args.sign.is_some(),
+            note: &note,
+        };
+        output::json_line(&mut out, &sjournal::json::line(&line))?;
     } else {
         out.write_all(note.as_bytes()).map_err(output::write_err)?;
     }
@@ -155,38 +153,4 @@ fn keygen(args: KeygenArgs) -> Result<Outcome> {
         ),
     )?;
     Ok(Outcome::Ok)
-}
-
-/// The checkpoint part of `verify`: prints one line (text, or the JSON of
-/// [`CheckpointReport`]) and returns whether the journal extends the checkpoint, undamaged,
-/// with a valid signature if a key was given.
-pub fn verify_against(
-    out: &mut impl Write,
-    root: &Root,
-    session: &str,
-    checkpoint: &Path,
-    pubkey: Option<&Path>,
-    json: bool,
-) -> Result<bool> {
-    let text = std::fs::read_to_string(checkpoint).map_err(|e| Error::io("read", checkpoint, e))?;
-    let parsed = parse(&text).map_err(|reason| Error::Checkpoint {
-        path: checkpoint.to_owned(),
-        reason,
-    })?;
-    let key = match pubkey {
-        None => None,
-        Some(k) => Some(verifier(&read_key(k)?).map_err(|reason| Error::Key {
-            path: k.to_owned(),
-            reason,
-        })?),
-    };
-    let p = crate::cli::existing_session(root, session)?;
-    let reader = JournalReader::open(&p.journal, None)?;
-    let report = CheckpointReport::check(checkpoint, &reader, &parsed, key)?;
-    let line = match json {
-        true => serde_json::to_string(&report).expect("serializable"),
-        false => report.summary(),
-    };
-    output::emit(out, &line, json)?;
-    Ok(report.ok)
 }

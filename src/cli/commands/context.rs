@@ -3,32 +3,19 @@
 //! `show` prints exactly the text the hook would inject if the event `--at` (default
 //! `compact`: the host compacting now) came next, under the root's config.toml: the injection
 //! policy's own function, on the session's current state. Nothing at all when it is empty.
-//! `--json` prints the [`Injection`](crate::context::Injection) with `"seq"` (the state's).
+//! `--json` prints the [`Injection`](sjournal::context::Injection) with `"seq"` (the state's).
 //! `set` writes an entry (`--channel persistent|ephemeral|at-stop`, default persistent) with
 //! the text given as an argument or on stdin; `clear` removes one key, one channel or all.
 
 use std::io::Write;
 
-use serde_json::json;
-
-use crate::cli::commands::{append::read_stdin, state::load};
+use crate::cli::shared::{load, load_policy, read_stdin};
 use crate::cli::{output, Outcome};
-use crate::context::{inject, Channel, Extras, InjectionPoint, Policy};
-use crate::error::{Error, Result};
-use crate::event::{EventKind, Host};
-use crate::hook::config::Config;
-use crate::journal::Root;
-use crate::primitives;
-
-/// The injection policy of `root` (its config.toml); a broken configuration is reported on
-/// stderr and the defaults are used, as the hook does.
-pub fn load_policy(root: &Root) -> Policy {
-    let config = Config::load(root).unwrap_or_else(|e| {
-        output::warn(&format!("sjournal: {e}"));
-        Config::default()
-    });
-    Policy::from_config(&config)
-}
+use sjournal::context::{inject, Channel, Extras, InjectionPoint};
+use sjournal::error::{Error, Result};
+use sjournal::event::{EventKind, Host};
+use sjournal::journal::Root;
+use sjournal::primitives;
 
 /// An event to show the injection for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,7 +85,7 @@ fn parse_channel(s: &str) -> std::result::Result<Channel, String> {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
-    let opts = crate::cli::writer_options(root);
+    let opts = crate::cli::shared::writer_options(root);
     match args.action {
         Action::Show {
             session,
@@ -132,9 +119,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             };
             let r = inject(&state, &point, &policy, &Extras::default());
             if json {
-                let mut v = serde_json::to_value(&r).expect("serializable");
-                v["seq"] = json!(state.seq);
-                output::json_line(&mut out, &v.to_string())?;
+                let show = sjournal::json::ContextShow {
+                    injection: &r,
+                    seq: state.seq,
+                };
+                output::json_line(&mut out, &sjournal::json::line(&show))?;
             } else {
                 // Escaped for the terminal (`--json` has the exact text).
                 output::text(&mut out, &r.text)?;
@@ -155,7 +144,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 Some(t) => t.to_owned(),
             };
             let landed = primitives::context_set(root, &session, channel, &key, &text, &opts)?;
-            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
+            return crate::cli::shared::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Clear {
             session,
@@ -163,13 +152,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             channel,
         } => {
             let landed = primitives::context_clear(root, &session, channel, key.as_deref(), &opts)?;
-            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
+            return crate::cli::shared::print_landed(&mut out, root, &session, &landed, seq_line);
         }
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
 }
 
-fn seq_line(a: &crate::journal::Appended) -> String {
-    json!({"seq": a.seq}).to_string()
+fn seq_line(a: &sjournal::journal::Appended) -> String {
+    sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq })
 }

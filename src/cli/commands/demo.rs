@@ -15,11 +15,11 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 
 use crate::cli::{output, Outcome};
-use crate::context::Channel;
-use crate::error::{Error, Result};
-use crate::journal::{verify_file, JournalReader, Root, Writer, WriterOptions};
-use crate::replay::{replay, session::SessionFold, CheckStatus};
-use crate::snapshot::{load_state, LoadOptions};
+use sjournal::context::Channel;
+use sjournal::error::{Error, Result};
+use sjournal::journal::{verify_file, JournalReader, Root, Writer, WriterOptions};
+use sjournal::replay::{replay, session::SessionFold, CheckStatus};
+use sjournal::snapshot::{load_state, LoadOptions};
 
 const FIXTURE: &str = include_str!("../../../tests/fixtures/claude-code/payloads-2.1.332.jsonl");
 const SESSION: &str = "5e551011-de30-4a11-8000-00000000demo";
@@ -131,7 +131,7 @@ fn indent(text: &str) -> String {
 /// alone: (journaled, matching).
 fn rebuild_check(root: &Root) -> Result<(usize, usize)> {
     let reader = JournalReader::open(&root.session(SESSION)?.journal, None)?;
-    let mut fold = SessionFold::new(super::context::load_policy(root));
+    let mut fold = SessionFold::new(crate::cli::shared::load_policy(root));
     let (mut journaled, mut matching) = (0, 0);
     replay(&reader, &mut fold, Default::default(), |step| {
         if let Some(c) = step.injection.filter(|c| c.journaled.is_some()) {
@@ -178,7 +178,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     say("2. A hook author pins a decision as persistent context (survives compaction)")?;
     let decision =
         "Decision: journals are append-only; never rewrite a record, append a correction.";
-    crate::primitives::context_set(
+    sjournal::primitives::context_set(
         &root,
         SESSION,
         Channel::Persistent,
@@ -336,7 +336,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let torn_at = {
         // The high-water mark as it was before the write: a crash in the middle of a write
         // comes before its sync returned, so the mark never named the torn record.
-        let mark_path = crate::journal::hwm::path_for(&path);
+        let mark_path = sjournal::journal::hwm::path_for(&path);
         let mark = std::fs::read(&mark_path).map_err(|e| Error::io("read", &mark_path, e))?;
         let mut w = Writer::open(&root, SESSION, &WriterOptions::default())?;
         let a = w.append_event(

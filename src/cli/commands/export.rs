@@ -1,14 +1,14 @@
 //! `sjournal export --session ID [--format jsonl]`: every record as one JSON object per line,
-//! with the host's original payload byte for byte (see [`crate::audit::jsonl`] for the line
+//! with the host's original payload byte for byte (see [`sjournal::audit::jsonl`] for the line
 //! format), ready for jq or for `sjournal import`. Exit 1 if the journal has a problem
 //! (what comes before it is exported, the problem is reported on stderr).
 
 use std::io::Write;
 
-use crate::audit::jsonl::export_line;
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::{JournalReader, Root};
+use sjournal::audit::jsonl::export_line;
+use sjournal::error::Result;
+use sjournal::journal::{JournalReader, Root};
 
 /// Print a session's records as JSON Lines, payloads byte for byte
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub enum Format {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let pending = crate::cli::pending::settle(root, &args.session)?;
-    let paths = crate::cli::existing_session(root, &args.session)?;
+    let paths = root.existing_session(&args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
     let mut out = output::stdout();
     for r in reader.records()? {

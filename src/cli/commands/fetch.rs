@@ -1,13 +1,13 @@
 //! `sjournal fetch URL --into DIR [--pubkey KEYFILE]`: rebuilds shipped journals byte for
-//! byte after verifying them (see [`crate::remote::fetch`]). Exit 1 if any stream has
+//! byte after verifying them (see [`sjournal::remote::fetch`]). Exit 1 if any stream has
 //! findings (it is not written) or an existing local file was in the way.
 
 use std::path::PathBuf;
 
-use super::ship::remote_err;
+use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::remote::{self, fetch};
+use sjournal::error::{Error, Result};
+use sjournal::remote::{self, fetch};
 
 /// Rebuild shipped journals from object storage, byte for byte, after verifying them
 #[derive(Debug, clap::Args)]
@@ -31,7 +31,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     let remote = remote::Remote::open(&args.url).map_err(remote_err)?;
     let opts = remote::verify::Options {
-        keys: super::remote_verify::load_keys(&args.pubkey)?,
+        keys: crate::cli::shared::load_keys(&args.pubkey)?,
         local: None,
     };
     let rt = remote::runtime().map_err(|e| Error::io("start runtime", &args.into, e))?;
@@ -45,15 +45,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             bad += 1;
         }
         let line = if args.json {
-            serde_json::json!({
-                "location": f.verdict.location,
-                "path": f.path,
-                "outcome": f.outcome,
-                "ok": f.ok,
-                "last_seq": f.verdict.last_seq,
-                "findings": f.verdict.findings,
-            })
-            .to_string()
+            sjournal::json::line(&sjournal::json::FetchLine::from(f))
         } else {
             format!(
                 "{} {}: {}{}",

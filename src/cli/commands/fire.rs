@@ -4,9 +4,9 @@
 //! lock, so concurrent callers never exceed the maximum.
 
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::Root;
-use crate::primitives;
+use sjournal::error::Result;
+use sjournal::journal::Root;
+use sjournal::primitives;
 
 /// Count a firing of a hook, up to a maximum
 #[derive(Debug, clap::Args)]
@@ -26,7 +26,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         &args.target.id()?,
         &args.name,
         args.max,
-        &crate::cli::writer_options(root),
+        &crate::cli::shared::writer_options(root),
     )?;
     let mut out = output::stdout();
     output::json_line(&mut out, &serde_json::to_string(&f).expect("serializable"))?;

@@ -11,8 +11,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::{self, spool, Root};
+use sjournal::error::Result;
+use sjournal::journal::{self, spool, Root};
 
 /// Merge spooled events into their journals now
 #[derive(Debug, clap::Args)]
@@ -31,7 +31,7 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let base = crate::cli::writer_options(root);
+    let base = crate::cli::shared::writer_options(root);
     let ids = match &args.session {
         Some(s) => vec![s.clone()],
         None => spool::sessions_with_pending(root, &base)?,
@@ -45,18 +45,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         let m = &f.merged;
         left |= !f.waiting.is_empty() || !m.damaged.is_empty();
         let line = if args.json {
-            serde_json::json!({
-                "session": id,
-                "merged": m.merged.len(),
-                "merged_records": m.merged_records,
-                "merged_fallback": m.merged_fallback,
-                "settled": m.settled.len(),
-                "damaged": m.damaged,
-                "pending": f.waiting.len(),
-                "why": f.why,
-                "warnings": m.warnings,
-            })
-            .to_string()
+            let summary =
+                sjournal::json::FlushSummary::new(id, m, f.waiting.len(), f.why.as_deref());
+            sjournal::json::line(&summary)
         } else {
             let mut l = format!(
                 "{id}: merged {} spooled file(s) ({} records",

@@ -1,5 +1,5 @@
 //! `sjournal hook [--host auto|claude|codex|gemini|cursor|cline|openclaw] [--deadline-ms 250]`: what
-//! agent hosts run on every event (see `crate::hook`). It always exits 0: a hook that exits 2
+//! agent hosts run on every event (see `sjournal::hook`). It always exits 0: a hook that exits 2
 //! would block the host's action (Claude Code erases the user's prompt on UserPromptSubmit).
 //! Stdout carries only the host's JSON; everything else goes to stderr, which hosts keep in
 //! their debug logs.
@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use crate::cli::output;
 use crate::cli::Outcome;
-use crate::error::Result;
-use crate::hook::config::Config;
-use crate::hook::protocol::HostFlag;
-use crate::hook::{self, HookOptions};
-use crate::journal::Root;
-use crate::limits::HOOK_DEADLINE_MS_DEFAULT;
+use sjournal::error::Result;
+use sjournal::hook::config::Config;
+use sjournal::hook::protocol::HostFlag;
+use sjournal::hook::{self, HookOptions};
+use sjournal::journal::Root;
+use sjournal::limits::HOOK_DEADLINE_MS_DEFAULT;
 
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
@@ -135,7 +135,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         }
     }
     // Memory: this session started, its standing instructions proposed, "remember: …"
-    // accepted (the project journal, after the reply; see `crate::memory::hook`).
+    // accepted (the project journal, after the reply; see `sjournal::memory::hook`).
     if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
         if let Err(e) = memory_after(&root, &config, cap, out.memory, project_dir.as_deref()) {
             diag.push(format!(
@@ -152,10 +152,10 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
 }
 
 /// Starts the detached `sjournal ship` if the configuration asks for it and the event ends
-/// its session (see `crate::remote::spawn`).
+/// its session (see `sjournal::remote::spawn`).
 #[cfg(feature = "remote")]
 fn ship_after(root: &Root, config: &Config, cap: &hook::input::Captured) -> Option<String> {
-    crate::remote::spawn::after_event(root, config, cap)
+    sjournal::remote::spawn::after_event(root, config, cap)
 }
 
 #[cfg(not(feature = "remote"))]
@@ -169,7 +169,7 @@ fn memory_after(
     root: &Root,
     config: &Config,
     cap: &hook::input::Captured,
-    planned: Option<crate::memory::hook::AfterReply>,
+    planned: Option<sjournal::memory::hook::AfterReply>,
     project_dir: Option<&str>,
 ) -> Result<()> {
     let (job, state) = match planned {
@@ -178,18 +178,18 @@ fn memory_after(
             let Some(raw) = cap.raw_json.as_deref() else {
                 return Ok(());
             };
-            if !crate::memory::hook::may_concern(cap.event.as_deref()) {
+            if !sjournal::memory::hook::may_concern(cap.event.as_deref()) {
                 return Ok(());
             }
             let dir = project_dir.map(std::path::Path::new);
-            let plan = crate::memory::hook::plan(root, &cap.kind, raw, &cap.session_id, dir, None);
+            let plan = sjournal::memory::hook::plan(root, &cap.kind, raw, &cap.session_id, dir, None);
             match plan.after {
                 Some(job) => (job, None),
                 None => return Ok(()),
             }
         }
     };
-    crate::memory::hook::after(root, &job, state.as_ref(), &config.writer_options())
+    sjournal::memory::hook::after(root, &job, state.as_ref(), &config.writer_options())
 }
 
 fn print_diag(diag: &[String]) {

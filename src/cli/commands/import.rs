@@ -22,15 +22,11 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use crate::audit::jsonl::{is_export_line, line_error, read_export_line, ImportedPayload};
-use crate::cli::commands::append::event_kind;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::format::payload::{encode_event, is_system_kind};
-use crate::format::record::{frame_len, valid_kind};
-use crate::journal::writer::now_unix_ns;
-use crate::journal::{keep_elsewhere, Batch, Landed, Root, Session};
-use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
+use sjournal::audit::jsonl::{chunks, plan, ImportFormat, ImportItem};
+use sjournal::error::{Error, Result};
+use sjournal::journal::writer::now_unix_ns;
+use sjournal::journal::{keep_elsewhere, Batch, Landed, Root, Session};
 
 /// Append the events of a JSON Lines file (or stdin) with one sync
 #[derive(Debug, clap::Args)]
@@ -61,32 +57,26 @@ pub enum Format {
     Events,
 }
 
-/// One record to append.
-struct Item {
-    kind: String,
-    payload: Vec<u8>,
-    /// Its time, for an export line; None: the time of the import.
-    ts: Option<i64>,
-    system: bool,
-}
-
-/// What was read, ready to append.
-struct Plan {
-    items: Vec<Item>,
-    /// System records exported without their exact bytes (by an older sjournal).
-    without_bytes: u64,
+impl From<Format> for ImportFormat {
+    fn from(f: Format) -> ImportFormat {
+        match f {
+            Format::Auto => ImportFormat::Auto,
+            Format::Export => ImportFormat::Export,
+            Format::Events => ImportFormat::Events,
+        }
+    }
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let (name, input) = read_input(&args.file)?;
-    let plan = plan(&name, &input, args.format, args.kind.as_deref())?;
+    let plan = plan(&name, &input, args.format.into(), args.kind.as_deref())?;
     let mut syncs = 0;
     let mut range = None;
     let (mut events, mut system, mut not_empty) = (0u64, 0u64, 0u64);
     let mut landed = None;
     let mut unopened = false;
     if !plan.items.is_empty() {
-        let opts = crate::cli::writer_options(root);
+        let opts = crate::cli::shared::writer_options(root);
         let (session, open_err) = match Session::open(root, &args.session, &opts) {
             Ok(s) => (Some(s), None),
             Err(e @ (Error::InvalidSessionId { .. } | Error::InvalidKind { .. })) => return Err(e),
@@ -96,7 +86,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         // session (one that cannot be opened now may not be: they are left out).
         unopened = session.is_none();
         let copy = session.as_ref().is_some_and(|s| s.writer().is_empty());
-        let items: Vec<&Item> = plan.items.iter().filter(|i| copy || !i.system).collect();
+        let items: Vec<&ImportItem> = plan.items.iter().filter(|i| copy || !i.system).collect();
         not_empty = (plan.items.len() - items.len()) as u64;
         if !items.is_empty() {
             syncs = chunks(&items).len();
@@ -140,31 +130,30 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         output::warn(&format!(
             "sjournal: {not_empty} system record(s) not imported: session {} {why}, and system \
              records refer to records by seq; import into a new session to copy a session whole",
-            crate::escape::text(&args.session)
+            sjournal::escape::text(&args.session)
         ));
     }
     let mut out = output::stdout();
     let line = match (args.json, range) {
-        (true, _) => serde_json::json!({
-            "session": args.session,
-            "appended": events + system,
-            "events": events,
-            "system": system,
-            "first_seq": range.map(|r| r.0),
-            "last_seq": range.map(|r| r.1),
-            "head": range.map(|r| r.2.to_hex()),
-            "skipped_system": skipped,
-            "syncs": syncs,
-        })
-        .to_string(),
+        (true, _) => sjournal::json::line(&sjournal::json::ImportSummary {
+            session: &args.session,
+            appended: events + system,
+            events,
+            system,
+            first_seq: range.map(|r| r.0),
+            last_seq: range.map(|r| r.1),
+            head: range.map(|r| r.2.to_hex()),
+            skipped_system: skipped,
+            syncs,
+        }),
         (false, Some((first, last, head))) => format!(
             "imported {events} event(s) and {system} system record(s) into session {} as seq \
              {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) skipped",
-            crate::escape::text(&format!("{:?}", args.session)),
+            sjournal::escape::text(&format!("{:?}", args.session)),
         ),
         (false, None) => format!(
             "nothing to import from {}; {skipped} system record(s) skipped",
-            crate::escape::text(&name)
+            sjournal::escape::text(&name)
         ),
     };
     output::emit(&mut out, &line, args.json)?;
@@ -172,7 +161,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         None | Some(Landed::Journal { .. }) => Ok(Outcome::Ok),
         // Not (all) in the journal: say where the rest is, exit 1.
         Some(other) => {
-            crate::cli::print_landed(&mut out, root, &args.session, &other, |_| String::new())
+            crate::cli::shared::print_landed(&mut out, root, &args.session, &other, |_| {
+                String::new()
+            })
         }
     }
 }
@@ -188,100 +179,4 @@ fn read_input(file: &std::path::Path) -> Result<(String, Vec<u8>)> {
     }
     let buf = std::fs::read(file).map_err(|e| Error::io("read", file, e))?;
     Ok((file.display().to_string(), buf))
-}
-
-/// Checks every line and encodes its payload; fails on the first bad line.
-fn plan(name: &str, input: &[u8], format: Format, kind: Option<&str>) -> Result<Plan> {
-    let mut plan = Plan {
-        items: Vec::new(),
-        without_bytes: 0,
-    };
-    for (i, raw_line) in input.split(|&b| b == b'\n').enumerate() {
-        let n = i + 1;
-        let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
-        if raw_line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let line = std::str::from_utf8(raw_line)
-            .map_err(|e| line_error(name, n, format!("not UTF-8 ({e})")))?;
-        let value: serde_json::Value = serde_json::from_str(line)
-            .or_else(|e| crate::event::lenient_json::value(raw_line).map_err(|_| e))
-            .map_err(|e| {
-                line_error(
-                    name,
-                    n,
-                    format!("not valid JSON: {e} (column {})", e.column()),
-                )
-            })?;
-        let export = match format {
-            Format::Auto => is_export_line(&value),
-            Format::Export => true,
-            Format::Events => false,
-        };
-        let item = if export {
-            let l = read_export_line(line)
-                .map_err(|e| line_error(name, n, format!("not an sjournal export line: {e}")))?;
-            if !valid_kind(&l.kind) {
-                return Err(line_error(name, n, format!("invalid kind {:?}", l.kind)));
-            }
-            let (payload, system) = match l.payload {
-                ImportedPayload::Event(text) => {
-                    if is_system_kind(&l.kind) {
-                        return Err(line_error(name, n, "a system record with an event payload"));
-                    }
-                    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
-                        return Err(line_error(name, n, format!("raw payload is not JSON: {e}")));
-                    }
-                    (encode_event(&text), false)
-                }
-                ImportedPayload::System(bytes) => (bytes, true),
-                ImportedPayload::SystemWithoutBytes => {
-                    plan.without_bytes += 1;
-                    continue;
-                }
-            };
-            Item {
-                kind: l.kind.into_owned(),
-                payload,
-                ts: l.ts_unix_ns,
-                system,
-            }
-        } else {
-            let k = event_kind(kind, &value).map_err(|e| line_error(name, n, e.to_string()))?;
-            Item {
-                kind: k,
-                payload: encode_event(line),
-                ts: None,
-                system: false,
-            }
-        };
-        let len = frame_len(&item.kind, item.payload.len());
-        if len > FRAME_MAX_BYTES as usize {
-            return Err(line_error(
-                name,
-                n,
-                format!("the record would be {len} bytes; the limit is {FRAME_MAX_BYTES}"),
-            ));
-        }
-        plan.items.push(item);
-    }
-    Ok(plan)
-}
-
-/// Splits the items into batches of at most `BATCH_MAX_BYTES` of frames each.
-fn chunks<'i>(items: &'i [&'i Item]) -> Vec<&'i [&'i Item]> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0u64);
-    for (i, item) in items.iter().enumerate() {
-        let len = frame_len(&item.kind, item.payload.len()) as u64;
-        if bytes + len > BATCH_MAX_BYTES && i > start {
-            out.push(&items[start..i]);
-            (start, bytes) = (i, 0);
-        }
-        bytes += len;
-    }
-    if start < items.len() {
-        out.push(&items[start..]);
-    }
-    out
 }

@@ -1,14 +1,14 @@
 //! `sjournal index --from URL --pg CONNINFO [--schema NAME] [--rebuild] [--pubkey KEYFILE]`:
 //! verifies new segments and inserts them, with the facts the fold extracts, into PostgreSQL
-//! (see [`crate::remote::index`]). Exit 1 if a segment failed verification (it and the rest of
+//! (see [`sjournal::remote::index`]). Exit 1 if a segment failed verification (it and the rest of
 //! its stream are not indexed).
 
 use std::path::PathBuf;
 
-use super::ship::remote_err;
+use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::remote::{self, index};
+use sjournal::error::{Error, Result};
+use sjournal::remote::{self, index};
 
 /// Index shipped journals into PostgreSQL (records, sessions, files, commands, prompts)
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let opts = index::Options {
         schema: args.schema.clone(),
         rebuild: args.rebuild,
-        keys: super::remote_verify::load_keys(&args.pubkey)?,
+        keys: crate::cli::shared::load_keys(&args.pubkey)?,
     };
     let rt = remote::runtime().map_err(|e| Error::io("start runtime", ".", e))?;
     let r = rt

@@ -3,16 +3,16 @@
 //! opened read-only and mapped under a shared lock, so it may be any journal, a rescue
 //! journal, a quarantine file or a copy outside the root.
 //!
-//! `--json` prints one [`Inspection`](crate::audit::inspect::Inspection) object. Exit 0 if the
+//! `--json` prints one [`Inspection`](sjournal::audit::inspect::Inspection) object. Exit 0 if the
 //! file is a clean journal, 1 if anything is wrong with it, 2 if it cannot be read.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::audit::inspect::{inspect, Inspection, Item};
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::JournalReader;
+use sjournal::audit::inspect::{inspect, Inspection, Item};
+use sjournal::error::Result;
+use sjournal::journal::JournalReader;
 
 /// Decode a journal record by record, damaged or not, and show what is wrong where (read-only)
 #[derive(Debug, clap::Args)]
@@ -77,7 +77,7 @@ fn render(out: &mut impl Write, file: &std::path::Path, r: &Inspection) -> Resul
                         } else {
                             ""
                         },
-                        crate::audit::one_line(&rec.summary, 80)
+                        sjournal::audit::one_line(&rec.summary, 80)
                     ),
                 )?;
                 for i in &rec.issues {

@@ -1,13 +1,14 @@
 //! `sjournal install HOST` / `sjournal uninstall HOST`: add sjournal's hooks to a host's
-//! configuration, or remove them (see `crate::install`). `--dry-run` prints the diff and
+//! configuration, or remove them (see `sjournal::install`). `--dry-run` prints the diff and
 //! writes nothing.
 
 use std::path::PathBuf;
 
+use crate::cli::error::{CliError, Result};
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::install::bridge::{self, Bridge, Places};
-use crate::install::{self, Host, InstallError, Plan, Scope};
+use sjournal::error::Error;
+use sjournal::install::bridge::{self, Bridge, Places};
+use sjournal::install::{self, Host, InstallError, Plan, Scope};
 
 /// Install sjournal's hooks into a host's configuration (kept: everything else in it)
 #[derive(Debug, clap::Args)]
@@ -97,7 +98,10 @@ pub struct Common {
 fn project(c: &Common) -> Result<PathBuf> {
     match &c.project_dir {
         Some(d) => Ok(d.clone()),
-        None => std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e)),
+        None => {
+            Ok(std::env::current_dir()
+                .map_err(|e| Error::io("find", "the current directory", e))?)
+        }
     }
 }
 
@@ -190,8 +194,8 @@ fn run_bridge(b: Bridge, c: &Common, command: Option<String>, on: bool) -> Resul
     Ok(Outcome::Ok)
 }
 
-fn usage(e: InstallError) -> Error {
-    Error::Install {
+fn usage(e: InstallError) -> CliError {
+    CliError::Install {
         message: e.to_string(),
     }
 }

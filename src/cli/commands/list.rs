@@ -4,13 +4,12 @@
 //! (default 100, at most 1000). `show` prints the items oldest first, one JSON value per line
 //! (`--json`: `{"name", "max", "pushed", "items": [{"seq", "value"}]}`).
 
-use serde_json::json;
-
-use crate::cli::commands::state::load;
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::Root;
-use crate::primitives;
+use sjournal::error::Result;
+use sjournal::journal::Root;
+use sjournal::json::ListShow;
+use sjournal::primitives;
 
 /// Push to, show or clear a bounded list
 #[derive(Debug, clap::Args)]
@@ -48,7 +47,7 @@ pub enum Action {
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
-    let opts = crate::cli::writer_options(root);
+    let opts = crate::cli::shared::writer_options(root);
     match args.action {
         Action::Push {
             target,
@@ -58,34 +57,27 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         } => {
             let session = target.id()?;
             let landed = primitives::list_push(root, &session, &name, &value, max, &opts)?;
-            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
+            return crate::cli::shared::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Clear { target, name } => {
             let session = target.id()?;
             let landed = primitives::list_clear(root, &session, &name, &opts)?;
-            return crate::cli::print_landed(&mut out, root, &session, &landed, seq_line);
+            return crate::cli::shared::print_landed(&mut out, root, &session, &landed, seq_line);
         }
         Action::Show { target, name, json } => {
             let session = target.id()?;
             let (state, _) = load(root, &session, None, true)?;
-            let Some(list) = state.primitives.lists.get(&name) else {
+            let Some(list) = ListShow::of(&state, &name) else {
                 output::warn(&format!(
                     "sjournal: list {name:?} of session {session:?} is empty"
                 ));
                 return Ok(Outcome::Findings);
             };
-            let value = |t: &str| serde_json::from_str(t).unwrap_or(serde_json::Value::Null);
             if json {
-                let items: Vec<_> = list
-                    .items
-                    .iter()
-                    .map(|i| json!({"seq": i.seq, "value": value(&i.value)}))
-                    .collect();
-                let v =
-                    json!({"name": name, "max": list.max, "pushed": list.pushed, "items": items});
-                output::json_line(&mut out, &v.to_string())?;
+                output::json_line(&mut out, &sjournal::json::line(&list))?;
             } else {
-                for i in &list.items {
+                // The values as they were stored.
+                for i in &state.primitives.lists[&name].items {
                     output::json_line(&mut out, &i.value)?;
                 }
             }
@@ -94,6 +86,6 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-fn seq_line(a: &crate::journal::Appended) -> String {
-    json!({"seq": a.seq}).to_string()
+fn seq_line(a: &sjournal::journal::Appended) -> String {
+    sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq })
 }

@@ -1,5 +1,5 @@
 //! `sjournal memory propose|list|show|accept|reject|edit|forget|review`: reviewable memory
-//! across sessions, kept in the project's or the global scope journal (`crate::memory`).
+//! across sessions, kept in the project's or the global scope journal (`sjournal::memory`).
 //!
 //! Only accepted items are ever injected (at startup, clear and compact, ≤ 600 chars under
 //! "## Project memory (reviewed)"); proposals wait here for a person.
@@ -7,15 +7,14 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
-use serde_json::json;
-
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::fold::State;
-use crate::journal::Root;
-use crate::memory::ops::{self, Applied};
-use crate::memory::{Item, Scope};
-use crate::snapshot::LoadOptions;
+use sjournal::error::{Error, Result};
+use sjournal::fold::State;
+use sjournal::json::MemoryItem;
+use sjournal::journal::Root;
+use sjournal::memory::ops::{self, Applied};
+use sjournal::memory::{Item, Scope};
+use sjournal::snapshot::LoadOptions;
 
 /// Reviewable memory across sessions: propose, review, accept, reject, edit, forget
 #[derive(Debug, clap::Args)]
@@ -99,7 +98,7 @@ pub enum Action {
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let flag = args.project.clone();
     let scope = Scope::parse(&args.scope, || crate::cli::target::project_dir(flag))?;
-    let opts = crate::cli::writer_options(root);
+    let opts = crate::cli::shared::writer_options(root);
     let state = || ops::load(root, &scope, &LoadOptions::latest());
     let mut out = output::stdout();
     let json = args.json;
@@ -115,11 +114,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let op = ops::propose(&text, "explicit", session.as_deref(), seq, Some(&quote));
                 let id = op.id.clone();
                 let a = ops::apply_one(root, &scope, op, &opts)?;
-                let status = a.state.memory.items.get(&id).map(|i| i.status.clone());
+                let status = a.state.memory.items.get(&id).map(|i| i.status.as_str());
                 let written = a.landed.is_some();
                 if json {
-                    let v = json!({"id": id, "status": status, "written": written, "scope": scope.name()});
-                    output::json_line(&mut out, &v.to_string())?;
+                    let v = sjournal::json::MemoryProposed {
+                        id: &id,
+                        status,
+                        written,
+                        scope: scope.name(),
+                    };
+                    output::json_line(&mut out, &sjournal::json::line(&v))?;
                 } else {
                     let how = if written { "proposed" } else { "already known" };
                     output::line(
@@ -143,10 +147,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     })
                     .collect();
                 if json {
-                    let items: Vec<_> = items.into_iter().map(item_json).collect();
-                    let v = json!({"scope": scope.name(), "journal": scope.journal_id(),
-                    "pending": st.memory.pending(), "items": items});
-                    output::json_line(&mut out, &v.to_string())?;
+                    let v = sjournal::json::MemoryList {
+                        scope: scope.name(),
+                        journal: scope.journal_id(),
+                        pending: st.memory.pending(),
+                        items: items.into_iter().map(MemoryItem::from).collect(),
+                    };
+                    output::json_line(&mut out, &sjournal::json::line(&v))?;
                 } else if items.is_empty() {
                     output::line(&mut out, &format!("no {} memory items", scope.name()))?;
                 } else {
@@ -159,7 +166,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let st = state()?;
                 let i = find(&st, &id)?;
                 if json {
-                    output::json_line(&mut out, &item_json(i).to_string())?;
+                    output::json_line(&mut out, &sjournal::json::line(&MemoryItem::from(i)))?;
                 } else {
                     output::line(&mut out, &evidence(i))?;
                 }
@@ -203,7 +210,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     match r {
         // Refused by the memory's rules (unknown id, rejected text): exit 1, not usage.
         Err(e @ Error::InvalidInput { .. }) => {
-            crate::cli::report_error(&e);
+            crate::cli::shared::report_error(&e);
             Ok(Outcome::Findings)
         }
         r => r,
@@ -233,7 +240,7 @@ fn find<'a>(st: &'a State, prefix: &str) -> Result<&'a Item> {
 fn settle(
     root: &Root,
     scope: &Scope,
-    opts: &crate::journal::WriterOptions,
+    opts: &sjournal::journal::WriterOptions,
     op: &str,
     ids: &[String],
     reason: Option<&str>,
@@ -260,7 +267,8 @@ fn settle(
     for id in &full {
         let status = a.state.memory.items.get(id).map(|i| i.status.as_str());
         if json {
-            output::json_line(out, &json!({"id": id, "status": status}).to_string())?;
+            let v = sjournal::json::MemoryStatus { id, status };
+            output::json_line(out, &sjournal::json::line(&v))?;
         } else {
             output::line(out, &format!("{id} {}", status.unwrap_or("?")))?;
         }
@@ -271,7 +279,7 @@ fn settle(
 
 fn warn_landed(a: &Applied) {
     if let Some(l) = &a.landed {
-        if !matches!(l, crate::journal::Landed::Journal { .. }) {
+        if !matches!(l, sjournal::journal::Landed::Journal { .. }) {
             output::warn("sjournal: the memory journal could not take the write now; it was kept aside and is merged by the next writer");
         }
     }
@@ -279,14 +287,6 @@ fn warn_landed(a: &Applied) {
 
 /// An item as JSON, with `seen_in_sessions`: in how many sessions it was given (its
 /// confidence).
-fn item_json(i: &Item) -> serde_json::Value {
-    let mut v = serde_json::to_value(i).unwrap_or_default();
-    if let Some(o) = v.as_object_mut() {
-        o.insert("seen_in_sessions".into(), json!(i.sessions()));
-    }
-    v
-}
-
 /// Pending items, the most confident first (seen in the most sessions), then oldest first.
 fn pending_by_confidence(st: &State) -> Vec<&Item> {
     let mut v: Vec<&Item> = st
@@ -345,18 +345,19 @@ fn evidence(i: &Item) -> String {
 fn review(
     root: &Root,
     scope: &Scope,
-    opts: &crate::journal::WriterOptions,
+    opts: &sjournal::journal::WriterOptions,
     json: bool,
     out: &mut impl Write,
 ) -> Result<Outcome> {
     let st = ops::load(root, scope, &LoadOptions::latest())?;
     let pending = pending_by_confidence(&st);
     if json {
-        let items: Vec<_> = pending.iter().map(|i| item_json(i)).collect();
-        output::line(
-            out,
-            &json!({"scope": scope.name(), "pending": items}).to_string(),
-        )?;
+        // Exactly as serialized: JSON is not terminal text to escape.
+        let v = sjournal::json::MemoryReview {
+            scope: scope.name(),
+            pending: pending.into_iter().map(MemoryItem::from).collect(),
+        };
+        output::json_line(out, &sjournal::json::line(&v))?;
         return Ok(Outcome::Ok);
     }
     if pending.is_empty() {

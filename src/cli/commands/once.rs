@@ -6,11 +6,11 @@
 //! `sjournal unseen --session ID KEY...`: prints the keys not seen yet, changing nothing;
 //! exit 0 if any, 1 if none.
 
-use crate::cli::commands::state::load;
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::Root;
-use crate::primitives;
+use sjournal::error::Result;
+use sjournal::journal::Root;
+use sjournal::primitives;
 
 /// Mark keys seen; print the ones seen for the first time
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         root,
         &args.target.id()?,
         &args.keys,
-        &crate::cli::writer_options(root),
+        &crate::cli::shared::writer_options(root),
     )?;
     print(&new)
 }

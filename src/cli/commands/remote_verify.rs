@@ -1,27 +1,14 @@
 //! `sjournal verify --remote URL [--pubkey KEYFILE]…`: the remote part of verify (see
-//! [`crate::remote::verify`]). Compares with the local root's journals of the same host id.
+//! [`sjournal::remote::verify`]). Compares with the local root's journals of the same host id.
 
 use std::path::{Path, PathBuf};
 
-use super::ship::remote_err;
+use crate::cli::shared::{load_keys, remote_err};
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::hook::config::Config;
-use crate::journal::Root;
-use crate::remote::{self, verify};
-
-/// Reads verifier key files (one key per line, several lines allowed).
-pub fn load_keys(paths: &[PathBuf]) -> Result<Vec<verify::Key>> {
-    let mut keys = Vec::new();
-    for p in paths {
-        let text = std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e))?;
-        keys.extend(verify::Key::parse_all(&text).map_err(|reason| Error::Key {
-            path: p.clone(),
-            reason,
-        })?);
-    }
-    Ok(keys)
-}
+use sjournal::error::{Error, Result};
+use sjournal::hook::config::Config;
+use sjournal::journal::Root;
+use sjournal::remote::{self, verify};
 
 /// The local host id, if this root has shipped before (or names one in its config).
 fn local_host(root: &Root) -> Option<String> {

@@ -1,15 +1,15 @@
 //! `sjournal repair --session ID [--dry-run] [--json]`: rebuilds a journal that refuses
 //! appends (damage recovery may not cut, a rollback) from every record that can be salvaged,
 //! merges the session's rescue journal after them, and keeps both old files byte for byte
-//! beside it (see [`crate::journal::repair`]). Exit 0 when the journal was repaired or needed
+//! beside it (see [`sjournal::journal::repair`]). Exit 0 when the journal was repaired or needed
 //! nothing, 2 if it could not be (nothing was changed then).
 //!
-//! `--json` prints the [`RepairReport`](crate::journal::repair::RepairReport).
+//! `--json` prints the [`RepairReport`](sjournal::journal::repair::RepairReport).
 
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::repair::{repair, RepairOptions, RepairReport};
-use crate::journal::Root;
+use sjournal::error::Result;
+use sjournal::journal::repair::{repair, RepairOptions, RepairReport};
+use sjournal::journal::Root;
 
 /// Rebuild a damaged journal from what can be salvaged; the damaged file is kept beside it
 #[derive(Debug, clap::Args)]
@@ -46,13 +46,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn describe(r: &RepairReport) -> Vec<String> {
-    let id = crate::escape::text(&r.session_id);
+    let id = sjournal::escape::text(&r.session_id);
     if !r.repaired {
         return vec![format!(
             "session {id}: the journal verifies and has no rescue journal; nothing to repair"
         )];
     }
-    let shown = |p: &std::path::Path| crate::escape::path(p);
+    let shown = |p: &std::path::Path| sjournal::escape::path(p);
     if r.finished_earlier {
         return vec![format!(
             "session {id}: an earlier repair had merged the rescue journal; it is now kept as {}",
@@ -84,7 +84,7 @@ fn describe(r: &RepairReport) -> Vec<String> {
     if !rec.problem.is_empty() {
         lines.push(format!(
             "  what was wrong: {}",
-            crate::escape::text(&rec.problem)
+            sjournal::escape::text(&rec.problem)
         ));
     }
     for l in rec.lost.iter().take(10) {

@@ -4,7 +4,7 @@
 //! re-derives from the journal, under the root's config.toml; last, the final state hash
 //! (equal to `sjournal state`'s at that seq).
 //!
-//! `--json` prints one [`Step`](crate::replay::Step) per line, then
+//! `--json` prints one [`Step`](sjournal::replay::Step) per line, then
 //! `{"final":true,"last_seq":N,"state_hash":"<hex>","steps":K,"differing":[seq..]}`. Exit 1
 //! if the journal stops being valid before `--to` (the steps before the problem are printed),
 //! or if a journaled injection differs from its re-derivation.
@@ -12,9 +12,9 @@
 use std::io::Write;
 
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::journal::{JournalReader, Root};
-use crate::replay::{diff, replay, CheckStatus, InjectionCheck, Range, Step};
+use sjournal::error::{Error, Result};
+use sjournal::journal::{JournalReader, Root};
+use sjournal::replay::{diff, replay, CheckStatus, InjectionCheck, Range, Step};
 
 /// Replay a session record by record: state changes and the injected context at each step
 #[derive(Debug, clap::Args)]
@@ -45,17 +45,17 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     // Pending events are not in the journal yet: merged first if possible, else left out
     // with a warning on stderr (which names them).
     let _pending = crate::cli::pending::settle(root, &args.session)?;
-    let paths = crate::cli::existing_session(root, &args.session)?;
+    let paths = root.existing_session(&args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
-    let policy = super::context::load_policy(root);
-    let mut fold = crate::replay::session::SessionFold::new(policy);
+    let policy = crate::cli::shared::load_policy(root);
+    let mut fold = sjournal::replay::session::SessionFold::new(policy);
     let mut out = output::stdout();
     let mut last_context: Option<String> = None;
     let range = Range {
         from: args.from,
         to: args.to,
     };
-    let quiet = crate::replay::Fold::bookkeeping(&fold);
+    let quiet = sjournal::replay::Fold::bookkeeping(&fold);
     let end = replay(&reader, &mut fold, range, |step| {
         if args.json {
             output::json_line(
@@ -66,15 +66,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             render(&mut out, &step, quiet, &mut last_context)
         }
     })?;
-    let fin = serde_json::json!({
-        "final": true,
-        "last_seq": end.last_seq,
-        "state_hash": end.state_hash,
-        "steps": end.steps,
-        "differing": end.differing,
-    });
     if args.json {
-        output::json_line(&mut out, &fin.to_string())?;
+        let fin = sjournal::json::ReplayFinal {
+            is_final: true,
+            end: &end,
+        };
+        output::json_line(&mut out, &sjournal::json::line(&fin))?;
     } else {
         output::line(
             &mut out,
@@ -168,7 +165,7 @@ fn injection(
             c.event_seq,
             n(&c.journaled),
             c.render_version.unwrap_or(0),
-            crate::context::RENDER_VERSION
+            sjournal::context::RENDER_VERSION
         ),
         CheckStatus::NotJournaled => format!(
             "    nothing journaled for seq {}; the policy derives ({} chars):",

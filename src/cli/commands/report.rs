@@ -1,6 +1,6 @@
 //! `sjournal report --session ID --html OUT [--json]`: writes one self-contained HTML page
 //! with the session's timeline (turns, tool calls with durations and failures, compactions,
-//! injected context) and tables of the same; see [`crate::audit::html`]. Prints what it
+//! injected context) and tables of the same; see [`sjournal::audit::html`]. Prints what it
 //! wrote (`--json`: `{"out","bytes","records","turns","tool_calls","failed_tool_calls",
 //! "compactions","injections"}`). Exit 1 if the journal is damaged (the report covers the
 //! records before the damage and says so).
@@ -8,10 +8,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::audit::{html, timeline};
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::journal::{JournalReader, Root};
+use sjournal::audit::{html, timeline};
+use sjournal::error::{Error, Result};
+use sjournal::journal::{JournalReader, Root};
 
 /// Write a self-contained HTML timeline of a session
 #[derive(Debug, clap::Args)]
@@ -31,7 +31,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     // Pending events are not in the journal yet: merged first if possible, else left out
     // with a warning on stderr (which names them).
     let _pending = crate::cli::pending::settle(root, &args.session)?;
-    let paths = crate::cli::existing_session(root, &args.session)?;
+    let paths = root.existing_session(&args.session)?;
     let reader = JournalReader::open(&paths.journal, None)?;
     let t = timeline::build(&reader)?;
     drop(reader);
@@ -40,17 +40,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let failed = t.tools.iter().filter(|c| c.failed).count();
     let mut out = output::stdout();
     let line = if args.json {
-        serde_json::json!({
-            "out": args.html,
-            "bytes": page.len(),
-            "records": t.records,
-            "turns": t.turns.len(),
-            "tool_calls": t.tools.len(),
-            "failed_tool_calls": failed,
-            "compactions": t.compactions.len(),
-            "injections": t.injections.len(),
+        sjournal::json::line(&sjournal::json::ReportSummary {
+            out: &args.html,
+            bytes: page.len(),
+            records: t.records,
+            turns: t.turns.len(),
+            tool_calls: t.tools.len(),
+            failed_tool_calls: failed,
+            compactions: t.compactions.len(),
+            injections: t.injections.len(),
         })
-        .to_string()
     } else {
         format!(
             "wrote {}: {} records, {} turns, {} tool calls ({failed} failed), {} compactions, {} injections",

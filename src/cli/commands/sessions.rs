@@ -1,15 +1,15 @@
 //! `sessions [--project DIR] [--json]`: every session under the root, oldest first, with its
 //! host, project, first and last record time, record count, size on disk and whether it
-//! verifies. `--json` prints one [`SessionSummary`](crate::audit::sessions::SessionSummary)
+//! verifies. `--json` prints one [`SessionSummary`](sjournal::audit::sessions::SessionSummary)
 //! per line. Exit 1 if any listed session fails to verify.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::audit::sessions::{list, SessionSummary};
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::journal::Root;
+use sjournal::audit::sessions::{list, SessionSummary};
+use sjournal::error::{Error, Result};
+use sjournal::journal::Root;
 
 /// List every session: host, project, start and end, records, size, verify status
 #[derive(Debug, clap::Args)]
@@ -34,8 +34,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     // Spooled events first: merged where the journal can take them now (a session that so far
     // exists only in a spool gets its journal); the rest are counted below, as pending.
     let mut waiting = 0;
-    let opts = crate::cli::writer_options(root);
-    for id in crate::journal::spool::sessions_with_pending(root, &opts)? {
+    let opts = crate::cli::shared::writer_options(root);
+    for id in sjournal::journal::spool::sessions_with_pending(root, &opts)? {
         waiting += crate::cli::pending::settle(root, &id)?.waiting.len();
     }
     let all = list(root)?;
@@ -46,7 +46,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 || !s
                     .session_id
                     .as_deref()
-                    .is_some_and(crate::memory::is_scope_journal)
+                    .is_some_and(sjournal::memory::is_scope_journal)
         })
         .filter(|s| match (&filter, &s.identity.project) {
             (None, _) => true,
@@ -96,10 +96,10 @@ fn row(s: &SessionSummary) -> String {
     };
     // Every field comes from a journal: escaped whole (a line break in an id or a cwd must not
     // start a row of its own).
-    let esc = |t: &str| crate::escape::text(t).into_owned();
+    let esc = |t: &str| sjournal::escape::text(t).into_owned();
     let id = match &s.session_id {
         Some(id) => esc(id),
-        None => format!("<{}>", crate::escape::path(&s.journal)),
+        None => format!("<{}>", sjournal::escape::path(&s.journal)),
     };
     let project = esc(s.identity.project.as_deref().unwrap_or("-"));
     format!(

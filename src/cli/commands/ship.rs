@@ -1,14 +1,15 @@
 //! `sjournal ship (--session ID | --all) [--to s3://BUCKET/PREFIX] [--json]`: sends sealed
-//! segments of journals to object storage (see [`crate::remote::ship`]). Exit 0 when every
+//! segments of journals to object storage (see [`sjournal::remote::ship`]). Exit 0 when every
 //! journal was shipped (or was up to date), 1 when one DIVERGED from what was shipped or is
 //! damaged (nothing more is written for it), 2 on errors (network, credentials). Pending
 //! spooled events are merged into their journals first, as every reader does.
 
+use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::hook::config::Config;
-use crate::journal::Root;
-use crate::remote::{self, cursor, identity, ship};
+use sjournal::error::{Error, Result};
+use sjournal::hook::config::Config;
+use sjournal::journal::Root;
+use sjournal::remote::{self, cursor, identity, ship};
 
 /// Ship journals to object storage (sealed, create-only segments of the journal's own bytes)
 #[derive(Debug, clap::Args)]
@@ -32,15 +33,6 @@ pub struct Args {
     pub json: bool,
 }
 
-pub(crate) fn remote_err(e: remote::RemoteError) -> Error {
-    match e {
-        remote::RemoteError::Journal(e) => e,
-        other => Error::Remote {
-            reason: other.to_string(),
-        },
-    }
-}
-
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let config = Config::load(root).map_err(|e| Error::Remote {
         reason: e.to_string(),
@@ -59,14 +51,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     // spooled because the lock was held is then in what the detached ship sends.
     let with_pending = match &args.session {
         Some(s) => vec![s.clone()],
-        None => crate::journal::spool::sessions_with_pending(root, &config.writer_options())?,
+        None => sjournal::journal::spool::sessions_with_pending(root, &config.writer_options())?,
     };
     for s in &with_pending {
         crate::cli::pending::settle(root, s)?;
     }
     let journals = match &args.session {
         Some(s) => {
-            let p = crate::cli::existing_session(root, s)?;
+            let p = root.existing_session(s)?;
             let mut v = vec![p.journal];
             if p.rescue.exists() {
                 v.push(p.rescue);

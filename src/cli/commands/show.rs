@@ -10,14 +10,12 @@
 
 use std::io::Write;
 
-use serde_json::json;
-
-use crate::cli::commands::state::load;
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::context::lists::{self, List};
-use crate::context::text::{code, one_line};
-use crate::error::Result;
-use crate::journal::{JournalReader, Root};
+use sjournal::context::lists::{self, List};
+use sjournal::context::text::{code, one_line};
+use sjournal::error::Result;
+use sjournal::journal::{JournalReader, Root};
 
 /// Print a session's full lists: prompts, todos, failures, files, agents
 #[derive(Debug, clap::Args)]
@@ -27,16 +25,38 @@ pub struct Args {
     pub session: String,
     /// The lists to print (default: all)
     #[arg(value_enum)]
-    pub lists: Vec<List>,
+    pub lists: Vec<ListArg>,
     #[arg(long)]
     pub json: bool,
+}
+
+/// [`List`] on the command line (the library's types carry no clap derives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListArg {
+    Prompts,
+    Todos,
+    Failures,
+    Files,
+    Agents,
+}
+
+impl From<ListArg> for List {
+    fn from(l: ListArg) -> List {
+        match l {
+            ListArg::Prompts => List::Prompts,
+            ListArg::Todos => List::Todos,
+            ListArg::Failures => List::Failures,
+            ListArg::Files => List::Files,
+            ListArg::Agents => List::Agents,
+        }
+    }
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     // Loading merges the session's pending spool first (see `cli::pending`).
     let (state, _) = load(root, &args.session, None, true)?;
-    let paths = crate::cli::existing_session(root, &args.session)?;
-    let mut wanted = args.lists.clone();
+    let paths = root.existing_session(&args.session)?;
+    let mut wanted: Vec<List> = args.lists.iter().copied().map(List::from).collect();
     if wanted.is_empty() {
         wanted = List::ALL.to_vec();
     }
@@ -51,18 +71,18 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     };
     let mut out = output::stdout();
     if args.json {
-        let mut v = json!({"session": args.session, "seq": state.seq});
-        for l in &wanted {
-            let (k, x) = match l {
-                List::Prompts => ("prompts", json!(prompts)),
-                List::Todos => ("todos", json!(lists::todos(&state))),
-                List::Failures => ("failures", json!(lists::failures(&state))),
-                List::Files => ("files", json!(lists::files(&state))),
-                List::Agents => ("agents", json!(lists::agents(&state))),
-            };
-            v[k] = x;
-        }
-        output::json_line(&mut out, &v.to_string())?;
+        // `wanted` is sorted: the lists come in the order `ShowLists` declares them.
+        let has = |l: List| wanted.contains(&l);
+        let v = sjournal::json::ShowLists {
+            session: &args.session,
+            seq: state.seq,
+            prompts: has(List::Prompts).then_some(&prompts[..]),
+            todos: has(List::Todos).then(|| lists::todos(&state)),
+            failures: has(List::Failures).then(|| lists::failures(&state)),
+            files: has(List::Files).then(|| lists::files(&state)),
+            agents: has(List::Agents).then(|| lists::agents(&state)),
+        };
+        output::json_line(&mut out, &sjournal::json::line(&v))?;
     } else {
         let mut first = true;
         for l in &wanted {
@@ -98,7 +118,7 @@ fn prompt_lines(prompts: &[lists::PromptEntry]) -> Vec<String> {
     v
 }
 
-fn todo_lines(state: &crate::fold::State) -> Vec<String> {
+fn todo_lines(state: &sjournal::fold::State) -> Vec<String> {
     let t = lists::todos(state);
     let mut v = vec![match &t.todos.tool {
         Some(tool) => format!(
@@ -134,7 +154,7 @@ fn todo_lines(state: &crate::fold::State) -> Vec<String> {
     v
 }
 
-fn failure_lines(state: &crate::fold::State) -> Vec<String> {
+fn failure_lines(state: &sjournal::fold::State) -> Vec<String> {
     let all = lists::failures(state);
     let open = all.iter().filter(|f| f.resolved.is_none()).count();
     let mut v = vec![format!(
@@ -178,7 +198,7 @@ fn failure_lines(state: &crate::fold::State) -> Vec<String> {
     v
 }
 
-fn file_lines(state: &crate::fold::State) -> Vec<String> {
+fn file_lines(state: &sjournal::fold::State) -> Vec<String> {
     let f = lists::files(state);
     let mut v = vec![format!(
         "Files changed ({}; {} only read{})",
@@ -218,7 +238,7 @@ fn file_lines(state: &crate::fold::State) -> Vec<String> {
     v
 }
 
-fn agent_lines(state: &crate::fold::State) -> Vec<String> {
+fn agent_lines(state: &sjournal::fold::State) -> Vec<String> {
     let a = lists::agents(state);
     let mut v = vec![format!("Subagents ({})", a.subagents.len())];
     for e in &a.subagents {

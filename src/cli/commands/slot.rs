@@ -6,13 +6,12 @@
 //! checked under the session's lock. A conflict exits 1 and says what the slot's seq is.
 //! Prints `{"seq": N}`: the seq to expect next time.
 
-use serde_json::json;
-
-use crate::cli::commands::state::load;
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::journal::Root;
-use crate::primitives;
+use sjournal::error::{Error, Result};
+use sjournal::journal::Root;
+use sjournal::json::SlotValue;
+use sjournal::primitives;
 
 /// Read or write a typed JSON slot (compare-and-set on the seq that last set it)
 #[derive(Debug, clap::Args)]
@@ -50,16 +49,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         Action::Get { target, name } => {
             let session = target.id()?;
             let (state, _) = load(root, &session, None, true)?;
-            let Some(slot) = state.primitives.slots.get(&name) else {
+            let Some(slot) = SlotValue::of(&state, &name) else {
                 output::warn(&format!(
                     "sjournal: slot {name:?} of session {session:?} is empty"
                 ));
                 return Ok(Outcome::Findings);
             };
-            let value: serde_json::Value =
-                serde_json::from_str(&slot.value).unwrap_or(serde_json::Value::Null);
-            let v = json!({"name": name, "value": value, "type": slot.json_type, "seq": slot.seq});
-            output::json_line(&mut out, &v.to_string())?;
+            output::json_line(&mut out, &sjournal::json::line(&slot))?;
         }
         Action::Set {
             target,
@@ -76,16 +72,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 &value,
                 expect_seq,
                 json_type.as_deref(),
-                &crate::cli::writer_options(root),
+                &crate::cli::shared::writer_options(root),
             );
             match a {
                 Ok(landed) => {
-                    return crate::cli::print_landed(&mut out, root, &session, &landed, |a| {
-                        json!({"seq": a.seq}).to_string()
-                    })
+                    return crate::cli::shared::print_landed(
+                        &mut out,
+                        root,
+                        &session,
+                        &landed,
+                        |a| sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq }),
+                    )
                 }
                 Err(e @ Error::Conflict { .. }) => {
-                    crate::cli::report_error(&e);
+                    crate::cli::shared::report_error(&e);
                     return Ok(Outcome::Findings);
                 }
                 Err(e) => return Err(e),

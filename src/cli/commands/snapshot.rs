@@ -6,12 +6,10 @@
 
 use std::io::Write;
 
-use serde_json::json;
-
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::{JournalReader, Root};
-use crate::snapshot::{self, load_state, LoadOptions};
+use sjournal::error::Result;
+use sjournal::journal::{JournalReader, Root};
+use sjournal::snapshot::{self, load_state, LoadOptions};
 
 /// Write a snapshot of a session's folded state
 #[derive(Debug, clap::Args)]
@@ -86,7 +84,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         None => match args.session {
             Some(s) => (vec![s], false),
             None => {
-                return Err(crate::error::Error::InvalidInput {
+                return Err(sjournal::error::Error::InvalidInput {
                     reason: "name a session: `sjournal snapshot --session ID`, or \
                              `sjournal snapshot rebuild --all`"
                         .into(),
@@ -97,10 +95,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     for s in &sessions {
         if let Some(w) = take(root, s, full)? {
-            let line = json!({
-                "session": s, "seq": w.seq, "state_hash": w.state_hash.to_hex(), "bytes": w.bytes,
-            });
-            output::json_line(&mut out, &line.to_string())?;
+            let line = sjournal::json::SnapshotLine::new(s, &w);
+            output::json_line(&mut out, &sjournal::json::line(&line))?;
         }
     }
     out.flush().map_err(output::write_err)?;

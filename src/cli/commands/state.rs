@@ -1,21 +1,17 @@
 //! `sjournal state --session ID [--at SEQ] [--json] [--no-snapshot]`: the session's folded
 //! state.
 //!
-//! `--json` prints one object: `{"session", "seq", "state_hash", "fold_version", "snapshot":
-//! {"use": "none"|"used"|"past-target"|"rejected", "seq"?, "reason"?}, "tail_records",
-//! "warnings": [..], "state": <fold::State>}`. `seq` is the last record folded and
-//! `state_hash` the blake3 (keyed, see `fold::STATE_HASH_CONTEXT`) of the state's canonical
-//! encoding: two folds of the same records print the same hash.
+//! `--json` prints one [`json::StateReport`](sjournal::json::StateReport) (its schema is there).
 
 use std::io::Write;
 
-use serde_json::json;
-
+use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::fold::{State, FOLD_VERSION};
-use crate::journal::Root;
-use crate::snapshot::{load_state, LoadInfo, LoadOptions, SnapshotUse};
+use sjournal::error::Result;
+use sjournal::fold::State;
+use sjournal::journal::Root;
+use sjournal::json::{SnapshotReport, StateReport};
+use sjournal::snapshot::LoadInfo;
 
 /// Print a session's folded state
 #[derive(Debug, clap::Args)]
@@ -33,51 +29,12 @@ pub struct Args {
     pub no_snapshot: bool,
 }
 
-pub fn snapshot_json(info: &LoadInfo) -> serde_json::Value {
-    match &info.snapshot {
-        SnapshotUse::None => json!({"use": "none"}),
-        SnapshotUse::Used { seq } => json!({"use": "used", "seq": seq}),
-        SnapshotUse::PastTarget { seq } => json!({"use": "past-target", "seq": seq}),
-        SnapshotUse::Rejected(r) => json!({"use": "rejected", "reason": r}),
-    }
-}
-
-/// Loads a session's state as the CLI does: warnings go to stderr. The session's pending
-/// spool is merged first if it can be; events still pending are folded in on top of the
-/// latest state (not with `at`), and counted in `LoadInfo::pending`.
-pub fn load(
-    root: &Root,
-    session: &str,
-    at: Option<u64>,
-    snapshot: bool,
-) -> Result<(State, LoadInfo)> {
-    let pending = crate::cli::pending::settle(root, session)?;
-    let opts = LoadOptions {
-        at,
-        use_snapshot: snapshot,
-        deadline: None,
-    };
-    let (mut state, mut info) = match load_state(root, session, &opts) {
-        Err(Error::NoSuchSession { .. }) if !pending.waiting.is_empty() => {
-            (State::new(), LoadInfo::default())
-        }
-        r => r?,
-    };
-    for w in &info.warnings {
-        output::warn(&format!("sjournal: warning: {w}"));
-    }
-    if at.is_none() {
-        info.pending = crate::journal::session::fold_pending(&mut state, &pending.waiting);
-    }
-    Ok((state, info))
-}
-
 fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     let id = &state.identity;
     // Fields from payloads: escaped whole, so a line break in them cannot start a line.
     let opt = |o: &Option<String>| {
         o.as_deref()
-            .map_or_else(|| "-".into(), |s| crate::escape::text(s).into_owned())
+            .map_or_else(|| "-".into(), |s| sjournal::escape::text(s).into_owned())
     };
     let mut l = vec![
         format!("session      {}", opt(&id.session_id)),
@@ -115,7 +72,7 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
         l.push(format!(
             "ended        {} ({}) at seq {}",
             e.event,
-            crate::escape::text(e.reason.as_deref().unwrap_or("-")),
+            sjournal::escape::text(e.reason.as_deref().unwrap_or("-")),
             e.seq
         ));
     }
@@ -128,7 +85,7 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     l.push(format!("events       {}", kinds.join(", ")));
     l.push(format!(
         "loaded       snapshot {}, {} records folded",
-        snapshot_json(info)["use"].as_str().unwrap_or("?"),
+        SnapshotReport::from(&info.snapshot).name(),
         info.tail_records
     ));
     if info.pending > 0 {
@@ -145,18 +102,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let (state, info) = load(root, &args.session, args.at, !args.no_snapshot)?;
     let mut out = output::stdout();
     if args.json {
-        let v = json!({
-            "session": args.session,
-            "seq": state.seq,
-            "state_hash": state.state_hash().to_hex(),
-            "fold_version": FOLD_VERSION,
-            "snapshot": snapshot_json(&info),
-            "tail_records": info.tail_records,
-            "pending": info.pending,
-            "warnings": info.warnings,
-            "state": state,
-        });
-        output::json_line(&mut out, &v.to_string())?;
+        let report = StateReport::new(&args.session, &state, &info);
+        output::json_line(&mut out, &sjournal::json::line(&report))?;
     } else {
         for line in human(&state, &info) {
             output::line(&mut out, &line)?;

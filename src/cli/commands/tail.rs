@@ -11,12 +11,12 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::time::Duration;
 
-use crate::audit::follow::Follower;
-use crate::cli::commands::log::render;
+use crate::cli::shared::render;
 use crate::cli::{output, Outcome};
-use crate::error::Result;
-use crate::journal::scan::Stop;
-use crate::journal::Root;
+use sjournal::audit::follow::Follower;
+use sjournal::error::Result;
+use sjournal::journal::scan::Stop;
+use sjournal::journal::Root;
 
 /// Polls an unchanged problem must last before it is reported.
 const PATIENCE_POLLS: u32 = 10;
@@ -46,7 +46,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     // A session that does not exist yet is waited for with --follow.
     let paths = match args.follow {
         true => root.session(&args.session)?,
-        false => crate::cli::existing_session(root, &args.session)?,
+        false => root.existing_session(&args.session)?,
     };
     let mut follower = Follower::new(&paths.journal);
     let mut out = output::stdout();

@@ -1,16 +1,17 @@
 //! `sjournal verify (--session ID | --all) [--json]`: checks journals without changing them.
 //! Exit 0 if all are intact, 1 if any has a problem, 2 if it could not run.
 //!
-//! `--json` prints one [`VerifyReport`](crate::journal::VerifyReport) object per journal,
+//! `--json` prints one [`VerifyReport`](sjournal::journal::VerifyReport) object per journal,
 //! one per line. With `--checkpoint FILE` one more line says whether the journal still
-//! extends that checkpoint (see [`super::checkpoint::verify_against`]). Over many journals a
+//! extends that checkpoint (a [`CheckpointReport`](sjournal::audit::checkpoint::CheckpointReport), from
+//! [`sjournal::audit::checkpoint::verify`]). Over many journals a
 //! progress bar shows on stderr when it is a terminal (never with `--json`).
 
 use std::path::PathBuf;
 
 use crate::cli::{output, progress, Outcome};
-use crate::error::{Error, Result};
-use crate::journal::{verify_file, Root, VerifyReport};
+use sjournal::error::{Error, Result};
+use sjournal::journal::{verify_file, Root, VerifyReport};
 
 /// Verify journals: framing, CRCs, contiguous seq, the hash chain, the header binding
 #[derive(Debug, clap::Args)]
@@ -53,7 +54,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     let paths = match &args.session {
         Some(s) => {
-            let p = crate::cli::existing_session(root, s)?;
+            let p = root.existing_session(s)?;
             let mut v = vec![p.journal];
             if std::fs::symlink_metadata(&p.rescue).is_ok() {
                 v.push(p.rescue);
@@ -87,20 +88,23 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     bar.finish_and_clear();
     // Events spooled but not yet merged: acknowledged, not in the journal (verify only looks).
-    let opts = crate::cli::writer_options(root);
+    let opts = crate::cli::shared::writer_options(root);
     let with_pending = match &args.session {
         Some(s) => vec![s.clone()],
-        None => crate::journal::spool::sessions_with_pending(root, &opts)?,
+        None => sjournal::journal::spool::sessions_with_pending(root, &opts)?,
     };
     for session in &with_pending {
-        let pending = crate::journal::pending_spool(root, session, &opts)?;
+        let pending = sjournal::journal::pending_spool(root, session, &opts)?;
         if pending.is_empty() {
             continue;
         }
         bad += 1;
         if args.json {
-            let v = serde_json::json!({"session": session, "pending_spool": pending});
-            output::json_line(&mut out, &v.to_string())?;
+            let line = sjournal::json::PendingSpoolLine {
+                session,
+                pending_spool: &pending,
+            };
+            output::json_line(&mut out, &sjournal::json::line(&line))?;
             continue;
         }
         output::line(
@@ -108,7 +112,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             &format!(
                 "PENDING {}: {} spooled event file(s) not yet in the journal \
                  (`sjournal flush --session {session:?}` merges them):",
-                crate::escape::text(session),
+                sjournal::escape::text(session),
                 pending.len()
             ),
         )?;
@@ -117,16 +121,17 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 &mut out,
                 &format!(
                     "  {}{}: {}{}",
-                    crate::escape::path(&p.path),
+                    sjournal::escape::path(&p.path),
                     if p.fallback {
                         " (FALLBACK spool, outside the root)"
                     } else {
                         ""
                     },
-                    crate::escape::text(&p.kinds.join(", ")),
+                    sjournal::escape::text(&p.kinds.join(", ")),
                     match (&p.damaged, &p.reason) {
-                        (Some(d), _) => format!(" DAMAGED: {}", crate::escape::text(d)),
-                        (None, Some(r)) => format!("; spooled because: {}", crate::escape::text(r)),
+                        (Some(d), _) => format!(" DAMAGED: {}", sjournal::escape::text(d)),
+                        (None, Some(r)) =>
+                            format!("; spooled because: {}", sjournal::escape::text(r)),
                         (None, None) => String::new(),
                     }
                 ),
@@ -135,7 +140,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     if let (Some(cp), Some(session)) = (&args.checkpoint, &args.session) {
         let pubkey = args.pubkey.as_deref();
-        if !super::checkpoint::verify_against(&mut out, root, session, cp, pubkey, args.json)? {
+        let report = sjournal::audit::checkpoint::verify(root, session, cp, pubkey)?;
+        let line = match args.json {
+            true => sjournal::json::line(&report),
+            false => report.summary(),
+        };
+        output::emit(&mut out, &line, args.json)?;
+        if !report.ok {
             bad += 1;
         }
     }

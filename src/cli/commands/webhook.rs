@@ -1,7 +1,7 @@
 //! `sjournal webhook deliver [--session ID | --all] [--attempts N] [--json]` and
 //! `sjournal webhook status [--session ID] [--json]`: the webhook deliverer (what the hook
 //! starts, detached, when an event matches a `[[webhook]]`; also for a person or cron) and
-//! what is owed to each webhook. See `crate::webhook`.
+//! what is owed to each webhook. See `sjournal::webhook`.
 //!
 //! `deliver --json` prints one [`WebhookRun`] per session and webhook, with `session_id`;
 //! `status --json` one [`WebhookStatus`] per line. Exit 1 when events are still owed after
@@ -10,12 +10,12 @@
 use std::io::Write;
 
 use crate::cli::{output, Outcome};
-use crate::error::{Error, Result};
-use crate::hook::config::Config;
-use crate::journal::Root;
-use crate::webhook::deliver::{self, DeliverOptions, SessionRun, WebhookRun};
-use crate::webhook::status::{self, WebhookStatus};
-use crate::webhook::{self, WebhookHandler};
+use sjournal::error::{Error, Result};
+use sjournal::hook::config::Config;
+use sjournal::journal::Root;
+use sjournal::webhook::deliver::{self, DeliverOptions, SessionRun, WebhookRun};
+use sjournal::webhook::status::{self, WebhookStatus};
+use sjournal::webhook::{self, WebhookHandler};
 
 /// Deliver journaled events to the webhooks of config.toml, and show what is owed
 #[derive(Debug, clap::Args)]
@@ -116,8 +116,11 @@ fn run_deliver(root: &Root, a: DeliverArgs) -> Result<Outcome> {
         match run {
             Ok(SessionRun::Busy) => {
                 if a.json {
-                    let v = serde_json::json!({"session_id": s, "busy": true});
-                    output::json_line(&mut out, &v.to_string())?;
+                    let busy = sjournal::json::WebhookBusy {
+                        session_id: s,
+                        busy: true,
+                    };
+                    output::json_line(&mut out, &sjournal::json::line(&busy))?;
                 } else {
                     output::line(
                         &mut out,

@@ -1,0 +1,256 @@
+//! What the commands share: reading stdin, loading a session's state with its warnings,
+//! the injection policy, a record as a line, where a write landed, and the error chain.
+//! Commands import from here, never from each other.
+
+use std::io::Read;
+
+use crate::cli::error::CliError;
+use crate::cli::{output, Outcome};
+use sjournal::context::Policy;
+use sjournal::error::{Error, Result};
+use sjournal::fold::State;
+use sjournal::format::payload;
+use sjournal::hook::config::Config;
+use sjournal::journal::{Record, Root};
+use sjournal::json;
+use sjournal::limits::INPUT_MAX_BYTES;
+use sjournal::snapshot::{load_state, LoadInfo, LoadOptions};
+
+/// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
+/// defaults if it has none, or cannot be read).
+pub fn writer_options(root: &Root) -> sjournal::journal::WriterOptions {
+    sjournal::hook::config::Config::load(root)
+        .map(|c| c.writer_options())
+        .unwrap_or_default()
+}
+
+/// Prints where a write landed. In the journal: `ok_line` of its first record, and `Ok`.
+/// Elsewhere — the rescue journal (the journal is damaged) or the spool (merged later; maybe
+/// the fallback spool, outside the root) — a JSON line saying where, a note on stderr, and
+/// `Findings` (exit 1).
+pub fn print_landed(
+    out: &mut impl std::io::Write,
+    root: &Root,
+    session: &str,
+    landed: &sjournal::journal::Landed,
+    ok_line: impl Fn(&sjournal::journal::Appended) -> String,
+) -> Result<Outcome, Error> {
+    use sjournal::journal::Landed;
+    let outcome = match landed {
+        Landed::Journal { appended } => {
+            if let Some(a) = appended.first() {
+                output::json_line(out, &ok_line(a))?;
+            }
+            Ok(Outcome::Ok)
+        }
+        Landed::Rescue { appended, cause } => {
+            let a = appended.first();
+            let rescue = root.session(session)?.rescue;
+            output::json_line(out, &json::line(&json::RescuedLine::new(a, &rescue)))?;
+            report_error(cause);
+            output::warn(&format!(
+                "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
+                a.map_or(0, |a| a.seq),
+                rescue.display()
+            ));
+            Ok(Outcome::Findings)
+        }
+        Landed::Spooled {
+            files,
+            reason,
+            fallback,
+            ..
+        } => {
+            let line = json::SpooledLine {
+                spooled: true,
+                spool_file: files.first().map(|f| f.as_path()),
+                fallback: *fallback,
+                reason,
+            };
+            output::json_line(out, &json::line(&line))?;
+            output::warn(&format!(
+                "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
+                 and will be merged by the next writer, reader or `sjournal flush`",
+                files.first().map(|f| f.display().to_string()).unwrap_or_default(),
+                if *fallback {
+                    ", OUTSIDE the root and less durable there (lost if the machine restarts first)"
+                } else {
+                    ""
+                }
+            ));
+            Ok(Outcome::Findings)
+        }
+    };
+    out.flush().map_err(output::write_err)?;
+    outcome
+}
+
+/// Prints an error and its chain of causes to stderr.
+pub fn report_error(e: &dyn std::error::Error) {
+    let mut msg = format!("sjournal: error: {e}");
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg.push_str(&format!("\n  caused by: {s}"));
+        src = s.source();
+    }
+    output::warn(&msg);
+}
+
+/// Reads all of stdin, up to the input limit.
+pub fn read_stdin() -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(INPUT_MAX_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", "<stdin>", e))?;
+    if buf.len() > INPUT_MAX_BYTES {
+        return Err(Error::TooLarge {
+            len: buf.len() as u64,
+            max: INPUT_MAX_BYTES as u64,
+        });
+    }
+    Ok(buf)
+}
+
+/// Checks that `bytes` hold exactly one JSON value; returns it as text and as a value.
+pub fn parse_json(bytes: &[u8]) -> crate::cli::error::Result<(&str, serde_json::Value)> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(CliError::InvalidJson {
+            message: "stdin is empty; expected one JSON value".into(),
+            line: 1,
+            column: 0,
+        });
+    }
+    let value: serde_json::Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        // A lone surrogate escape or an out-of-range number is valid JSON text that
+        // serde_json refuses: read it leniently (the text is kept as it came).
+        Err(e) => {
+            sjournal::event::lenient_json::value(bytes).map_err(|_| CliError::InvalidJson {
+                message: e.to_string(),
+                line: e.line(),
+                column: e.column(),
+            })?
+        }
+    };
+    // serde_json accepted it, so it is UTF-8 (JSON text outside strings is ASCII).
+    let text = std::str::from_utf8(bytes).expect("valid JSON is UTF-8");
+    Ok((text, value))
+}
+
+/// Loads a session's state as the CLI does: warnings go to stderr. The session's pending
+/// spool is merged first if it can be; events still pending are folded in on top of the
+/// latest state (not with `at`), and counted in `LoadInfo::pending`.
+pub fn load(
+    root: &Root,
+    session: &str,
+    at: Option<u64>,
+    snapshot: bool,
+) -> Result<(State, LoadInfo)> {
+    let pending = crate::cli::pending::settle(root, session)?;
+    let opts = LoadOptions {
+        at,
+        use_snapshot: snapshot,
+        deadline: None,
+    };
+    let (mut state, mut info) = match load_state(root, session, &opts) {
+        Err(Error::NoSuchSession { .. }) if !pending.waiting.is_empty() => {
+            (State::new(), LoadInfo::default())
+        }
+        r => r?,
+    };
+    for w in &info.warnings {
+        output::warn(&format!("sjournal: warning: {w}"));
+    }
+    if at.is_none() {
+        info.pending = sjournal::journal::session::fold_pending(&mut state, &pending.waiting);
+    }
+    Ok((state, info))
+}
+
+/// The injection policy of `root` (its config.toml); a broken configuration is reported on
+/// stderr and the defaults are used, as the hook does.
+pub fn load_policy(root: &Root) -> Policy {
+    let config = Config::load(root).unwrap_or_else(|e| {
+        output::warn(&format!("sjournal: {e}"));
+        Config::default()
+    });
+    Policy::from_config(&config)
+}
+
+/// One record as `log` prints it: a line of text, or with `json` the JSON object above.
+/// `tail` prints records the same way.
+pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
+    let payload = payload::to_json(rec.seq, rec.kind, rec.payload)?;
+    if json {
+        let line = json::LogLine {
+            seq: rec.seq,
+            ts: output::rfc3339(rec.ts_unix_ns),
+            ts_unix_ns: rec.ts_unix_ns,
+            kind: rec.kind,
+            hash: rec.hash.to_hex(),
+            offset: rec.offset,
+            payload,
+        };
+        return Ok(sjournal::json::line(&line));
+    }
+    // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
+    let mut p = sjournal::escape::text(payload.get()).into_owned();
+    if rec.kind == payload::KIND_UNPARSED {
+        // An input longer than a record holds keeps only its first bytes: say so up front.
+        if let Ok(u) = payload::decode_system::<payload::Unparsed>(rec.seq, rec.payload) {
+            if u.bytes_left_out() > 0 {
+                p = format!(
+                    "[CUT: {} of {} input bytes kept, {} left out] {p}",
+                    u.raw.len(),
+                    u.input_len.unwrap_or(0),
+                    u.bytes_left_out()
+                );
+            }
+        }
+    }
+    if p.len() > 160 {
+        let cut = (0..=157)
+            .rev()
+            .find(|&i| p.is_char_boundary(i))
+            .unwrap_or(0);
+        p.truncate(cut);
+        p.push_str("...");
+    }
+    Ok(format!(
+        "{:>6}  {}  {:<20} {}  {}",
+        rec.seq,
+        output::rfc3339(rec.ts_unix_ns),
+        rec.kind,
+        &rec.hash.to_hex()[..12],
+        p
+    ))
+}
+
+/// A remote error as the library's: journal errors as they are, the rest as `Remote`.
+#[cfg(feature = "remote")]
+pub fn remote_err(e: sjournal::remote::RemoteError) -> Error {
+    match e {
+        sjournal::remote::RemoteError::Journal(e) => e,
+        other => Error::Remote {
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// Reads verifier key files (one key per line, several lines allowed).
+#[cfg(feature = "remote")]
+pub fn load_keys(paths: &[std::path::PathBuf]) -> Result<Vec<sjournal::remote::verify::Key>> {
+    let mut keys = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e))?;
+        keys.extend(
+            sjournal::remote::verify::Key::parse_all(&text).map_err(|reason| Error::Key {
+                path: p.clone(),
+                reason,
+            })?,
+        );
+    }
+    Ok(keys)
+}
