@@ -51,7 +51,7 @@ fn write(root: &Root, session: &str, records: &[(String, Vec<u8>)]) {
 
 fn ev(v: serde_json::Value) -> (String, Vec<u8>) {
     let kind = v["hook_event_name"].as_str().unwrap().to_owned();
-    (kind, encode_event(&v.to_string()))
+    (kind, encode_event(&kind, &v.to_string()))
 }
 
 fn sys<T: serde::Serialize>(kind: &str, v: &T) -> (String, Vec<u8>) {
@@ -249,14 +249,20 @@ fn main() {
             "claude-real",
             payloads(&fixtures.join("claude-code"))
                 .into_iter()
-                .map(|(k, raw)| (k, encode_event(&raw)))
+                .map(|(k, raw)| {
+                    let p = encode_event(&k, &raw);
+                    (k, p)
+                })
                 .collect(),
         ),
         (
             "hosts",
             payloads(&fixtures.join("constructed"))
                 .into_iter()
-                .map(|(k, raw)| (k, encode_event(&raw)))
+                .map(|(k, raw)| {
+                    let p = encode_event(&k, &raw);
+                    (k, p)
+                })
                 .collect(),
         ),
         ("session", session()),

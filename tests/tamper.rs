@@ -253,7 +253,7 @@ fn fixture_of(session: &str) -> Fixture {
 fn forged_record_inserted_in_the_middle_is_caught() {
     let f = fixture();
     let mut forged = Vec::new();
-    let p = sjournal::format::payload::encode_event(r#"{"forged":true}"#);
+    let p = sjournal::format::payload::encode_event_json(r#"{"forged":true}"#);
     record::encode(&mut forged, 4, 1, "Ev", &f.recs[2].hash, &p);
     f.write(&[
         f.header(),

@@ -218,7 +218,7 @@ pub fn build_journal(session: &str, created_ns: i64, events: &[(&str, &str)]) ->
             let v: serde_json::Value = serde_json::from_str(json).unwrap();
             sjournal::format::payload::encode_system(&v)
         } else {
-            encode_event(json)
+            encode_event(kind, json)
         };
         record::encode(&mut bytes, i as u64 + 1, ts, kind, &prev, &payload);
         prev = sjournal::format::hash::record_hash(&bytes[start..]);

@@ -232,7 +232,7 @@ fn plan(name: &str, input: &[u8], format: Format, kind: Option<&str>) -> Result<
                     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
                         return Err(line_error(name, n, format!("raw payload is not JSON: {e}")));
                     }
-                    (encode_event(&text), false)
+                    (encode_event(&l.kind, &text), false)
                 }
                 ImportedPayload::System(bytes) => (bytes, true),
                 ImportedPayload::SystemWithoutBytes => {
@@ -249,8 +249,8 @@ fn plan(name: &str, input: &[u8], format: Format, kind: Option<&str>) -> Result<
         } else {
             let k = event_kind(kind, &value).map_err(|e| line_error(name, n, e.to_string()))?;
             Item {
+                payload: encode_event(&k, line),
                 kind: k,
-                payload: encode_event(line),
                 ts: None,
                 system: false,
             }
