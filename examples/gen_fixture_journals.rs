@@ -9,7 +9,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, value::RawValue};
-use sjournal::format::payload::{self as p, encode_event, encode_system};
+// Events are written as the format wrote them before digests (JSON alone): these journals are
+// the compatibility fixtures of `tests/digests.rs` (journals of that format still verify, fold
+// and replay to their golden states).
+use sjournal::format::payload::{self as p, encode_event_json as encode_event, encode_system};
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 /// A record: kind and payload.
@@ -51,7 +54,7 @@ fn write(root: &Root, session: &str, records: &[(String, Vec<u8>)]) {
 
 fn ev(v: serde_json::Value) -> (String, Vec<u8>) {
     let kind = v["hook_event_name"].as_str().unwrap().to_owned();
-    (kind, encode_event(&kind, &v.to_string()))
+    (kind, encode_event(&v.to_string()))
 }
 
 fn sys<T: serde::Serialize>(kind: &str, v: &T) -> (String, Vec<u8>) {
@@ -249,20 +252,14 @@ fn main() {
             "claude-real",
             payloads(&fixtures.join("claude-code"))
                 .into_iter()
-                .map(|(k, raw)| {
-                    let p = encode_event(&k, &raw);
-                    (k, p)
-                })
+                .map(|(k, raw)| (k, encode_event(&raw)))
                 .collect(),
         ),
         (
             "hosts",
             payloads(&fixtures.join("constructed"))
                 .into_iter()
-                .map(|(k, raw)| {
-                    let p = encode_event(&k, &raw);
-                    (k, p)
-                })
+                .map(|(k, raw)| (k, encode_event(&raw)))
                 .collect(),
         ),
         ("session", session()),
