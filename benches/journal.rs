@@ -95,7 +95,9 @@ fn read(c: &mut Criterion) {
     let root = Root::new(dir.path());
     let path = {
         let mut w = Writer::open(&root, "big", &WriterOptions::default()).unwrap();
-        let payloads: Vec<Vec<u8>> = (0..1000).map(|i| encode_event_json(&event(i, 200))).collect();
+        let payloads: Vec<Vec<u8>> = (0..1000)
+            .map(|i| encode_event_json(&event(i, 200)))
+            .collect();
         let items: Vec<(&str, &[u8])> = payloads
             .iter()
             .map(|p| ("PostToolUse", p.as_slice()))

@@ -64,17 +64,19 @@ fn journals_written_before_digests_load_alike_rewritten_with_them() {
                 (r.kind.to_owned(), p, r.ts_unix_ns)
             })
             .collect();
-        let batch: Vec<(&str, &[u8])> = items
-            .iter()
-            .map(|(k, p, _)| (k.as_str(), &p[..]))
-            .collect();
+        let batch: Vec<(&str, &[u8])> =
+            items.iter().map(|(k, p, _)| (k.as_str(), &p[..])).collect();
         let mut w = Writer::open(&root, "rewritten", &WriterOptions::default()).unwrap();
         w.append_batch_timed(|i| items[i].2, &batch).unwrap();
         drop(w);
         let paths = root.session("rewritten").unwrap();
         assert!(verify_file(&paths.journal, None).unwrap().ok, "{name}");
         let d = verify_digests(&paths.journal, None).unwrap();
-        assert_eq!((d.events, d.checked, d.without), (events, events, 0), "{name}");
+        assert_eq!(
+            (d.events, d.checked, d.without),
+            (events, events, 0),
+            "{name}"
+        );
         assert!(d.mismatch.is_none(), "{name}: {:?}", d.mismatch);
 
         let (after, info) = load_paths(&paths, &LoadOptions::default()).unwrap();
@@ -213,7 +215,11 @@ fn the_fold_reads_the_digest_and_verify_digests_catches_one_that_disagrees() {
     let d = verify_digests(&path, None).unwrap();
     let m = d.mismatch.expect("the disagreeing digest is reported");
     assert_eq!(m.seq, 2);
-    assert!(m.what.contains("differs from the one its JSON derives"), "{}", m.what);
+    assert!(
+        m.what.contains("differs from the one its JSON derives"),
+        "{}",
+        m.what
+    );
 
     let out = support::sjournal(dir.path())
         .args(["verify", "--digests", "--session", "dg"])
@@ -221,7 +227,10 @@ fn the_fold_reads_the_digest_and_verify_digests_catches_one_that_disagrees() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("(seq 2)") && stdout.contains("digest"), "{stdout}");
+    assert!(
+        stdout.contains("(seq 2)") && stdout.contains("digest"),
+        "{stdout}"
+    );
     // Without --digests, verify checks what it always did.
     let out = support::sjournal(dir.path())
         .args(["verify", "--session", "dg"])

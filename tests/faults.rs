@@ -129,7 +129,14 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
     // would have): the next open quarantines it, truncates, and appends a recovered record.
     let torn = {
         let mut b = Vec::new();
-        sjournal::format::record::encode(&mut b, 99, 1, "Ev", &Hash::ZERO, &encode_event_json("{}"));
+        sjournal::format::record::encode(
+            &mut b,
+            99,
+            1,
+            "Ev",
+            &Hash::ZERO,
+            &encode_event_json("{}"),
+        );
         b.truncate(b.len() / 2);
         b
     };

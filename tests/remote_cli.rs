@@ -281,7 +281,8 @@ fn ship_merges_spooled_events_first() {
         r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
     );
     assert!(o.status.success(), "{}", text(&o));
-    let end = encode_event_json(r#"{"session_id":"s1","hook_event_name":"SessionEnd","reason":"exit"}"#);
+    let end =
+        encode_event_json(r#"{"session_id":"s1","hook_event_name":"SessionEnd","reason":"exit"}"#);
     let landed = keep_elsewhere(
         &Root::new(&root),
         "s1",

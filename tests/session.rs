@@ -72,7 +72,10 @@ fn a_failed_journal_write_is_spooled_and_merged_once() {
     let journal = root.session("s").unwrap().journal;
     fs.fail(libc::EIO, move |op, p| op == Op::Write && p == journal);
     let s = Session::open(&root, "s", &WriterOptions::with_fs(fs)).unwrap();
-    let batch = Batch::one("Stop", encode_event_json(r#"{"hook_event_name":"Stop","n":1}"#));
+    let batch = Batch::one(
+        "Stop",
+        encode_event_json(r#"{"hook_event_name":"Stop","n":1}"#),
+    );
     let c = s.commit(&batch).unwrap();
     let Landed::Spooled {
         fallback, reason, ..

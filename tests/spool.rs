@@ -11,7 +11,8 @@ use crate::support;
 use std::path::Path;
 
 use sjournal::format::payload::{
-    self, encode_event_json, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC, KIND_SPOOL_MERGE,
+    self, encode_event_json, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC,
+    KIND_SPOOL_MERGE,
 };
 use sjournal::format::spool::Attempted;
 use sjournal::journal::{keep_elsewhere, spool, Root, Session, Writer, WriterOptions};

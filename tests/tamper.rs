@@ -308,7 +308,12 @@ fn loads_check_crcs_and_seqs_and_leave_every_link_to_verify() {
     // Edited with a recomputed CRC: folded; verify reports it at the next record.
     fs::write(&f.path, edit_payload(&f, 3, true)).unwrap();
     let (s, info) = load_state(&f.root, SESSION, &full).unwrap();
-    assert_eq!((s.seq, info.stopped.is_none()), (6, true), "{:?}", info.stopped);
+    assert_eq!(
+        (s.seq, info.stopped.is_none()),
+        (6, true),
+        "{:?}",
+        info.stopped
+    );
     assert_reported(&f.root, SESSION, &f.path, f.offset(4), "edit+crc");
     // Without the CRC: the load stops before it.
     fs::write(&f.path, edit_payload(&f, 3, false)).unwrap();

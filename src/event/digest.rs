@@ -265,7 +265,11 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
                 .collect::<Option<Vec<_>>>()?,
         ),
     };
-    let mut e = Event::bare(*Host::ALL.get(w.host as usize)?, kind, Cow::Borrowed(w.name));
+    let mut e = Event::bare(
+        *Host::ALL.get(w.host as usize)?,
+        kind,
+        Cow::Borrowed(w.name),
+    );
     e.parsed = w.parsed;
     e.session_id = b(w.session_id);
     e.cwd = b(w.cwd);

@@ -43,7 +43,9 @@ pub fn verify_digests(path: &Path, deadline: Option<Instant>) -> Result<DigestRe
         reason: e.to_string(),
     })?;
     Ok(check(
-        reader.records_from(hlen, Chain::genesis(genesis)).first_link_only(),
+        reader
+            .records_from(hlen, Chain::genesis(genesis))
+            .first_link_only(),
     ))
 }
 
