@@ -20,8 +20,8 @@
 //! writer that had them torn does not rewrite them either; recovery cuts them only under the
 //! exclusive lock), and bytes of an append in flight: a write becomes visible page by page, so
 //! `len` can end inside a record another process is still writing. Every record is validated
-//! (length, CRC, seq, chain) before it is yielded, and validation copies nothing out before
-//! checking.
+//! (length, CRC, seq, and its chain link, or for [`Records::first_link_only`] the first
+//! record's) before it is yielded, and validation copies nothing out before checking.
 //!
 //! # An append in flight is not a torn tail
 //!
