@@ -36,7 +36,7 @@ fn event(name: &str, fields: serde_json::Value) -> (String, Vec<u8>) {
     for (k, x) in fields.as_object().unwrap() {
         v[k] = x.clone();
     }
-    (name.to_owned(), encode_event(&v.to_string()))
+    (name.to_owned(), encode_event(name, &v.to_string()))
 }
 
 /// The session's records, about `EVENTS` of them.

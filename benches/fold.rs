@@ -2,8 +2,10 @@
 //!
 //! (Under `cargo test` the same code runs once over 20k events.)
 //!
-//! - `cold_from_journal`: open + mmap the journal, validate every record (CRC, seq, chain
-//!   hash) and fold all 1M: `load_state` without a snapshot.
+//! - `cold_from_journal`: open + mmap the journal, validate every record (CRC, seq; the first
+//!   record's chain link) and fold all 1M from their digests: `load_state` without a snapshot.
+//! - `cold_every_link`: the same with every chain link checked (the reader's `records()`),
+//!   as loads did before digests.
 //! - `fold_only`: `State::apply` over the 1M records already validated and in memory: the
 //!   fold's own cost.
 //! - `from_snapshot_tail_1000` / `from_snapshot_tail_1`: `load_state` with a snapshot 1000
@@ -121,7 +123,7 @@ fn record(i: u64) -> (String, Vec<u8>) {
             )
         }
     };
-    (kind.to_owned(), encode_event(&json))
+    (kind.to_owned(), encode_event(kind, &json))
 }
 
 fn fixture() -> &'static Fixture {
@@ -185,7 +187,18 @@ fn bench(c: &mut Criterion) {
             assert_eq!(s.seq, events());
         })
     });
-    let reader = JournalReader::open(&f.root.session(SESSION).unwrap().journal, None).unwrap();
+    let journal = f.root.session(SESSION).unwrap().journal;
+    g.bench_function("cold_every_link", |b| {
+        b.iter(|| {
+            let reader = JournalReader::open(&journal, None).unwrap();
+            let mut s = State::new();
+            for r in reader.records().unwrap() {
+                s.apply(&RecordView::from(&r.unwrap()));
+            }
+            assert_eq!(s.seq, events());
+        })
+    });
+    let reader = JournalReader::open(&journal, None).unwrap();
     let recs: Vec<RecordView> = reader
         .records()
         .unwrap()

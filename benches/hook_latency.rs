@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sjournal::format::payload::encode_event;
+use sjournal::format::payload::encode_event_json;
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 const SESSION: &str = "bench-0000-4000-8000-000000000001";
@@ -26,7 +26,7 @@ fn fill(root: &Root, n: u64) {
     let mut i = 0;
     while i < n {
         let k = (n - i).min(20_000);
-        let payloads: Vec<Vec<u8>> = (i..i + k).map(|j| encode_event(&event(j))).collect();
+        let payloads: Vec<Vec<u8>> = (i..i + k).map(|j| encode_event_json(&event(j))).collect();
         let items: Vec<(&str, &[u8])> = payloads
             .iter()
             .map(|p| ("PostToolUse", p.as_slice()))

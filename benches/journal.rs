@@ -17,7 +17,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sjournal::format::payload::encode_event;
+use sjournal::format::payload::encode_event_json;
 use sjournal::journal::{
     verify_file, verify_file_with, JournalReader, Root, Target, VerifyOptions, Writer,
     WriterOptions,
@@ -41,7 +41,7 @@ fn tempdir() -> tempfile::TempDir {
 
 fn append(c: &mut Criterion) {
     let opts = WriterOptions::default();
-    let payload = encode_event(&event(0, 300));
+    let payload = encode_event_json(&event(0, 300));
     let mut g = c.benchmark_group("append");
     g.sample_size(10);
 
@@ -95,7 +95,9 @@ fn read(c: &mut Criterion) {
     let root = Root::new(dir.path());
     let path = {
         let mut w = Writer::open(&root, "big", &WriterOptions::default()).unwrap();
-        let payloads: Vec<Vec<u8>> = (0..1000).map(|i| encode_event(&event(i, 200))).collect();
+        let payloads: Vec<Vec<u8>> = (0..1000)
+            .map(|i| encode_event_json(&event(i, 200)))
+            .collect();
         let items: Vec<(&str, &[u8])> = payloads
             .iter()
             .map(|p| ("PostToolUse", p.as_slice()))

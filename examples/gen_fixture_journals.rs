@@ -9,7 +9,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, value::RawValue};
-use sjournal::format::payload::{self as p, encode_event, encode_system};
+// Events are written as the format wrote them before digests (JSON alone): these journals are
+// the compatibility fixtures of `tests/digests.rs` (journals of that format still verify, fold
+// and replay to their golden states).
+use sjournal::format::payload::{self as p, encode_event_json as encode_event, encode_system};
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 /// A record: kind and payload.

@@ -84,7 +84,10 @@ async fn main() {
         let batch: Vec<(String, Vec<u8>)> = (0..records)
             .map(|i| {
                 let (k, j) = event(i, size);
-                (k.to_owned(), sjournal::format::payload::encode_event(&j))
+                (
+                    k.to_owned(),
+                    sjournal::format::payload::encode_event_json(&j),
+                )
             })
             .collect();
         for chunk in batch.chunks(500) {

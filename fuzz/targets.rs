@@ -86,7 +86,7 @@ pub fn snapshot(data: &[u8]) {
             seq: s.seq.saturating_add(1),
             ts_unix_ns: 0,
             kind: "Stop",
-            payload: &payload::encode_event(r#"{"hook_event_name":"Stop"}"#),
+            payload: &payload::encode_event_json(r#"{"hook_event_name":"Stop"}"#),
         });
     }
 }
@@ -170,7 +170,7 @@ pub fn adapters(data: &[u8]) {
         seq: 1,
         ts_unix_ns: 1,
         kind: "Ev",
-        payload: &payload::encode_event(&text),
+        payload: &payload::encode_event_json(&text),
     });
 }
 

@@ -30,6 +30,10 @@ pub const FILE_STEM_MAX_BYTES: usize = 128;
 
 /// Stdin accepted by `append` / `hook` (one JSON value).
 pub const INPUT_MAX_BYTES: usize = FRAME_MAX_BYTES as usize - 4096;
+/// The longest event payload `format::payload::encode_event` writes: the MessagePack str of
+/// the longest input (its 5-byte str32 header and `INPUT_MAX_BYTES` of JSON). A digest that
+/// would make a payload longer is left out, so digests never make an event too long.
+pub const EVENT_PAYLOAD_MAX_BYTES: usize = INPUT_MAX_BYTES + 5;
 
 /// Chunk size of the sequential scanner used by recovery.
 pub const SCAN_CHUNK_BYTES: usize = 1024 * 1024;

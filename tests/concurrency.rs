@@ -398,7 +398,7 @@ fn an_append_in_flight_is_not_reported_as_damage() {
     let path = w.path().to_owned();
     // The first pages of the next record are visible, the rest is not written yet.
     let mut frame = Vec::new();
-    let p = payload::encode_event(&event(0, 0, 9000));
+    let p = payload::encode_event_json(&event(0, 0, 9000));
     sjournal::format::record::encode(&mut frame, 3, 1, "Ev", &w.head(), &p);
     File::options()
         .append(true)

@@ -6,7 +6,7 @@
 use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use sjournal::event::{EventKind, Host};
 use sjournal::fold::{RecordView, State};
-use sjournal::format::payload::{self as p, encode_event, encode_system};
+use sjournal::format::payload::{self as p, encode_event_json, encode_system};
 
 struct Session {
     state: State,
@@ -35,7 +35,7 @@ impl Session {
     fn ev(&mut self, json: &str) -> &mut Self {
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         let kind = v["hook_event_name"].as_str().unwrap().to_owned();
-        self.rec(&kind, encode_event(json))
+        self.rec(&kind, encode_event_json(json))
     }
 
     fn set(&mut self, ch: Channel, key: &str, text: &str) -> &mut Self {

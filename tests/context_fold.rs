@@ -551,6 +551,7 @@ fn old_injected_records_still_fold() {
         ts_unix_ns: 0,
         kind: "SessionStart",
         payload: &p::encode_event(
+            "SessionStart",
             r#"{"hook_event_name":"SessionStart","session_id":"old","source":"compact"}"#,
         ),
     });

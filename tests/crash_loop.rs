@@ -195,7 +195,7 @@ fn child_appender() {
     };
     let root = Root::new(Path::new(&dir));
     let mut w = Writer::open(&root, SESSION, &support::opts()).unwrap();
-    let big = sjournal::format::payload::encode_event(&support::event_json(0, 16 * 1024));
+    let big = sjournal::format::payload::encode_event_json(&support::event_json(0, 16 * 1024));
     let mut out = std::io::stdout().lock();
     for i in 0.. {
         let acked = if i % 8 == 7 {

@@ -233,7 +233,7 @@ fn garbage_never_stops_the_fold() {
         "{not json",
     ];
     for (i, raw) in cases.iter().enumerate() {
-        let payload = sjournal::format::payload::encode_event(raw);
+        let payload = sjournal::format::payload::encode_event_json(raw);
         s.apply(&sjournal::fold::RecordView {
             seq: i as u64 + 1,
             ts_unix_ns: 0,

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
-use sjournal::format::payload::encode_event;
+use sjournal::format::payload::encode_event_json;
 use sjournal::format::Hash;
 use sjournal::journal::{verify_file, Appended, Root, Target, Writer, WriterOptions};
 use sjournal::storage::{FaultCounts, FaultPlan, Faulty, JournalWith, PendingFate, SimDisk};
@@ -113,8 +113,8 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
         let a = step!(w, w.append_event("Ev", e));
         run.acked.push(a);
     }
-    let p3 = encode_event(&events[3]);
-    let p4 = encode_event(&events[4]);
+    let p3 = encode_event_json(&events[3]);
+    let p4 = encode_event_json(&events[4]);
     let batch = step!(w, w.append_batch(&[("Ev", &p3), ("Ev", &p4)]));
     run.acked.extend(batch);
     drop(w);
@@ -129,7 +129,14 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
     // would have): the next open quarantines it, truncates, and appends a recovered record.
     let torn = {
         let mut b = Vec::new();
-        sjournal::format::record::encode(&mut b, 99, 1, "Ev", &Hash::ZERO, &encode_event("{}"));
+        sjournal::format::record::encode(
+            &mut b,
+            99,
+            1,
+            "Ev",
+            &Hash::ZERO,
+            &encode_event_json("{}"),
+        );
         b.truncate(b.len() / 2);
         b
     };
@@ -350,7 +357,7 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
                         .iter()
                         .map(|&n| {
                             i += 1;
-                            encode_event(&support::event_json(i, n))
+                            encode_event_json(&support::event_json(i, n))
                         })
                         .collect();
                     let items: Vec<(&str, &[u8])> =

@@ -23,6 +23,7 @@ mod context_channels;
 mod context_fold;
 mod context_recovery;
 mod crash_loop;
+mod digests;
 mod events;
 mod export_import;
 mod fallback;

@@ -320,7 +320,7 @@ fn check_refused(label: &str, root: &Root, bytes: &[u8]) {
     let d = session::write(
         root,
         SESSION,
-        &Batch::one("Ev", payload::encode_event(r#"{"rescued":1}"#)),
+        &Batch::one("Ev", payload::encode_event_json(r#"{"rescued":1}"#)),
         &support::opts(),
     )
     .unwrap_or_else(|e| panic!("{label}: rescue failed: {e}"));

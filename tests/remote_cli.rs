@@ -265,7 +265,7 @@ fn without_the_setting_the_hook_never_ships() {
 /// merges the pending spool into the journal first, as every reader does.
 #[test]
 fn ship_merges_spooled_events_first() {
-    use sjournal::format::payload::encode_event;
+    use sjournal::format::payload::encode_event_json;
     use sjournal::journal::{keep_elsewhere, Landed, Root, WriterOptions};
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
@@ -281,7 +281,8 @@ fn ship_merges_spooled_events_first() {
         r#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
     );
     assert!(o.status.success(), "{}", text(&o));
-    let end = encode_event(r#"{"session_id":"s1","hook_event_name":"SessionEnd","reason":"exit"}"#);
+    let end =
+        encode_event_json(r#"{"session_id":"s1","hook_event_name":"SessionEnd","reason":"exit"}"#);
     let landed = keep_elsewhere(
         &Root::new(&root),
         "s1",

@@ -176,7 +176,7 @@ async fn a_rewritten_last_shipped_record_is_diverged() {
     drop(recs);
     let mut rewritten = bytes[..off].to_vec();
     let payload =
-        sjournal::format::payload::encode_event(r#"{"hook_event_name":"Stop","forged":true}"#);
+        sjournal::format::payload::encode_event_json(r#"{"hook_event_name":"Stop","forged":true}"#);
     sjournal::format::record::encode(&mut rewritten, seq, ts, "Stop", &prev, &payload);
     std::fs::write(&j, &rewritten).unwrap();
     let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)

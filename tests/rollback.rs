@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use assert_cmd::Command;
-use sjournal::format::payload::encode_event;
+use sjournal::format::payload::encode_event_json;
 use sjournal::journal::recovery::Corruption;
 use sjournal::journal::{hwm, verify_file, Root, Target, Writer, WriterOptions};
 use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
@@ -231,7 +231,7 @@ fn crashes_never_raise_a_false_alarm() {
                         let batch: Vec<Vec<u8>> = (0..rng.usize(1..4))
                             .map(|_| {
                                 n += 1;
-                                encode_event(&common::event_json(n, rng.usize(10..700)))
+                                encode_event_json(&common::event_json(n, rng.usize(10..700)))
                             })
                             .collect();
                         let items: Vec<(&str, &[u8])> =

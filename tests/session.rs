@@ -8,7 +8,7 @@
 
 use crate::support;
 
-use sjournal::format::payload::encode_event;
+use sjournal::format::payload::encode_event_json;
 use sjournal::journal::{Batch, Landed, Session, WriterOptions};
 use sjournal::limits::SNAPSHOT_EVERY_RECORDS;
 use sjournal::snapshot::{load_state, LoadOptions, SnapshotUse};
@@ -51,7 +51,7 @@ fn a_due_snapshot_is_written_after_the_commit_and_loads_the_same_state() {
     let mut c = s
         .commit(&Batch::one(
             "Stop",
-            encode_event(r#"{"hook_event_name":"Stop"}"#),
+            encode_event_json(r#"{"hook_event_name":"Stop"}"#),
         ))
         .unwrap();
     let written = c.write_snapshot().expect("due").unwrap();
@@ -72,7 +72,10 @@ fn a_failed_journal_write_is_spooled_and_merged_once() {
     let journal = root.session("s").unwrap().journal;
     fs.fail(libc::EIO, move |op, p| op == Op::Write && p == journal);
     let s = Session::open(&root, "s", &WriterOptions::with_fs(fs)).unwrap();
-    let batch = Batch::one("Stop", encode_event(r#"{"hook_event_name":"Stop","n":1}"#));
+    let batch = Batch::one(
+        "Stop",
+        encode_event_json(r#"{"hook_event_name":"Stop","n":1}"#),
+    );
     let c = s.commit(&batch).unwrap();
     let Landed::Spooled {
         fallback, reason, ..

@@ -11,7 +11,8 @@ use crate::support;
 use std::path::Path;
 
 use sjournal::format::payload::{
-    self, encode_event, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC, KIND_SPOOL_MERGE,
+    self, encode_event_json, Exec, ExecContext, ExecOutcome, SpoolMerge, KIND_EXEC,
+    KIND_SPOOL_MERGE,
 };
 use sjournal::format::spool::Attempted;
 use sjournal::journal::{keep_elsewhere, spool, Root, Session, Writer, WriterOptions};
@@ -20,7 +21,7 @@ use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFat
 const S: &str = "sess-1";
 
 fn event(n: u32) -> Vec<u8> {
-    encode_event(&format!(
+    encode_event_json(&format!(
         r#"{{"session_id":"{S}","hook_event_name":"PostToolUse","n":{n}}}"#
     ))
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use sjournal::context::{Channel, Policy};
 use sjournal::format::payload::{
-    encode_event, encode_system, ContextSet, SpoolMerge, KIND_CONTEXT_SET, KIND_SPOOL_MERGE,
+    encode_event_json, encode_system, ContextSet, SpoolMerge, KIND_CONTEXT_SET, KIND_SPOOL_MERGE,
 };
 use sjournal::hook;
 use sjournal::journal::{
@@ -136,7 +136,7 @@ fn every_prompt_gets_context_while_a_long_backlog_drains() {
     let root = Root::new(dir.path());
     let opts = WriterOptions::default();
     for i in 0..BACKLOG {
-        let e = encode_event(&format!(
+        let e = encode_event_json(&format!(
             r#"{{"session_id":"s","hook_event_name":"PostToolUse","n":{i}}}"#
         ));
         keep_elsewhere(&root, "s", &[("PostToolUse", &e)], "lock held", None, &opts).unwrap();

@@ -253,7 +253,7 @@ fn fixture_of(session: &str) -> Fixture {
 fn forged_record_inserted_in_the_middle_is_caught() {
     let f = fixture();
     let mut forged = Vec::new();
-    let p = sjournal::format::payload::encode_event(r#"{"forged":true}"#);
+    let p = sjournal::format::payload::encode_event_json(r#"{"forged":true}"#);
     record::encode(&mut forged, 4, 1, "Ev", &f.recs[2].hash, &p);
     f.write(&[
         f.header(),
@@ -294,4 +294,42 @@ fn swapped_session_id_in_the_header_is_caught() {
         "header swap",
     );
     assert!(what.contains("does not link"), "{what}");
+}
+
+/// Loading a state checks every record's CRC and seq but only the first record's link (see
+/// "Loading a state" in journal-format.md): a payload edit with a recomputed CRC is folded, a
+/// torn CRC, a seq out of order or a first record that does not link stop the load, and
+/// verify reports the edit.
+#[test]
+fn loads_check_crcs_and_seqs_and_leave_every_link_to_verify() {
+    use sjournal::snapshot::{load_state, LoadOptions};
+    let full = LoadOptions::default();
+    let f = fixture();
+    // Edited with a recomputed CRC: folded; verify reports it at the next record.
+    fs::write(&f.path, edit_payload(&f, 3, true)).unwrap();
+    let (s, info) = load_state(&f.root, SESSION, &full).unwrap();
+    assert_eq!(
+        (s.seq, info.stopped.is_none()),
+        (6, true),
+        "{:?}",
+        info.stopped
+    );
+    assert_reported(&f.root, SESSION, &f.path, f.offset(4), "edit+crc");
+    // Without the CRC: the load stops before it.
+    fs::write(&f.path, edit_payload(&f, 3, false)).unwrap();
+    let (s, info) = load_state(&f.root, SESSION, &full).unwrap();
+    assert_eq!(s.seq, 2);
+    assert!(info.stopped.unwrap().contains("CRC"));
+    // A deleted record: the seq check stops it.
+    f.write(&[f.header(), f.rec(1), f.rec(2), f.rec(4), f.rec(5)]);
+    let (s, info) = load_state(&f.root, SESSION, &full).unwrap();
+    assert_eq!(s.seq, 2);
+    assert!(info.stopped.unwrap().contains("seq 4 where seq 3"));
+    // The first record, copied from another journal: it does not link to this header.
+    let other = fixture_of("other-session");
+    let foreign = &other.bytes[other.recs[0].offset as usize..other.recs[0].end as usize];
+    f.write(&[f.header(), foreign, f.rec(2)]);
+    let (s, info) = load_state(&f.root, SESSION, &full).unwrap();
+    assert_eq!(s.seq, 0);
+    assert!(info.stopped.unwrap().contains("does not link"));
 }

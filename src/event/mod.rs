@@ -13,6 +13,7 @@ mod claude;
 mod cline;
 mod codex;
 mod cursor;
+pub mod digest;
 mod gemini;
 mod kind;
 pub mod lenient;

@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 
 pub use state::*;
 
-use crate::format::payload::{decode_event, is_system_kind};
+use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
 
@@ -92,6 +92,17 @@ impl State {
         }
         // The extras journaled with an event hold for that event only.
         self.extras = None;
+        // The digest stored with the event (current version) is what the JSON reads as; a
+        // payload without one (or with another version's) is read from its JSON.
+        if let Some(event) = event_digest(rec.payload).and_then(crate::event::digest::decode) {
+            self.apply_event(&event, rec);
+            return;
+        }
+        self.apply_json(rec);
+    }
+
+    /// Folds an event record from its JSON text, ignoring any digest.
+    fn apply_json(&mut self, rec: &RecordView<'_>) {
         match decode_event(rec.seq, rec.payload) {
             Ok(raw) => {
                 let raw = crate::event::lenient_json::text(raw);

@@ -169,7 +169,7 @@ mod tests {
                 v[k] = x.clone();
             }
             self.seq += 1;
-            let payload = encode_event(&v.to_string());
+            let payload = encode_event(name, &v.to_string());
             self.state.apply(&RecordView {
                 seq: self.seq,
                 ts_unix_ns: self.seq as i64,

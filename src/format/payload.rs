@@ -492,17 +492,69 @@ pub fn is_system_kind(kind: &str) -> bool {
     kind.starts_with(SYSTEM_PREFIX)
 }
 
-/// Encodes raw JSON text as an event payload.
-pub fn encode_event(raw_json: &str) -> Vec<u8> {
+/// Encodes an event: its JSON text, byte for byte, then its fold digest
+/// ([`crate::event::digest`]). Every writer of event records encodes them here. `kind` is the
+/// record kind the event is appended under (the digest reads the event as that kind).
+///
+/// The digest is left out when it would make the payload longer than the longest JSON text a
+/// payload may hold without one (`limits::EVENT_PAYLOAD_MAX_BYTES`): an event that fits a
+/// record without a digest always fits with what this writes, and the fold reads its JSON.
+pub fn encode_event(kind: &str, raw_json: &str) -> Vec<u8> {
+    let mut p = encode_event_json(raw_json);
+    let digest = crate::event::digest::derive(kind, raw_json);
+    if p.len() + digest.len() <= crate::limits::EVENT_PAYLOAD_MAX_BYTES {
+        p.extend_from_slice(&digest);
+    }
+    p
+}
+
+/// Encodes an event as the format did before digests: the JSON text alone. Such payloads
+/// stay valid (the fold reads their JSON); only tests of that compatibility write them.
+pub fn encode_event_json(raw_json: &str) -> Vec<u8> {
     rmp_serde::to_vec(raw_json).expect("encoding a str cannot fail")
 }
 
-/// Decodes an event payload back to the JSON text, without copying.
+/// Where the MessagePack str at the start of an event payload ends: (header length, str
+/// length), if the payload starts with a str whose bytes are all present.
+fn event_str(payload: &[u8]) -> Option<(usize, usize)> {
+    let (&m, rest) = payload.split_first()?;
+    let be = |n: usize| -> Option<usize> {
+        let b = rest.get(..n)?;
+        Some(b.iter().fold(0usize, |a, &x| (a << 8) | x as usize))
+    };
+    let (hdr, len) = match m {
+        0xa0..=0xbf => (1, (m & 0x1f) as usize),
+        0xd9 => (2, be(1)?),
+        0xda => (3, be(2)?),
+        0xdb => (5, be(4)?),
+        _ => return None,
+    };
+    (hdr + len <= payload.len()).then_some((hdr, len))
+}
+
+/// The digest an event payload carries after its JSON text, if it has one (the bytes after
+/// the str; None when nothing follows it or the payload does not start with a whole str).
+pub fn event_digest(payload: &[u8]) -> Option<&[u8]> {
+    let (hdr, len) = event_str(payload)?;
+    let rest = &payload[hdr + len..];
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// The payload without its digest: the JSON text's str alone, as the format wrote events
+/// before digests (the whole payload when it does not start with a whole str).
+pub fn without_digest(payload: &[u8]) -> &[u8] {
+    event_str(payload).map_or(payload, |(hdr, len)| &payload[..hdr + len])
+}
+
+/// Decodes an event payload back to the JSON text, without copying (a digest after it is
+/// not looked at).
 pub fn decode_event(seq: u64, payload: &[u8]) -> Result<&str> {
-    rmp_serde::from_slice::<&str>(payload).map_err(|e| Error::Payload {
-        seq,
-        reason: e.to_string(),
-    })
+    let bad = |reason: String| Error::Payload { seq, reason };
+    let Some((hdr, len)) = event_str(payload) else {
+        // Not a whole str: let rmp-serde say what it is.
+        return rmp_serde::from_slice::<&str>(payload).map_err(|e| bad(e.to_string()));
+    };
+    std::str::from_utf8(&payload[hdr..hdr + len]).map_err(|e| bad(e.to_string()))
 }
 
 pub fn encode_system<T: Serialize>(value: &T) -> Vec<u8> {
@@ -552,8 +604,48 @@ mod tests {
     #[test]
     fn event_bytes_survive() {
         let raw = "{ \"b\":1,  \"a\" : [1.50, \"\\u00e9\"] }\n";
-        let p = encode_event(raw);
-        assert_eq!(decode_event(1, &p).unwrap(), raw);
+        for p in [encode_event("Stop", raw), encode_event_json(raw)] {
+            assert_eq!(decode_event(1, &p).unwrap(), raw);
+        }
+        assert!(event_digest(&encode_event_json(raw)).is_none());
+        assert!(event_digest(&encode_event("Stop", raw)).is_some());
+    }
+
+    /// Readers built before digests decode an event payload with `rmp_serde::from_slice`,
+    /// which reads the first value and ignores what follows: they see the JSON text of a
+    /// payload with a digest, unchanged.
+    #[test]
+    fn readers_before_digests_read_the_json() {
+        let raw = r#"{"hook_event_name":"Stop","session_id":"s"}"#;
+        let p = encode_event("Stop", raw);
+        assert_eq!(rmp_serde::from_slice::<&str>(&p).unwrap(), raw);
+        let long = format!("{{\"prompt\":\"{}\"}}", "x".repeat(70_000));
+        let p = encode_event("UserPromptSubmit", &long);
+        assert_eq!(rmp_serde::from_slice::<&str>(&p).unwrap(), long);
+        assert_eq!(decode_event(1, &p).unwrap(), long);
+    }
+
+    /// A digest never makes an event too long for a record: near the limit it is left out.
+    #[test]
+    fn no_digest_where_it_would_not_fit() {
+        use crate::limits::{EVENT_PAYLOAD_MAX_BYTES, INPUT_MAX_BYTES};
+        let big = format!(
+            "{{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Write\",\"tool_input\":{{\"content\":\"{}\"}}}}",
+            "x".repeat(INPUT_MAX_BYTES - 200)
+        );
+        assert!(big.len() <= INPUT_MAX_BYTES);
+        let p = encode_event("PreToolUse", &big);
+        assert!(p.len() <= EVENT_PAYLOAD_MAX_BYTES);
+        assert!(event_digest(&p).is_none());
+        assert_eq!(decode_event(1, &p).unwrap(), big);
+    }
+
+    #[test]
+    fn truncated_or_foreign_payloads_are_errors() {
+        let p = encode_event_json("{}");
+        assert!(decode_event(1, &p[..p.len() - 1]).is_err());
+        assert!(decode_event(1, &[0xc0]).is_err());
+        assert!(event_digest(&p[..p.len() - 1]).is_none());
     }
 
     #[test]

@@ -191,7 +191,7 @@ mod tests {
             reason: "r".into(),
             records: vec![SpoolRecord {
                 kind: "Stop".into(),
-                payload: payload::encode_event("{}"),
+                payload: payload::encode_event("Stop", "{}"),
             }],
             attempted: None,
         }

@@ -156,8 +156,8 @@ pub fn capture(
     let text = String::from_utf8(raw).expect("valid JSON is UTF-8");
     Captured {
         session_id: session,
+        payload: encode_event(&kind, &text),
         kind,
-        payload: encode_event(&text),
         raw_json: Some(text),
         event,
         protocol: Some(protocol),

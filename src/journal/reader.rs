@@ -20,8 +20,8 @@
 //! writer that had them torn does not rewrite them either; recovery cuts them only under the
 //! exclusive lock), and bytes of an append in flight: a write becomes visible page by page, so
 //! `len` can end inside a record another process is still writing. Every record is validated
-//! (length, CRC, seq, chain) before it is yielded, and validation copies nothing out before
-//! checking.
+//! (length, CRC, seq, and its chain link, or for [`Records::first_link_only`] the first
+//! record's) before it is yielded, and validation copies nothing out before checking.
 //!
 //! # An append in flight is not a torn tail
 //!
@@ -189,6 +189,9 @@ pub struct Records<'a> {
     map: Option<&'a Mmap>,
     /// Offset up to which pages were released.
     released: usize,
+    /// Check every record's `prev_hash` (false: only the first one's, see
+    /// [`Records::first_link_only`]).
+    every_link: bool,
 }
 
 impl<'a> Records<'a> {
@@ -201,7 +204,19 @@ impl<'a> Records<'a> {
             tail_in_flight: false,
             map: None,
             released: 0,
+            every_link: true,
         }
+    }
+
+    /// Checks frames (length, CRC, fields) and seqs as before, but the chain link only of the
+    /// first record (it must link to the chain the iterator started from: the genesis hash, or
+    /// the snapshot's record), and computes no record hash: each yielded [`Record::hash`] is
+    /// [`Hash::ZERO`], and a caller that needs one hashes that frame ([`FrameRef::hash`]).
+    /// What loading a state does; `verify` checks every link (see "Loading" in
+    /// journal-format.md for why that suffices).
+    pub fn first_link_only(mut self) -> Self {
+        self.every_link = false;
+        self
     }
 
     /// The chain after the last record yielded.
@@ -265,6 +280,18 @@ impl<'a> Iterator for Records<'a> {
         }
         let offset = self.at as u64;
         let problem = match record::parse(&self.bytes[self.at..]) {
+            Ok(frame) if !self.every_link => match self.chain.accept_unhashed(&frame) {
+                Ok(()) => {
+                    self.at += frame.len();
+                    self.release_behind();
+                    return Some(Ok(Record {
+                        offset,
+                        frame,
+                        hash: Hash::ZERO,
+                    }));
+                }
+                Err(p) => p,
+            },
             Ok(frame) => match self.chain.accept(&frame) {
                 Ok(hash) => {
                     self.at += frame.len();

@@ -65,6 +65,24 @@ impl Chain {
         self.next_seq - 1
     }
 
+    /// Checks `frame`'s seq, and its link only if it is the first frame since the chain was
+    /// set from a known hash, and advances past it without hashing it: afterwards
+    /// `prev_hash` is [`Hash::ZERO`] (unknown) and later frames' links are not checked.
+    pub fn accept_unhashed(&mut self, frame: &FrameRef<'_>) -> Result<(), Problem> {
+        if frame.seq != self.next_seq {
+            return Err(Problem::SeqMismatch {
+                expected: self.next_seq,
+                found: frame.seq,
+            });
+        }
+        if self.prev_hash != Hash::ZERO && frame.prev_hash != self.prev_hash {
+            return Err(Problem::ChainBroken { seq: frame.seq });
+        }
+        self.next_seq += 1;
+        self.prev_hash = Hash::ZERO;
+        Ok(())
+    }
+
     /// Checks `frame` against the chain and advances past it; returns its hash.
     pub fn accept(&mut self, frame: &FrameRef<'_>) -> Result<Hash, Problem> {
         if frame.seq != self.next_seq {

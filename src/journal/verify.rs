@@ -77,6 +77,7 @@ impl From<Mark> for Acknowledged {
 }
 
 mod chunks;
+pub mod digests;
 
 use chunks::Prefix;
 

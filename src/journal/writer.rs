@@ -520,7 +520,7 @@ impl Writer {
 
     /// Appends one event (raw JSON text, kept byte for byte).
     pub fn append_event(&mut self, kind: &str, raw_json: &str) -> Result<Appended> {
-        self.append(kind, &payload::encode_event(raw_json))
+        self.append(kind, &payload::encode_event(kind, raw_json))
     }
 
     /// Appends records in one write and one `sync_data`; returns once all are durable.

@@ -252,7 +252,12 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
             }
         }
     }
-    for r in reader.records_from(start, chain) {
+    // Every frame's length, CRC and seq are checked, and the first record's link to the
+    // snapshot's record (or the header); not every link, which is `verify`'s job (see
+    // "Loading a state" in journal-format.md). The last record folded is hashed at the end.
+    let records = reader.records_from(start, chain).first_link_only();
+    let mut last = None;
+    for r in records {
         match r {
             Ok(rec) => {
                 if opts.at.is_some_and(|at| rec.seq > at) {
@@ -260,12 +265,7 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
                 }
                 state.apply(&RecordView::from(&rec));
                 info.tail_records += 1;
-                info.head = Some(Head {
-                    seq: rec.seq,
-                    frame_offset: rec.offset,
-                    end_offset: rec.offset + rec.len() as u64,
-                    hash: rec.hash,
-                });
+                last = Some(rec);
             }
             Err(stop) => {
                 let msg = format!(
@@ -286,6 +286,14 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
                 info.stopped = Some(msg);
             }
         }
+    }
+    if let Some(rec) = last {
+        info.head = Some(Head {
+            seq: rec.seq,
+            frame_offset: rec.offset,
+            end_offset: rec.offset + rec.len() as u64,
+            hash: rec.frame.hash(),
+        });
     }
     Ok((state, info))
 }

@@ -174,7 +174,7 @@ impl Sim {
         let text = v.to_string();
         let protocol = Protocol::detect(v);
         let name = protocol.event_name(v).unwrap_or("event").to_owned();
-        let seq = self.rec(&name, &encode_event(&text));
+        let seq = self.rec(&name, &encode_event(&name, &text));
         if !self.policy.wants(protocol, &name) {
             return Injection::default();
         }

@@ -34,7 +34,8 @@ pub fn event(raw: &str) -> (String, Vec<u8>) {
         .filter(|k| sjournal::format::record::valid_kind(k))
         .unwrap_or("event")
         .to_owned();
-    (kind, sjournal::format::payload::encode_event(raw))
+    let payload = sjournal::format::payload::encode_event(&kind, raw);
+    (kind, payload)
 }
 
 /// A system record.

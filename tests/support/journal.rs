@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sjournal::format::hash::genesis_hash;
 use sjournal::format::header::Header;
-use sjournal::format::payload::{self, encode_event};
+use sjournal::format::payload::{self, encode_event_json};
 use sjournal::format::{record, Hash};
 use sjournal::journal::reader::Records;
 use sjournal::journal::scan::{Chain, Stop};
@@ -213,12 +213,13 @@ pub fn build_journal(session: &str, created_ns: i64, events: &[(&str, &str)]) ->
     for (i, (kind, json)) in events.iter().enumerate() {
         let start = bytes.len();
         let ts = created_ns + (i as i64 + 1) * 1_000_000_000;
-        // System records (`sjournal.*`) hold their fields as a MessagePack map.
+        // System records (`sjournal.*`) hold their fields as a MessagePack map; events their
+        // JSON alone, as the format wrote them before digests (these journals are checked in).
         let payload = if sjournal::format::payload::is_system_kind(kind) {
             let v: serde_json::Value = serde_json::from_str(json).unwrap();
             sjournal::format::payload::encode_system(&v)
         } else {
-            encode_event(json)
+            encode_event_json(json)
         };
         record::encode(&mut bytes, i as u64 + 1, ts, kind, &prev, &payload);
         prev = sjournal::format::hash::record_hash(&bytes[start..]);

@@ -28,7 +28,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let input = read_stdin()?;
     let (text, value) = parse_json(&input)?;
     let kind = event_kind(args.kind.as_deref(), &value)?;
-    let batch = Batch::one(&kind, encode_event(text));
+    let batch = Batch::one(&kind, encode_event(&kind, text));
     let landed = session::write(
         root,
         &args.session,

@@ -6,6 +6,10 @@
 //! extends that checkpoint (a [`CheckpointReport`](sjournal::audit::checkpoint::CheckpointReport), from
 //! [`sjournal::audit::checkpoint::verify`]). Over many journals a
 //! progress bar shows on stderr when it is a terminal (never with `--json`).
+//!
+//! `--digests` also re-derives every event's fold digest from its JSON
+//! ([`crate::journal::verify_digests`]): a digest that differs is the journal's problem (exit
+//! 1), and one more line per journal counts what was checked.
 
 use std::path::PathBuf;
 
@@ -30,6 +34,10 @@ pub struct Args {
     pub all: bool,
     #[arg(long)]
     pub json: bool,
+    /// Also check every event's fold digest against its JSON (a JSON parse of every event:
+    /// several times slower than the chain check)
+    #[arg(long, conflicts_with = "remote")]
+    pub digests: bool,
     /// Also prove the journal still extends this checkpoint (from `sjournal checkpoint`)
     #[arg(long, value_name = "FILE", requires = "session")]
     pub checkpoint: Option<PathBuf>,
@@ -70,11 +78,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         // Over every journal, one that cannot be read (a symlink or a directory in its place,
         // no permission) is a finding like any other: report it and go on. A single session's
         // journal that cannot be read is an error (exit 2), as for every other command.
-        let report = match verify_file(path, None) {
+        let mut report = match verify_file(path, None) {
             Ok(r) => r,
             Err(e) if args.all => VerifyReport::unreadable(path, &e),
             Err(e) => return Err(e),
         };
+        let digests = if args.digests && report.ok {
+            Some(crate::journal::verify_digests(path, None)?)
+        } else {
+            None
+        };
+        if let Some(m) = digests.as_ref().and_then(|d| d.mismatch.clone()) {
+            report.ok = false;
+            report.problem = Some(m);
+        }
         if !report.ok {
             bad += 1;
         }
@@ -84,6 +101,18 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             report.summary()
         };
         bar.suspend(|| output::emit(&mut out, &line, args.json))?;
+        if let Some(d) = digests {
+            let line = if args.json {
+                serde_json::json!({"path": path, "digests": d}).to_string()
+            } else {
+                format!(
+                    "    digests: {} events, {} checked against their JSON, {} without a digest, \
+                     {} of another version",
+                    d.events, d.checked, d.without, d.other_version
+                )
+            };
+            bar.suspend(|| output::emit(&mut out, &line, args.json))?;
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();

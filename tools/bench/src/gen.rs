@@ -16,7 +16,7 @@ pub fn payload_for(template: &str, session: &str) -> String {
 pub fn session(root: &Path, session: &str, n: usize, template: &str) {
     let root = Root::new(root);
     let mut w = Writer::open(&root, session, &WriterOptions::default()).unwrap();
-    let p = encode_event(&payload_for(template, session));
+    let p = encode_event("PostToolUse", &payload_for(template, session));
     let batch: Vec<(&str, &[u8])> = (0..10_000.min(n))
         .map(|_| ("PostToolUse", &p[..]))
         .collect();
@@ -32,7 +32,7 @@ pub fn session(root: &Path, session: &str, n: usize, template: &str) {
 pub fn session_bytes(root: &Path, name: &str, bytes: u64, template: &str) -> u64 {
     let one = sjournal::format::record::frame_len(
         "PostToolUse",
-        encode_event(&payload_for(template, name)).len(),
+        encode_event("PostToolUse", &payload_for(template, name)).len(),
     );
     session(root, name, (bytes / one as u64) as usize + 1, template);
     std::fs::metadata(Root::new(root).session(name).unwrap().journal)

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sjournal::format::payload::encode_event;
+use sjournal::format::payload::{encode_event, encode_event_json};
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
@@ -43,6 +43,20 @@ fn main() {
         Some("hookab") => webhook::hook_ab(&args[2..]),
         Some("webhook") => webhook::rows_only(&args[2..]),
         Some("verify") => verify::run(&args[2..]),
+        // Only the fold rows (`sjournal-bench fold [--quick]`), for iterating on the fold.
+        Some("fold") => {
+            let o = Opts {
+                sjournal: PathBuf::new(),
+                payload: String::new(),
+                prompt: String::new(),
+                quick: args.iter().any(|a| a == "--quick"),
+                hook: false,
+                hook_only: false,
+                before: None,
+            };
+            let tmp = tempfile::tempdir().unwrap();
+            fold_rows(&o, tmp.path(), &mut |r| println!("{r}"));
+        }
         Some("gen") => {
             let template = std::fs::read_to_string(&args[5]).unwrap();
             let mb: u64 = args[4].parse().unwrap();
@@ -74,7 +88,7 @@ fn floor(path: &Path) {
 fn appender(args: &[String]) {
     let root = Root::new(&args[0]);
     let n: usize = args[2].parse().unwrap();
-    let payload = encode_event(&std::fs::read_to_string(&args[3]).unwrap());
+    let payload = encode_event("PostToolUse", &std::fs::read_to_string(&args[3]).unwrap());
     let release = args.get(4).is_some_and(|m| m == "release");
     for _ in 0..n {
         let mut w = Writer::open(&root, &args[1], &WriterOptions::default()).unwrap();
@@ -414,7 +428,7 @@ fn report(args: &[String]) {
 
     // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.
     let n = if o.quick { 300 } else { 2000 };
-    let payload = encode_event(&p_small);
+    let payload = encode_event("PostToolUse", &p_small);
     let aroot = Root::new(tmp.path().join("append"));
     let mut w = Writer::open(&aroot, "rate", &WriterOptions::default()).unwrap();
     let frame_len = sjournal::format::record::frame_len("PostToolUse", payload.len());
@@ -596,34 +610,77 @@ fn peak_replay(me: &Path, sjournal: &Path, root: &Path, session: &str) -> u64 {
 fn fold_rows(o: &Opts, dir: &Path, row: &mut impl FnMut(String)) {
     use sjournal::fold::{RecordView, State};
     use sjournal::journal::JournalReader;
+    use sjournal::snapshot::{load_paths, LoadOptions};
     let n = if o.quick { 20_000 } else { 200_000 };
     let lines: Vec<String> = gen::fixture_events(n);
     let root = Root::new(dir.join("fold"));
-    let mut w = Writer::open(&root, "fold", &WriterOptions::default()).unwrap();
-    let t = Instant::now();
-    for chunk in lines.chunks(10_000) {
-        let payloads: Vec<(String, Vec<u8>)> = chunk
-            .iter()
-            .map(|l| (gen::kind_of(l), encode_event(l)))
-            .collect();
-        let items: Vec<(&str, &[u8])> =
-            payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
-        w.append_batch(&items).unwrap();
-    }
-    let sj_store = t.elapsed().as_secs_f64();
-    drop(w);
-    let path = root.session("fold").unwrap().journal;
-    let jsonl = lines.join("\n");
-    let (mut fold_t, mut json_t) = (Samples::default(), Samples::default());
-    for _ in 0..5 {
+    // The same events twice: with digests (as this build writes them) and without (as the
+    // format wrote them before digests).
+    let store = |session: &str, digests: bool| {
+        let mut w = Writer::open(&root, session, &WriterOptions::default()).unwrap();
         let t = Instant::now();
-        let reader = JournalReader::open(&path, None).unwrap();
+        // Fixed timestamps, the same in both journals (the fold reads time from records).
+        for (c, chunk) in lines.chunks(10_000).enumerate() {
+            let payloads: Vec<(String, Vec<u8>)> = chunk
+                .iter()
+                .map(|l| {
+                    let k = gen::kind_of(l);
+                    let p = if digests {
+                        encode_event(&k, l)
+                    } else {
+                        encode_event_json(l)
+                    };
+                    (k, p)
+                })
+                .collect();
+            let items: Vec<(&str, &[u8])> =
+                payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
+            let base = 1_767_225_600_000_000_000i64 + c as i64 * 10_000_000_000;
+            w.append_batch_timed(|i| base + i as i64 * 1_000_000, &items)
+                .unwrap();
+        }
+        t.elapsed().as_secs_f64()
+    };
+    let sj_store = store("fold", true);
+    let sj_store_json = store("fold-json", false);
+    let paths = root.session("fold").unwrap();
+    let json_paths = root.session("fold-json").unwrap();
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    let (with_bytes, json_bytes) = (size(&paths.journal), size(&json_paths.journal));
+    let jsonl = lines.join("\n");
+    // Every link checked, as loads did before (the reader's `records()`).
+    let fold_every_link = |path: &Path| {
+        let reader = JournalReader::open(path, None).unwrap();
         let mut state = State::default();
         for r in reader.records().unwrap() {
             state.apply(&RecordView::from(&r.unwrap()));
         }
-        assert_eq!(state.records as usize, n);
+        state
+    };
+    // The load path (`load_paths`): CRCs and seqs of every record, the first link only.
+    let no_snapshot = LoadOptions::default();
+    let load = |p: &sjournal::journal::SessionPaths| load_paths(p, &no_snapshot).unwrap().0;
+    let (mut fold_t, mut json_t) = (Samples::default(), Samples::default());
+    let (mut chained_t, mut before_t, mut json_load_t) =
+        (Samples::default(), Samples::default(), Samples::default());
+    for _ in 0..5 {
+        let t = Instant::now();
+        let state = load(&paths);
         fold_t.push(t.elapsed());
+        assert_eq!(state.records as usize, n);
+        let t = Instant::now();
+        let chained = fold_every_link(&paths.journal);
+        chained_t.push(t.elapsed());
+        let t = Instant::now();
+        let before = fold_every_link(&json_paths.journal);
+        before_t.push(t.elapsed());
+        let t = Instant::now();
+        let json_loaded = load(&json_paths);
+        json_load_t.push(t.elapsed());
+        // The digests fold to the very state the JSON does.
+        assert_eq!(state.encode(), chained.encode());
+        assert_eq!(state.encode(), before.encode());
+        assert_eq!(state.encode(), json_loaded.encode());
         let t = Instant::now();
         let mut k = 0;
         for l in jsonl.lines() {
@@ -634,11 +691,38 @@ fn fold_rows(o: &Opts, dir: &Path, row: &mut impl FnMut(String)) {
         json_t.push(t.elapsed());
     }
     let rate = |s: f64| n as f64 / s;
+    let json = json_t.p(50.0);
     row(format!(
-        "| fold throughput, cold from the journal ({n} fixture events, CRC + chain checked) | {:.0} ev/s | serde_json::Value over JSONL {:.0} ev/s | {:.2}x | >= 5x |",
+        "| fold, cold from the journal ({n} fixture events with digests, {:.0} MB; `load_paths`: CRC + seq of every record, first link) | {:.0} ev/s | serde_json::Value over JSONL {:.0} ev/s | {:.2}x | >= 5x |",
+        with_bytes as f64 / 1e6,
         rate(fold_t.p(50.0)),
-        rate(json_t.p(50.0)),
-        json_t.p(50.0) / fold_t.p(50.0)
+        rate(json),
+        json / fold_t.p(50.0)
+    ));
+    row(format!(
+        "| fold with digests, every chain link checked | {:.0} ev/s | serde_json::Value {:.0} ev/s | {:.2}x | |",
+        rate(chained_t.p(50.0)),
+        rate(json),
+        json / chained_t.p(50.0)
+    ));
+    row(format!(
+        "| fold without digests (journal as written before, {:.0} MB), every link checked (the load before) | {:.0} ev/s | serde_json::Value {:.0} ev/s | {:.2}x | |",
+        json_bytes as f64 / 1e6,
+        rate(before_t.p(50.0)),
+        rate(json),
+        json / before_t.p(50.0)
+    ));
+    row(format!(
+        "| fold without digests, `load_paths` (first link) | {:.0} ev/s | serde_json::Value {:.0} ev/s | {:.2}x | |",
+        rate(json_load_t.p(50.0)),
+        rate(json),
+        json / json_load_t.p(50.0)
+    ));
+    row(format!(
+        "| store {n} events, with digests vs without (append_batch, one sync per 10,000) | {:.0} ev/s | without {:.0} ev/s | {:.2}x | |",
+        rate(sj_store),
+        rate(sj_store_json),
+        sj_store_json / sj_store
     ));
 
     // SQLite, bundled, synchronous=FULL, WAL off (rollback journal), one transaction.

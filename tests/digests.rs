@@ -1,0 +1,261 @@
+//! Event digests: this build stores, after each event's JSON text, the facts the fold reads of
+//! the event (pre-parsed, versioned), and the fold reads those instead of parsing the JSON.
+//! Journals written before digests (the checked-in journals of tests/fixtures/journals were
+//! written by that format) still verify and fold to their golden states; the same records
+//! written again through this build's writer, with digests, load to the same state hash. Every
+//! fixture payload of every host folds alike from its digest and from its JSON alone. The
+//! fold really reads the digest: one that disagrees with its JSON wins, which is why
+//! `verify --digests` re-derives every digest and reports that record; a digest of another
+//! version is left alone and the JSON is read.
+
+use crate::support;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use sjournal::event::digest;
+use sjournal::fold::{fold, RecordView, State};
+use sjournal::format::payload::{
+    decode_event, encode_event, encode_event_json, event_digest, is_system_kind,
+};
+use sjournal::format::record::valid_kind;
+use sjournal::journal::{verify_digests, verify_file, JournalReader, Root, Writer, WriterOptions};
+use sjournal::snapshot::{load_paths, LoadOptions};
+
+fn checked_in_journals() -> Vec<std::path::PathBuf> {
+    let dir = support::fixtures_dir().join("journals");
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sjl"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn journals_written_before_digests_load_alike_rewritten_with_them() {
+    let journals = checked_in_journals();
+    assert!(journals.len() >= 4);
+    for path in journals {
+        let name = path.display().to_string();
+        assert!(verify_file(&path, None).unwrap().ok, "{name}");
+        let reader = JournalReader::open(&path, None).unwrap();
+        let recs: Vec<_> = reader.records().unwrap().map(|r| r.unwrap()).collect();
+        let events = recs.iter().filter(|r| !is_system_kind(r.kind)).count() as u64;
+        assert!(
+            recs.iter()
+                .filter(|r| !is_system_kind(r.kind))
+                .all(|r| event_digest(r.payload).is_none()),
+            "{name} was written before digests"
+        );
+        let before = fold(recs.iter().map(RecordView::from));
+
+        // The same records (kinds, timestamps, JSON), written by this build's writer.
+        let dir = support::scratch();
+        let root = Root::new(dir.path());
+        let items: Vec<(String, Vec<u8>, i64)> = recs
+            .iter()
+            .map(|r| {
+                let p = if is_system_kind(r.kind) {
+                    r.payload.to_vec()
+                } else {
+                    encode_event(r.kind, decode_event(r.seq, r.payload).unwrap())
+                };
+                (r.kind.to_owned(), p, r.ts_unix_ns)
+            })
+            .collect();
+        let batch: Vec<(&str, &[u8])> =
+            items.iter().map(|(k, p, _)| (k.as_str(), &p[..])).collect();
+        let mut w = Writer::open(&root, "rewritten", &WriterOptions::default()).unwrap();
+        w.append_batch_timed(|i| items[i].2, &batch).unwrap();
+        drop(w);
+        let paths = root.session("rewritten").unwrap();
+        assert!(verify_file(&paths.journal, None).unwrap().ok, "{name}");
+        let d = verify_digests(&paths.journal, None).unwrap();
+        assert_eq!(
+            (d.events, d.checked, d.without),
+            (events, events, 0),
+            "{name}"
+        );
+        assert!(d.mismatch.is_none(), "{name}: {:?}", d.mismatch);
+
+        let (after, info) = load_paths(&paths, &LoadOptions::default()).unwrap();
+        assert!(info.stopped.is_none(), "{name}: {:?}", info.stopped);
+        assert_eq!(after.seq, before.seq, "{name}");
+        assert_eq!(after.state_hash(), before.state_hash(), "{name}");
+        // And the loader, on the journal as it was written before digests.
+        let (_dir, original) = copied(&path);
+        let (again, _) = load_paths(&original, &LoadOptions::default()).unwrap();
+        assert_eq!(again.state_hash(), before.state_hash(), "{name}");
+    }
+}
+
+/// A checked-in journal copied into a scratch root (loading takes locks beside it).
+fn copied(path: &std::path::Path) -> (tempfile::TempDir, sjournal::journal::SessionPaths) {
+    let bytes = std::fs::read(path).unwrap();
+    let (h, _) = sjournal::format::Header::decode(&bytes).unwrap();
+    let dir = support::scratch();
+    let root = Root::new(dir.path());
+    let paths = root.session(&h.session_id).unwrap();
+    root.ensure().unwrap();
+    std::fs::write(&paths.journal, bytes).unwrap();
+    (dir, paths)
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    /// The event's name (in OpenClaw's raw plugin captures, the event itself: skipped).
+    event: Option<serde_json::Value>,
+    #[serde(borrow)]
+    payload: Option<&'a RawValue>,
+}
+
+#[test]
+fn every_fixture_payload_folds_alike_from_its_digest_and_its_json() {
+    let hosts = [
+        "claude-code",
+        "cline",
+        "codex",
+        "constructed",
+        "cursor",
+        "gemini",
+        "openclaw",
+        "opencode",
+        "pi",
+    ];
+    let (mut with, mut without) = (State::new(), State::new());
+    let mut seq = 0u64;
+    for host in hosts {
+        let dir = support::fixtures_dir().join(host);
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let l: Line = serde_json::from_str(line).unwrap();
+                // Raw plugin captures (OpenClaw's) are not hook payloads.
+                let Some(raw) = l.payload else { continue };
+                let kind = l.event.as_ref().and_then(|e| e.as_str());
+                let kind = kind.filter(|k| valid_kind(k)).unwrap_or("event");
+                let (a, b) = (encode_event(kind, raw.get()), encode_event_json(raw.get()));
+                assert!(
+                    event_digest(&a).and_then(digest::decode).is_some(),
+                    "{}: {kind}",
+                    file.display()
+                );
+                seq += 1;
+                let view = |payload| RecordView {
+                    seq,
+                    ts_unix_ns: 1_000_000 * seq as i64,
+                    kind,
+                    payload,
+                };
+                with.apply(&view(&a));
+                without.apply(&view(&b));
+                assert_eq!(
+                    with.encode(),
+                    without.encode(),
+                    "{} {kind}: the digest folds otherwise than the JSON",
+                    file.display()
+                );
+            }
+        }
+    }
+    assert!(seq > 200, "{seq} fixture payloads");
+    assert!(with.tools.calls > 0 && with.files.by_path.len() > 1 && with.compactions.count > 0);
+}
+
+const JSON: &str =
+    r#"{"hook_event_name":"UserPromptSubmit","session_id":"dg","prompt":"from the json"}"#;
+const OTHER: &str =
+    r#"{"hook_event_name":"UserPromptSubmit","session_id":"dg","prompt":"from the digest"}"#;
+
+/// The JSON of `JSON` followed by the digest of `OTHER`.
+fn disagreeing() -> Vec<u8> {
+    let mut p = encode_event_json(JSON);
+    p.extend_from_slice(event_digest(&encode_event("UserPromptSubmit", OTHER)).unwrap());
+    p
+}
+
+fn prompt_folded(payload: &[u8]) -> String {
+    let s = fold([RecordView {
+        seq: 1,
+        ts_unix_ns: 1,
+        kind: "UserPromptSubmit",
+        payload,
+    }]);
+    s.prompts.back().unwrap().text.clone()
+}
+
+#[test]
+fn the_fold_reads_the_digest_and_verify_digests_catches_one_that_disagrees() {
+    assert_eq!(
+        prompt_folded(&encode_event("UserPromptSubmit", JSON)),
+        "from the json"
+    );
+    assert_eq!(prompt_folded(&disagreeing()), "from the digest");
+
+    let dir = support::scratch();
+    let root = Root::new(dir.path());
+    let ok = encode_event("UserPromptSubmit", JSON);
+    let mut w = Writer::open(&root, "dg", &WriterOptions::default()).unwrap();
+    w.append_batch(&[
+        ("UserPromptSubmit", &ok[..]),
+        ("UserPromptSubmit", &disagreeing()[..]),
+    ])
+    .unwrap();
+    drop(w);
+    let path = root.session("dg").unwrap().journal;
+    // Chained and checksummed like any record: only the digest check sees it.
+    assert!(verify_file(&path, None).unwrap().ok);
+    let d = verify_digests(&path, None).unwrap();
+    let m = d.mismatch.expect("the disagreeing digest is reported");
+    assert_eq!(m.seq, 2);
+    assert!(
+        m.what.contains("differs from the one its JSON derives"),
+        "{}",
+        m.what
+    );
+
+    let out = support::sjournal(dir.path())
+        .args(["verify", "--digests", "--session", "dg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("(seq 2)") && stdout.contains("digest"),
+        "{stdout}"
+    );
+    // Without --digests, verify checks what it always did.
+    let out = support::sjournal(dir.path())
+        .args(["verify", "--session", "dg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn a_digest_of_another_version_is_left_alone() {
+    let mut p = disagreeing();
+    // The digest is `[version, body]`: a fixarray of two, then the version (a positive
+    // fixint while it is below 128).
+    let at = p.len() - event_digest(&p).unwrap().len();
+    assert_eq!(p[at..at + 2], [0x92, digest::DIGEST_VERSION as u8]);
+    p[at + 1] = 0x7f;
+    assert_eq!(digest::version(event_digest(&p).unwrap()), Some(127));
+    assert_eq!(prompt_folded(&p), "from the json");
+
+    let dir = support::scratch();
+    let root = Root::new(dir.path());
+    let mut w = Writer::open(&root, "dg", &WriterOptions::default()).unwrap();
+    w.append("UserPromptSubmit", &p).unwrap();
+    drop(w);
+    let d = verify_digests(&root.session("dg").unwrap().journal, None).unwrap();
+    assert_eq!((d.events, d.checked, d.other_version), (1, 0, 1));
+    assert!(d.mismatch.is_none());
+}
