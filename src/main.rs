@@ -28,9 +28,9 @@ mod lean {
     use std::ffi::OsString;
     use std::path::PathBuf;
 
-    use clap::{Parser, Subcommand};
     use crate::cli::commands::hook::Args;
     use crate::cli::{Cli, Command};
+    use clap::{Parser, Subcommand};
 
     #[derive(Debug, Parser)]
     #[command(name = "sjournal")]

@@ -182,7 +182,8 @@ fn memory_after(
                 return Ok(());
             }
             let dir = project_dir.map(std::path::Path::new);
-            let plan = sjournal::memory::hook::plan(root, &cap.kind, raw, &cap.session_id, dir, None);
+            let plan =
+                sjournal::memory::hook::plan(root, &cap.kind, raw, &cap.session_id, dir, None);
             match plan.after {
                 Some(job) => (job, None),
                 None => return Ok(()),

@@ -8,7 +8,7 @@
 //! progress bar shows on stderr when it is a terminal (never with `--json`).
 //!
 //! `--digests` also re-derives every event's fold digest from its JSON
-//! ([`crate::journal::verify_digests`]): a digest that differs is the journal's problem (exit
+//! ([`sjournal::journal::verify_digests`]): a digest that differs is the journal's problem (exit
 //! 1), and one more line per journal counts what was checked.
 
 use std::path::PathBuf;
@@ -84,7 +84,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             Err(e) => return Err(e),
         };
         let digests = if args.digests && report.ok {
-            Some(crate::journal::verify_digests(path, None)?)
+            Some(sjournal::journal::verify_digests(path, None)?)
         } else {
             None
         };
