@@ -262,6 +262,19 @@ fn main() {
                 .map(|(k, raw)| (k, encode_event(&raw)))
                 .collect(),
         ),
+        // The same events with digests, as this build writes them: `tests/digests.rs` folds
+        // it against the same records with the digests cut off (regenerate it with every
+        // FOLD_VERSION or DIGEST_VERSION bump, or its digests are ignored as another build's).
+        (
+            "claude-real-digests",
+            payloads(&fixtures.join("claude-code"))
+                .into_iter()
+                .map(|(k, raw)| {
+                    let payload = p::encode_event(&k, &raw);
+                    (k, payload)
+                })
+                .collect(),
+        ),
         ("session", session()),
         ("recovery", recovery(&fixtures)),
     ];

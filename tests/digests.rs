@@ -21,12 +21,14 @@ use sjournal::format::record::valid_kind;
 use sjournal::journal::{verify_digests, verify_file, JournalReader, Root, Writer, WriterOptions};
 use sjournal::snapshot::{load_paths, LoadOptions};
 
+/// The checked-in journals written before digests (all but `*-digests.sjl`).
 fn checked_in_journals() -> Vec<std::path::PathBuf> {
     let dir = support::fixtures_dir().join("journals");
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "sjl"))
+        .filter(|p| !p.to_string_lossy().ends_with("-digests.sjl"))
         .collect();
     v.sort();
     v
@@ -88,6 +90,55 @@ fn journals_written_before_digests_load_alike_rewritten_with_them() {
         let (again, _) = load_paths(&original, &LoadOptions::default()).unwrap();
         assert_eq!(again.state_hash(), before.state_hash(), "{name}");
     }
+}
+
+/// The digests a build stored are trusted by every later build of the same versions, so what
+/// `digest::derive` makes of an event must not change without a `FOLD_VERSION` (or
+/// `DIGEST_VERSION`) bump, even where the change is outside digest.rs (a host adapter, the
+/// lenient pre-pass). A journal written with digests by an earlier build of these versions
+/// is checked in: its digests are all current, each equals what this build derives, and it
+/// folds, record by record, as the same records with the digests cut off.
+#[test]
+fn a_checked_in_journal_with_digests_folds_as_its_json() {
+    let path = support::fixtures_dir().join("journals/claude-real-digests.sjl");
+    let reader = JournalReader::open(&path, None).unwrap();
+    let recs: Vec<_> = reader.records().unwrap().map(|r| r.unwrap()).collect();
+    let mut stripped = Vec::new();
+    for r in &recs {
+        if is_system_kind(r.kind) {
+            stripped.push(r.payload.to_vec());
+            continue;
+        }
+        let stored = event_digest(r.payload).expect("every event has its digest");
+        assert_eq!(
+            digest::version(stored),
+            Some(digest::CURRENT),
+            "seq {}: the checked-in digests are of another FOLD_VERSION or DIGEST_VERSION; \
+             regenerate tests/fixtures/journals/claude-real-digests.sjl \
+             (cargo run --example gen_fixture_journals -- DIR, copy that file)",
+            r.seq
+        );
+        let json = decode_event(r.seq, r.payload).unwrap();
+        assert_eq!(
+            digest::derive(r.kind, json),
+            stored,
+            "seq {} ({}): this build derives another digest from the same JSON: bump \
+             FOLD_VERSION (or DIGEST_VERSION) and regenerate the fixture",
+            r.seq,
+            r.kind
+        );
+        stripped.push(encode_event_json(json));
+    }
+    let (mut with, mut without) = (State::new(), State::new());
+    for (r, p) in recs.iter().zip(&stripped) {
+        with.apply(&RecordView::from(r));
+        without.apply(&RecordView {
+            payload: p,
+            ..RecordView::from(r)
+        });
+        assert_eq!(with.encode(), without.encode(), "after seq {}", r.seq);
+    }
+    assert!(verify_digests(&path, None).unwrap().mismatch.is_none());
 }
 
 /// A checked-in journal copied into a scratch root (loading takes locks beside it).
@@ -242,12 +293,13 @@ fn the_fold_reads_the_digest_and_verify_digests_catches_one_that_disagrees() {
 #[test]
 fn a_digest_of_another_version_is_left_alone() {
     let mut p = disagreeing();
-    // The digest is `[version, body]`: a fixarray of two, then the version (a positive
-    // fixint while it is below 128).
+    // The digest is `[version, fold version, body]`: a fixarray of three, then the versions
+    // (positive fixints while they are below 128).
     let at = p.len() - event_digest(&p).unwrap().len();
-    assert_eq!(p[at..at + 2], [0x92, digest::DIGEST_VERSION as u8]);
+    let (v, f) = digest::CURRENT;
+    assert_eq!(p[at..at + 3], [0x93, v as u8, f as u8]);
     p[at + 1] = 0x7f;
-    assert_eq!(digest::version(event_digest(&p).unwrap()), Some(127));
+    assert_eq!(digest::version(event_digest(&p).unwrap()), Some((127, f)));
     assert_eq!(prompt_folded(&p), "from the json");
 
     let dir = support::scratch();

@@ -11,10 +11,14 @@
 //! shell call's output, `turn_id`, `outcome_unknown`), which is most of an
 //! event's bytes.
 //!
-//! A digest carries its version ([`DIGEST_VERSION`]); the fold uses only digests of the
-//! current version and derives the event from the JSON otherwise, so journals without
-//! digests, or with digests of another build's version, fold to the same state. Change
-//! anything here, or in what the fold reads of an event, and bump the version.
+//! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
+//! wrote it ([`FOLD_VERSION`]); the fold uses only digests of the current pair and derives
+//! the event from the JSON otherwise, so journals without digests, or with digests of
+//! another build, fold to the same state. What a digest holds depends on more than this
+//! file (the host adapters, the lenient pre-pass, `tools::file_op`), and any change there
+//! that changes a state already bumps `FOLD_VERSION`, which retires every stored digest with
+//! it. Change what is kept here and bump `DIGEST_VERSION`. `tests/digests.rs` folds a
+//! checked-in journal with digests against the same journal with them cut off.
 
 use std::borrow::Cow;
 
@@ -25,6 +29,8 @@ use super::{Event, EventKind, FileOp, Host, Tool};
 
 /// Version of the digest's schema and of what it keeps.
 pub const DIGEST_VERSION: u32 = 1;
+
+use crate::fold::FOLD_VERSION;
 
 #[derive(Serialize, Deserialize)]
 struct WireTool<'a> {
@@ -47,7 +53,8 @@ struct WireTool<'a> {
 /// The digest body: a MessagePack array, fields in this order.
 #[derive(Serialize, Deserialize)]
 struct Wire<'a> {
-    host: u8,
+    #[serde(borrow)]
+    host: &'a str,
     #[serde(borrow)]
     kind: &'a str,
     #[serde(borrow)]
@@ -110,10 +117,14 @@ struct Wire<'a> {
     model_messages: Option<Vec<&'a str>>,
 }
 
-/// The digest as stored: `[version, body]`, the body (a [`Wire`]) as MessagePack bin, so a
-/// reader can tell the version before it reads a body of a schema it may not know.
+/// The digest as stored: `[version, fold version, body]`, the body (a [`Wire`]) as
+/// MessagePack bin, so a reader can tell the versions before it reads a body of a schema it
+/// may not know.
 #[derive(Serialize, Deserialize)]
-struct Stored<'a>(u32, #[serde(borrow, with = "serde_bytes")] &'a [u8]);
+struct Stored<'a>(u32, u32, #[serde(borrow, with = "serde_bytes")] &'a [u8]);
+
+/// The versions a digest of this build carries: `(DIGEST_VERSION, FOLD_VERSION)`.
+pub const CURRENT: (u32, u32) = (DIGEST_VERSION, FOLD_VERSION);
 
 fn op_code(op: FileOp) -> u8 {
     match op {
@@ -130,10 +141,6 @@ fn op_from(code: u8) -> Option<FileOp> {
         2 => FileOp::Edit,
         _ => return None,
     })
-}
-
-fn host_code(h: Host) -> u8 {
-    Host::ALL.iter().position(|x| *x == h).unwrap_or(0) as u8
 }
 
 /// True if the fold reads this call's response (keep it in sync with `fold::recovery`): a
@@ -161,6 +168,29 @@ pub fn derive(record_kind: &str, raw_json: &str) -> Vec<u8> {
 
 /// Encodes what the fold reads of `e`.
 pub fn encode(e: &Event<'_>) -> Vec<u8> {
+    // Every field of `Event` and `Tool` is named here, so a new field does not compile until
+    // it is kept below or marked as one no fold reads (then bump DIGEST_VERSION if kept).
+    #[rustfmt::skip]
+    let Event {
+        host: _, kind: _, name: _, parsed: _, session_id: _, cwd: _, model: _,
+        permission_mode: _, prompt_id: _, agent_id: _, agent_type: _, tool: _, prompt: _,
+        source: _, trigger: _, reason: _, error: _, message: _, file_path: _, file_touch: _,
+        new_cwd: _, summary: _, custom_instructions: _, session_kind: _, parent_session: _,
+        session_duration_ms: _, context_usage_percent: _, message_count: _,
+        turn_tool_calls: _, background_tasks: _, task_id: _, task_subject: _,
+        model_messages: _,
+        // Not kept: read by host detection on the raw JSON only.
+        turn_id: _,
+    } = e;
+    if let Some(t) = &e.tool {
+        #[rustfmt::skip]
+        let Tool {
+            name: _, use_id: _, input: _, response: _, failed: _, duration_ms: _, detail: _,
+            exit_code: _, interrupted: _,
+            // Not kept: no fold reads it.
+            outcome_unknown: _,
+        } = t;
+    }
     let tool = e.tool.as_ref().map(|t| WireTool {
         name: &t.name,
         use_id: cow(&t.use_id),
@@ -173,7 +203,7 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
         interrupted: t.interrupted,
     });
     let w = Wire {
-        host: host_code(e.host),
+        host: e.host.as_str(),
         kind: e.kind.as_str(),
         name: &e.name,
         parsed: e.parsed,
@@ -214,12 +244,15 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
             .map(|m| m.iter().map(|r| r.get()).collect()),
     };
     let body = rmp_serde::to_vec(&w).expect("a digest always encodes");
-    rmp_serde::to_vec(&Stored(DIGEST_VERSION, &body)).expect("a digest always encodes")
+    rmp_serde::to_vec(&Stored(DIGEST_VERSION, FOLD_VERSION, &body))
+        .expect("a digest always encodes")
 }
 
-/// The version of a stored digest, if it reads as one.
-pub fn version(digest: &[u8]) -> Option<u32> {
-    rmp_serde::from_slice::<Stored>(digest).ok().map(|s| s.0)
+/// The versions of a stored digest, `(digest version, fold version)`, if it reads as one.
+pub fn version(digest: &[u8]) -> Option<(u32, u32)> {
+    rmp_serde::from_slice::<Stored>(digest)
+        .ok()
+        .map(|s| (s.0, s.1))
 }
 
 fn raw(s: Option<&str>) -> Option<Option<&RawValue>> {
@@ -232,8 +265,8 @@ fn raw(s: Option<&str>) -> Option<Option<&RawValue>> {
 /// The event a digest of the current version describes, as the fold reads it; None for a
 /// digest of another version or one that does not decode (the fold then reads the JSON).
 pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
-    let Stored(version, body) = rmp_serde::from_slice(digest).ok()?;
-    if version != DIGEST_VERSION {
+    let Stored(version, fold_version, body) = rmp_serde::from_slice(digest).ok()?;
+    if (version, fold_version) != CURRENT {
         return None;
     }
     let w: Wire = rmp_serde::from_slice(body).ok()?;
@@ -268,11 +301,7 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
                 .collect::<Option<Vec<_>>>()?,
         ),
     };
-    let mut e = Event::bare(
-        *Host::ALL.get(w.host as usize)?,
-        kind,
-        Cow::Borrowed(w.name),
-    );
+    let mut e = Event::bare(Host::from_name(w.host)?, kind, Cow::Borrowed(w.name));
     e.parsed = w.parsed;
     e.session_id = b(w.session_id);
     e.cwd = b(w.cwd);

@@ -177,6 +177,10 @@ pub struct HookOutcome {
     /// The write to a scope journal after the reply (`crate::memory::hook`), with the
     /// session's state as the commit folded it; None if the worker did not commit the event.
     pub memory: Option<crate::memory::hook::AfterReply>,
+    /// The worker planned memory's part of this event: `memory` None then means there is
+    /// nothing to write (false: the watchdog took the event over, and whoever writes memory
+    /// after the reply must plan it).
+    pub memory_planned: bool,
 }
 
 /// Runs one hook invocation: reads the event from `input`, commits it, and says what to print.
@@ -368,7 +372,8 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         ),
         _ => Default::default(),
     };
-    let want_state = memory.needs_state();
+    // Loaded under the session's lock: never when the reply is already late.
+    let want_state = !late && memory.needs_state();
     let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
     let req = commit::Request {
         root: &opts.root,

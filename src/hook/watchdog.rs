@@ -42,6 +42,8 @@ pub(super) struct State {
     pub(super) landed: Option<Landed>,
     snapshot: Option<SnapshotJob>,
     memory: Option<crate::memory::hook::AfterReply>,
+    /// The worker planned memory's part (so `memory` None means nothing to write).
+    memory_planned: bool,
     pub(super) diag: Vec<String>,
 }
 
@@ -62,6 +64,7 @@ impl Shared {
                 landed: None,
                 snapshot: None,
                 memory: None,
+                memory_planned: false,
                 diag: Vec::new(),
             }),
             Condvar::new(),
@@ -131,6 +134,7 @@ impl Shared {
         st.landed = landed;
         st.snapshot = snapshot;
         st.memory = memory;
+        st.memory_planned = true;
     }
 
     pub(super) fn finish(&self) {
@@ -153,6 +157,7 @@ fn outcome(st: &mut State, timed_out: bool) -> HookOutcome {
         snapshot: st.snapshot.take(),
         captured: st.captured.clone(),
         memory: st.memory.take(),
+        memory_planned: st.memory_planned,
     }
 }
 
@@ -262,6 +267,7 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
                 snapshot: None,
                 captured: None,
                 memory: None,
+                memory_planned: false,
             }
         }
     }
@@ -318,6 +324,7 @@ fn take_over(
         snapshot: None,
         captured: Some(cap),
         memory: None,
+        memory_planned: false,
     }
 }
 

@@ -80,13 +80,14 @@ impl Root {
     /// is).
     pub fn existing_session(&self, session: &str) -> Result<SessionPaths> {
         let paths = self.session(session)?;
-        if std::fs::symlink_metadata(&paths.journal).is_err() {
-            return Err(Error::NoSuchSession {
+        match std::fs::symlink_metadata(&paths.journal) {
+            Ok(_) => Ok(paths),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NoSuchSession {
                 session: session.to_owned(),
                 root: self.dir.clone(),
-            });
+            }),
+            Err(e) => Err(Error::io("stat", &paths.journal, e)),
         }
-        Ok(paths)
     }
 
     pub fn sessions_dir(&self) -> PathBuf {

@@ -135,7 +135,9 @@ pub fn plan(
     host_project: Option<&Path>,
     settings: Option<&Settings>,
 ) -> Plan {
-    let e = Event::parse(kind, raw_json);
+    // Read as the fold reads it (a lone surrogate escape in a prompt is still a prompt).
+    let raw = crate::event::lenient_json::text(raw_json);
+    let e = Event::parse(kind, &raw);
     let what = match e.kind {
         EventKind::SessionStart => AfterWhat::Started,
         EventKind::Stop | EventKind::SessionEnd => AfterWhat::Ended,

@@ -118,7 +118,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     }
     let (root, config) = (opts.root.clone(), opts.config.clone());
     let project_dir = opts.env_project_dir.clone();
-    let out = hook::run_on(thread, opts, std::io::stdin());
+    let mut out = hook::run_on(thread, opts, std::io::stdin());
     diag.extend(out.diagnostics);
     if let Some(s) = out.stdout {
         use std::io::Write;
@@ -137,7 +137,13 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     // Memory: this session started, its standing instructions proposed, "remember: …"
     // accepted (the project journal, after the reply; see `sjournal::memory::hook`).
     if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
-        if let Err(e) = memory_after(&root, &config, cap, out.memory, project_dir.as_deref()) {
+        if let Err(e) = memory_after(
+            &root,
+            &config,
+            cap,
+            (out.memory.take(), out.memory_planned),
+            project_dir.as_deref(),
+        ) {
             diag.push(format!(
                 "writing to the project's memory journal failed: {e}"
             ));
@@ -169,11 +175,13 @@ fn memory_after(
     root: &Root,
     config: &Config,
     cap: &hook::input::Captured,
-    planned: Option<sjournal::memory::hook::AfterReply>,
+    (planned, was_planned): (Option<sjournal::memory::hook::AfterReply>, bool),
     project_dir: Option<&str>,
 ) -> Result<()> {
     let (job, state) = match planned {
         Some(p) => (p.job, p.state),
+        // Planned, and nothing to write.
+        None if was_planned => return Ok(()),
         None => {
             let Some(raw) = cap.raw_json.as_deref() else {
                 return Ok(());

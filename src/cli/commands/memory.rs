@@ -197,7 +197,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 )?;
                 let i = a.state.memory.items.get(&full);
                 if json {
-                    output::json_line(&mut out, &serde_json::to_string(&i).unwrap_or_default())?;
+                    if let Some(i) = i {
+                        output::json_line(&mut out, &sjournal::json::line(&MemoryItem::from(i)))?;
+                    }
                 } else if let Some(i) = i {
                     output::line(&mut out, &summary(i))?;
                 }

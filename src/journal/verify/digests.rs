@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::event::digest::{self, DIGEST_VERSION};
+use crate::event::digest::{self, CURRENT, DIGEST_VERSION};
 use crate::format::header::Header;
 use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::journal::reader::{JournalReader, Records};
@@ -69,7 +69,7 @@ pub fn check(records: Records<'_>) -> DigestReport {
             torn_tail: false,
         };
         match digest::version(stored) {
-            Some(DIGEST_VERSION) => {}
+            Some(v) if v == CURRENT => {}
             Some(_) => {
                 r.other_version += 1;
                 continue;
