@@ -141,6 +141,13 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
     // Version 6 keeps the instruction files the host loaded (`InstructionsLoaded.file_path`,
     // `requests.files`), counts the sessions that gave a memory item (`seen_in`), and the
     // extras record says which instruction files it read. The same journals.
+    // The same events written with digests (tests/digests.rs): the same state.
+    (
+        6,
+        "claude-real-digests.sjl",
+        37,
+        "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
+    ),
     (
         6,
         "claude-real.sjl",
