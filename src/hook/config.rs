@@ -81,6 +81,7 @@ impl MemorySection {
     pub fn settings(&self) -> crate::memory::hook::Settings {
         crate::memory::hook::Settings {
             handoff_sessions: self.handoff_sessions,
+            deadline: None,
         }
     }
 }

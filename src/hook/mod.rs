@@ -368,7 +368,12 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             raw,
             &cap.session_id,
             opts.env_project_dir.as_deref().map(std::path::Path::new),
-            (!late).then_some(&opts.config.memory.settings()),
+            (!late)
+                .then(|| crate::memory::hook::Settings {
+                    deadline: Some(deadline),
+                    ..opts.config.memory.settings()
+                })
+                .as_ref(),
         ),
         _ => Default::default(),
     };

@@ -175,12 +175,16 @@ pub fn plan(
 pub struct Settings {
     /// The handoff comes from one of the project's last this-many sessions (0: no handoff).
     pub handoff_sessions: usize,
+    /// Stop waiting for a journal's shared lock at this instant (the hook's render deadline;
+    /// not from config.toml): a journal not read in time contributes nothing.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
             handoff_sessions: HANDOFF_SESSIONS,
+            deadline: None,
         }
     }
 }
@@ -195,7 +199,10 @@ fn prepare(
     settings: &Settings,
 ) -> Prepared {
     let source = e.source.as_deref().unwrap_or("startup");
-    let opts = LoadOptions::latest();
+    let opts = LoadOptions {
+        deadline: settings.deadline,
+        ..LoadOptions::latest()
+    };
     let project = load(root, scope, &opts).unwrap_or_default();
     let global = load(root, &Scope::Global, &opts).unwrap_or_default();
     let mut out = Prepared::default();
@@ -243,9 +250,10 @@ fn prepare(
         out.extras.read = read.into_iter().map(|(r, _)| r).collect();
     }
     if source == "startup" {
-        out.extras.handoff = handoff_from(root, &project, session, settings.handoff_sessions)
-            .into_iter()
-            .collect();
+        out.extras.handoff =
+            handoff_from(root, &project, session, settings.handoff_sessions, &opts)
+                .into_iter()
+                .collect();
     }
     let pending = project.memory.pending() + global.memory.pending();
     if pending > 0 && source != "compact" {
@@ -297,7 +305,13 @@ pub fn memory_section(
 /// newest that left something unfinished hands off. A session that was cleared (`/clear`)
 /// ends the search: what it held was cleared away, and so was everything before it. A
 /// session whose state cannot be loaded is passed over.
-fn handoff_from(root: &Root, project: &State, session: &str, n: usize) -> Option<ExtraSection> {
+fn handoff_from(
+    root: &Root,
+    project: &State,
+    session: &str,
+    n: usize,
+    opts: &LoadOptions,
+) -> Option<ExtraSection> {
     let recent = project
         .memory
         .sessions
@@ -306,9 +320,7 @@ fn handoff_from(root: &Root, project: &State, session: &str, n: usize) -> Option
         .filter(|s| s.session != session)
         .take(n.min(HANDOFF_SESSIONS_MAX));
     for prev in recent {
-        let Ok((state, _)) =
-            crate::snapshot::load_state(root, &prev.session, &LoadOptions::latest())
-        else {
+        let Ok((state, _)) = crate::snapshot::load_state(root, &prev.session, opts) else {
             continue;
         };
         if handoff::cleared(&state) {

@@ -4,10 +4,13 @@
 //! was read goes into the `sjournal.extras` record (`FileRead`: path, bytes, blake3, what it
 //! left out), so a replay re-derives the same injection without reading the file again.
 //!
-//! The file is opened with care: an absolute path only, its last component not a symlink
-//! (`O_NOFOLLOW`), a regular file (not a FIFO or a device: opened non-blocking, checked with
-//! `fstat` before a byte is read), at most `limits::INSTRUCTION_FILE_MAX_BYTES`. A file that
-//! fails any of these is not read; the record says why, and nothing is left out because of it.
+//! The file is opened with care: an absolute path only, a regular file once opened (not a
+//! FIFO or a device: opened non-blocking and without becoming a controlling terminal, checked
+//! with `fstat` before a byte is read), at most `limits::INSTRUCTION_FILE_MAX_BYTES`. A file
+//! that fails any of these is not read; the record says why, and nothing is left out because
+//! of it. Symlinks are followed: these are the user's own files, which the host itself read
+//! (`CLAUDE.md -> AGENTS.md` is common), the bytes are only compared, never injected, and
+//! sjournal's own root, where no symlink is followed, is not involved.
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -49,12 +52,9 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => "a symlink (not followed)".to_owned(),
-            _ => e.to_string(),
-        })?;
+        .map_err(|e| e.to_string())?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("not a regular file".into());
@@ -80,19 +80,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_symlink_a_fifo_a_relative_path_and_a_large_file_are_not_read() {
+    fn a_fifo_a_relative_path_and_a_large_file_are_not_read_and_a_symlink_is_followed() {
         let d = tempfile::tempdir().unwrap();
         let real = d.path().join("CLAUDE.md");
         std::fs::write(&real, "Never   touch\n vendor/.").unwrap();
         let (r, text) = read(real.to_str().unwrap());
         assert_eq!(text, "Never touch vendor/.");
-        assert_eq!(r.bytes, 24);
+        assert_eq!(r.bytes, 23);
         assert!(r.blake3.is_some() && r.error.is_none());
 
         let link = d.path().join("LINK.md");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let (r, text) = read(link.to_str().unwrap());
-        assert!(text.is_empty() && r.error.as_deref().unwrap().contains("symlink"));
+        assert_eq!(text, "Never touch vendor/.");
+        assert!(r.error.is_none() && r.bytes == 23);
+
+        let dev = d.path().join("DEV.md");
+        std::os::unix::fs::symlink("/dev/zero", &dev).unwrap();
+        let (r, _) = read(dev.to_str().unwrap());
+        assert_eq!(r.error.as_deref(), Some("not a regular file"));
 
         let fifo = d.path().join("FIFO.md");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
