@@ -220,7 +220,16 @@ impl<'a> Records<'a> {
     }
 
     /// The chain after the last record yielded.
+    ///
+    /// # Panics
+    ///
+    /// After [`Records::first_link_only`], which computes no record hashes: its chain is
+    /// unknown, and nothing may be appended to or resumed from it.
     pub fn chain(&self) -> Chain {
+        assert!(
+            self.every_link,
+            "Records::chain after first_link_only: no record hash was computed"
+        );
         self.chain
     }
 

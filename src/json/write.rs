@@ -143,6 +143,15 @@ pub struct PendingSpoolLine<'a> {
     pub pending_spool: &'a [PendingSpool],
 }
 
+/// `verify --digests --json`, after a journal's report: what the digest check found.
+///
+/// `{"path", "digests": <journal::DigestReport>}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyDigestsLine<'a> {
+    pub path: &'a std::path::Path,
+    pub digests: &'a crate::journal::DigestReport,
+}
+
 /// `checkpoint --json`: the checkpoint of a journal's head.
 ///
 /// `{"origin", "size", "hash", "signed", "note"}`: `size` is the last seq, `hash` the chain

@@ -84,7 +84,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             Err(e) => return Err(e),
         };
         let digests = if args.digests && report.ok {
-            Some(sjournal::journal::verify_digests(path, None)?)
+            match sjournal::journal::verify_digests(path, None) {
+                Ok(d) => Some(d),
+                Err(e) if args.all => {
+                    report = VerifyReport::unreadable(path, &e);
+                    None
+                }
+                Err(e) => return Err(e),
+            }
         } else {
             None
         };
@@ -103,7 +110,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         bar.suspend(|| output::emit(&mut out, &line, args.json))?;
         if let Some(d) = digests {
             let line = if args.json {
-                serde_json::json!({"path": path, "digests": d}).to_string()
+                sjournal::json::line(&sjournal::json::VerifyDigestsLine { path, digests: &d })
             } else {
                 format!(
                     "    digests: {} events, {} checked against their JSON, {} without a digest, \
