@@ -3,7 +3,8 @@
 //! counts, size on disk and verify status; filtered by project directory; a damaged session
 //! is listed as such and makes the exit code 1. Also: `verify --all` over many sessions
 //! prints no progress bar when stderr is not a terminal (the bar is for people, never for
-//! pipes or `--json`).
+//! pipes or `--json`). A session's time span is its own records', not the webhook
+//! deliverer's bookkeeping written after it ended.
 
 use crate::support;
 
@@ -155,4 +156,24 @@ fn no_progress_bar_when_piped() {
         let lines = String::from_utf8(out.stdout).unwrap();
         assert_eq!(lines.lines().count(), if json { 5 } else { 6 });
     }
+}
+
+#[test]
+fn webhook_attempts_after_the_end_do_not_move_the_sessions_end_time() {
+    use sjournal::format::payload::{encode_event, encode_system, KIND_WEBHOOK};
+    use sjournal::journal::{Root, Writer, WriterOptions};
+    let root = tempfile::tempdir().unwrap();
+    let r = Root::new(root.path());
+    let mut w = Writer::open(&r, "wh", &WriterOptions::default()).unwrap();
+    let (t0, t1) = (1_767_225_600_000_000_000_i64, 1_767_225_660_000_000_000_i64);
+    let ev = encode_event("Stop", r#"{"hook_event_name":"Stop","session_id":"wh"}"#);
+    w.append_batch_at(t0, &[("Stop", &ev)]).unwrap();
+    let attempt = encode_system(&serde_json::json!({"webhook": "w", "event_seq": 1}));
+    w.append_batch_at(t1, &[(KIND_WEBHOOK, &attempt)]).unwrap();
+    drop(w);
+    let (code, v) = sessions(root.path(), &[]);
+    assert_eq!(code, 0, "{v:?}");
+    assert_eq!(v[0]["records"], 2, "{v:?}");
+    assert_eq!(v[0]["first_ts_unix_ns"].as_i64(), Some(t0), "{v:?}");
+    assert_eq!(v[0]["last_ts_unix_ns"].as_i64(), Some(t0), "{v:?}");
 }

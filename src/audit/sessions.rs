@@ -83,8 +83,12 @@ pub fn summarize(path: &Path) -> Result<SessionSummary> {
     if let Ok(records) = reader.records() {
         for rec in records.map_while(|r| r.ok()) {
             s.records += 1;
-            s.first_ts_unix_ns.get_or_insert(rec.ts_unix_ns);
-            s.last_ts_unix_ns = Some(rec.ts_unix_ns);
+            // A webhook attempt is delivery bookkeeping, written whenever the deliverer runs
+            // (minutes or hours after the session ended): it is not session time.
+            if rec.kind != crate::format::payload::KIND_WEBHOOK {
+                s.first_ts_unix_ns.get_or_insert(rec.ts_unix_ns);
+                s.last_ts_unix_ns = Some(rec.ts_unix_ns);
+            }
             *s.kinds.entry(rec.kind.to_owned()).or_default() += 1;
             state.apply(&crate::fold::RecordView::from(&rec));
         }
