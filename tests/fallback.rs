@@ -126,7 +126,25 @@ fn a_full_disk_under_the_root_sends_the_event_to_the_fallback() {
         "{:?}",
         out.diagnostics
     );
+    pending_without_a_journal(&s);
     merged_back(&s);
+}
+
+/// The session has no journal yet, only its fallback spool: `verify` (which only looks)
+/// reports the pending event and exits 1, rather than "no such session" (exit 2).
+fn pending_without_a_journal(s: &Setup) {
+    assert!(!s.root.session("fb").unwrap().journal.exists());
+    let out = support::run(s.root.dir(), &["verify", "--session", "fb"], b"");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(text.contains("PENDING fb: 1 spooled event file(s)"), "{text}");
+    assert!(text.contains("FALLBACK spool"), "{text}");
+    let out = support::run(s.root.dir(), &["verify", "--session", "fb", "--json"], b"");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["session"], "fb", "{line}");
+    assert_eq!(line["pending_spool"].as_array().unwrap().len(), 1, "{line}");
+    assert!(!s.root.session("fb").unwrap().journal.exists(), "verify only looks");
 }
 
 #[test]

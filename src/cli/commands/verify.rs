@@ -60,15 +60,25 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             reason: "--pubkey needs --checkpoint FILE or --remote URL".into(),
         });
     }
+    let opts = crate::cli::shared::writer_options(root);
     let paths = match &args.session {
-        Some(s) => {
-            let p = root.existing_session(s)?;
-            let mut v = vec![p.journal];
-            if std::fs::symlink_metadata(&p.rescue).is_ok() {
-                v.push(p.rescue);
+        Some(s) => match root.existing_session(s) {
+            Ok(p) => {
+                let mut v = vec![p.journal];
+                if std::fs::symlink_metadata(&p.rescue).is_ok() {
+                    v.push(p.rescue);
+                }
+                v
             }
-            v
-        }
+            // A session whose every event is still spooled (the root could not take even its
+            // first one) has no journal yet: its pending spool below is the finding.
+            Err(Error::NoSuchSession { .. })
+                if sjournal::journal::spool::has_pending(root, s, &opts)? =>
+            {
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        },
         None => root.journals()?,
     };
     let mut out = output::stdout();
@@ -124,7 +134,6 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     bar.finish_and_clear();
     // Events spooled but not yet merged: acknowledged, not in the journal (verify only looks).
-    let opts = crate::cli::shared::writer_options(root);
     let with_pending = match &args.session {
         Some(s) => vec![s.clone()],
         None => sjournal::journal::spool::sessions_with_pending(root, &opts)?,
