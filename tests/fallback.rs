@@ -137,14 +137,20 @@ fn pending_without_a_journal(s: &Setup) {
     let out = support::run(s.root.dir(), &["verify", "--session", "fb"], b"");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(text.contains("PENDING fb: 1 spooled event file(s)"), "{text}");
+    assert!(
+        text.contains("PENDING fb: 1 spooled event file(s)"),
+        "{text}"
+    );
     assert!(text.contains("FALLBACK spool"), "{text}");
     let out = support::run(s.root.dir(), &["verify", "--session", "fb", "--json"], b"");
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(line["session"], "fb", "{line}");
     assert_eq!(line["pending_spool"].as_array().unwrap().len(), 1, "{line}");
-    assert!(!s.root.session("fb").unwrap().journal.exists(), "verify only looks");
+    assert!(
+        !s.root.session("fb").unwrap().journal.exists(),
+        "verify only looks"
+    );
 }
 
 #[test]
@@ -265,4 +271,63 @@ fn when_nothing_can_be_written_the_user_is_told_the_event_is_lost() {
     let n = notice(out.stdout.as_deref().unwrap_or("").as_bytes());
     assert!(n.contains("LOST"), "{out:?}");
     assert!(n.contains("other users have access"), "{n}");
+}
+
+/// An import's records keep their own times (`Batch::times`, from the exported lines)
+/// through the fallback spool and the merge; the merge record itself is stamped at the merge.
+#[test]
+fn records_spooled_with_their_own_times_keep_them_through_the_merge() {
+    let s = setup();
+    let fs = FaultyFs::new();
+    let under = s.root.dir().to_owned();
+    fs.fail(libc::ENOSPC, move |op, p| {
+        op.mutates() && p.starts_with(&under)
+    });
+    let mut opts = sjournal::hook::config::Config::load(&s.root)
+        .unwrap()
+        .writer_options();
+    opts.fs = std::sync::Arc::new(fs);
+    let times = [1_600_000_000_000_000_001i64, 1_600_000_000_000_000_002];
+    let mut batch = sjournal::journal::Batch::new();
+    for n in 0..2 {
+        let e = format!(r#"{{"session_id":"fb","hook_event_name":"PostToolUse","n":{n}}}"#);
+        batch.push(
+            "PostToolUse",
+            sjournal::format::payload::encode_event_json(&e),
+        );
+    }
+    batch.times = times.iter().map(|t| Some(*t)).collect();
+    let landed = sjournal::journal::keep_elsewhere(
+        &s.root,
+        "fb",
+        &batch.items(),
+        &batch.times,
+        "disk full",
+        None,
+        &opts,
+    )
+    .unwrap();
+    assert!(
+        matches!(landed, Landed::Spooled { fallback: true, .. }),
+        "{landed:?}"
+    );
+    // `log` merges them (the root works again).
+    let out = support::run(s.root.dir(), &["log", "--session", "fb", "--json"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let journal = s.root.session("fb").unwrap().journal;
+    let reader = sjournal::journal::JournalReader::open(&journal, None).unwrap();
+    let recs: Vec<(String, i64)> = reader
+        .records()
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            (r.kind.to_owned(), r.ts_unix_ns)
+        })
+        .collect();
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    assert_eq!(recs[0].0, KIND_SPOOL_MERGE);
+    assert!(recs[0].1 > times[1], "the merge is stamped now: {recs:?}");
+    assert_eq!(recs[1], ("PostToolUse".to_owned(), times[0]));
+    assert_eq!(recs[2], ("PostToolUse".to_owned(), times[1]));
+    support::verify_all(s.root.dir());
 }

@@ -287,6 +287,7 @@ fn ship_merges_spooled_events_first() {
         &Root::new(&root),
         "s1",
         &[("SessionEnd", &end)],
+        &[],
         "the session's lock was held",
         None,
         &WriterOptions::default(),

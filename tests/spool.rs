@@ -31,6 +31,7 @@ fn spool_records(root: &Root, session: &str, records: &[(&str, &[u8])], reason: 
         root,
         session,
         records,
+        &[],
         reason,
         None,
         &WriterOptions::default(),
@@ -41,7 +42,16 @@ fn spool_records(root: &Root, session: &str, records: &[(&str, &[u8])], reason: 
 fn spool_attempted(root: &Root, n: u32, reason: &str, at: Attempted) {
     let e = event(n);
     let items = [("PostToolUse", e.as_slice())];
-    keep_elsewhere(root, S, &items, reason, Some(at), &WriterOptions::default()).unwrap();
+    keep_elsewhere(
+        root,
+        S,
+        &items,
+        &[],
+        reason,
+        Some(at),
+        &WriterOptions::default(),
+    )
+    .unwrap();
 }
 
 fn spool_events(root: &Root, ns: &[u32]) {

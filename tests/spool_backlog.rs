@@ -139,7 +139,16 @@ fn every_prompt_gets_context_while_a_long_backlog_drains() {
         let e = encode_event_json(&format!(
             r#"{{"session_id":"s","hook_event_name":"PostToolUse","n":{i}}}"#
         ));
-        keep_elsewhere(&root, "s", &[("PostToolUse", &e)], "lock held", None, &opts).unwrap();
+        keep_elsewhere(
+            &root,
+            "s",
+            &[("PostToolUse", &e)],
+            &[],
+            "lock held",
+            None,
+            &opts,
+        )
+        .unwrap();
     }
     let prompts = 5;
     for p in 0..prompts {
@@ -154,6 +163,7 @@ fn every_prompt_gets_context_while_a_long_backlog_drains() {
             &root,
             "s",
             &[(KIND_CONTEXT_SET, &n)],
+            &[],
             "lock held",
             None,
             &opts,

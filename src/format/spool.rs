@@ -50,6 +50,11 @@ pub struct SpoolRecord {
     pub kind: String,
     #[serde(with = "serde_bytes")]
     pub payload: Vec<u8>,
+    /// The record's own timestamp, when its writer gave it one (an import keeping the times
+    /// of the records it copies); the merge stamps the others with the merge time. Absent
+    /// from files of builds before it (which ignore it when they merge a newer file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts_unix_ns: Option<i64>,
 }
 
 /// Where a merge batch begins: written before the batch, removed after its files are gone.
@@ -192,6 +197,7 @@ mod tests {
             records: vec![SpoolRecord {
                 kind: "Stop".into(),
                 payload: payload::encode_event("Stop", "{}"),
+                ts_unix_ns: None,
             }],
             attempted: None,
         }
@@ -208,6 +214,15 @@ mod tests {
         let mut extra = b.clone();
         extra.push(0);
         assert!(decode_entry(&extra, "s").unwrap_err().contains("follow"));
+        // A record's own time survives the round trip; a file without one (older builds)
+        // reads as None.
+        let mut timed = f.clone();
+        timed.records[0].ts_unix_ns = Some(5);
+        assert_eq!(decode_entry(&encode_entry(&timed, 7), "s").unwrap(), timed);
+        assert!(
+            encode_entry(&timed, 7).len() > b.len(),
+            "the key is written only when set"
+        );
         let i = Intent { offset: 9, seq: 3 };
         assert_eq!(decode_intent(&encode_intent(&i, 1)).unwrap(), i);
         assert!(decode_intent(&b).is_err());

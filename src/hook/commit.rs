@@ -165,14 +165,22 @@ fn preview(s: &mut Session, req: &Request<'_>, batch: &Batch) -> Result<(u64, St
 fn spool(req: &Request<'_>, batch: &Batch, reason: &str) -> Result<Landed> {
     let id = &req.captured.session_id;
     let items = batch.items();
-    match keep_elsewhere(req.root, id, &items, reason, None, &req.writer) {
+    match keep_elsewhere(req.root, id, &items, &[], reason, None, &req.writer) {
         Err(Error::TooLarge { .. }) if items.len() > 1 => {
             let reason = format!(
                 "{reason} (its exec and context records did not fit in a spool file with it and \
                  were left out)"
             );
             let host = usize::from(items.get(1).is_some_and(|(k, _)| *k == KIND_HOST));
-            keep_elsewhere(req.root, id, &items[..1 + host], &reason, None, &req.writer)
+            keep_elsewhere(
+                req.root,
+                id,
+                &items[..1 + host],
+                &[],
+                &reason,
+                None,
+                &req.writer,
+            )
         }
         r => r,
     }
@@ -187,7 +195,15 @@ pub fn spool_captured(
     writer: &WriterOptions,
 ) -> Result<Landed> {
     let batch = event_batch(cap, &[], 0);
-    keep_elsewhere(root, &cap.session_id, &batch.items(), reason, None, writer)
+    keep_elsewhere(
+        root,
+        &cap.session_id,
+        &batch.items(),
+        &[],
+        reason,
+        None,
+        writer,
+    )
 }
 
 /// The event, its `sjournal.host` record if any, then its exec records (all pointing at

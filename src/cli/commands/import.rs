@@ -108,6 +108,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     root,
                     &args.session,
                     &batch.items(),
+                    &batch.times,
                     &e.map(|e| e.to_string()).unwrap_or_default(),
                     None,
                     &opts,

@@ -10,11 +10,14 @@ use crate::journal::spool::{self, MergeReport};
 use crate::journal::writer::{Writer, WriterOptions};
 
 /// Keeps records the session's journals could not take: in the root's spool, else in the
-/// fallback spool. `Err` ([`Error::Unkept`]) only if neither can take them.
+/// fallback spool. `times[i]`, where given, is the `i`-th record's own timestamp, kept
+/// through the merge (else the merge time). `Err` ([`Error::Unkept`]) only if neither can
+/// take them.
 pub fn keep_elsewhere(
     root: &Root,
     session_id: &str,
     records: &[(&str, &[u8])],
+    times: &[Option<i64>],
     reason: &str,
     attempted: Option<Attempted>,
     opts: &WriterOptions,
@@ -30,7 +33,15 @@ pub fn keep_elsewhere(
         root.ensure_with(fs)?;
         let paths = root.session(session_id)?;
         paths::ensure_dir_with(fs, &paths.spool, false)?;
-        spool::write_records(fs, &paths.spool, session_id, records, reason, attempted)
+        spool::write_records(
+            fs,
+            &paths.spool,
+            session_id,
+            records,
+            times,
+            reason,
+            attempted,
+        )
     })();
     let root_err = match in_root {
         Ok(files) => return Ok(spooled(files, reason.to_owned(), false)),
@@ -41,7 +52,9 @@ pub fn keep_elsewhere(
     let stem = paths::file_stem(session_id)?;
     let fallback =
         spool::fallback::ensure_session_dir(fs, root, &stem, opts.fallback_dir.as_deref())
-            .and_then(|dir| spool::write_records(fs, &dir, session_id, records, reason, attempted));
+            .and_then(|dir| {
+                spool::write_records(fs, &dir, session_id, records, times, reason, attempted)
+            });
     match fallback {
         Ok(files) => Ok(spooled(
             files,
@@ -64,7 +77,15 @@ pub fn write(root: &Root, session_id: &str, batch: &Batch, opts: &WriterOptions)
             Ok(c.landed)
         }
         Err(e @ (Error::InvalidSessionId { .. } | Error::InvalidKind { .. })) => Err(e),
-        Err(e) => keep_elsewhere(root, session_id, &batch.items(), &e.to_string(), None, opts),
+        Err(e) => keep_elsewhere(
+            root,
+            session_id,
+            &batch.items(),
+            &batch.times,
+            &e.to_string(),
+            None,
+            opts,
+        ),
     }
 }
 
@@ -131,7 +152,7 @@ pub fn fold_pending(state: &mut State, waiting: &[spool::PendingSpool]) -> u64 {
             let seq = state.seq + 1;
             state.apply(&RecordView {
                 seq,
-                ts_unix_ns: file.spooled_at_ns,
+                ts_unix_ns: r.ts_unix_ns.unwrap_or(file.spooled_at_ns),
                 kind: &r.kind,
                 payload: &r.payload,
             });

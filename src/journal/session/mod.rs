@@ -175,8 +175,16 @@ impl Session {
             );
             let items = batch.items();
             return Some(
-                keep_elsewhere(&self.root, &id, &items, &reason, None, &self.opts)
-                    .map(Committed::from),
+                keep_elsewhere(
+                    &self.root,
+                    &id,
+                    &items,
+                    &batch.times,
+                    &reason,
+                    None,
+                    &self.opts,
+                )
+                .map(Committed::from),
             );
         }
         let items = batch.items();
@@ -223,6 +231,7 @@ impl Session {
                         &self.root,
                         &id,
                         &items[done..],
+                        batch.times.get(done..).unwrap_or_default(),
                         &reason,
                         attempted,
                         &self.opts,

@@ -181,7 +181,13 @@ pub fn merge_pending(
                 .iter()
                 .map(|r| (r.kind.as_str(), r.payload.as_slice())),
         );
-        w.append_batch(&items)?;
+        // Stamped now, but for records that carry their own time (an import's).
+        let now = now_unix_ns();
+        let ts = |i: usize| match i {
+            0 => now,
+            i => records[i - 1].ts_unix_ns.unwrap_or(now),
+        };
+        w.append_batch_timed(ts, &items)?;
         report.merged_records += records.len() as u64;
         let mut done = true;
         for dir in dirs {

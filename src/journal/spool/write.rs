@@ -36,13 +36,15 @@ const RECORD_OVERHEAD_BYTES: usize = 96;
 
 /// Writes `records` of `session_id` as spool files in `dir` (which must exist), as few as the
 /// frame limit allows: a file breaks only before an event, so an event stays in one file with
-/// the records that belong to it. `attempted` is where a failed journal append put (or may
-/// have put) the first record. Returns the files, in order, once all are durable.
+/// the records that belong to it. `times[i]`, where given, is the `i`-th record's own
+/// timestamp (kept through the merge). `attempted` is where a failed journal append put (or
+/// may have put) the first record. Returns the files, in order, once all are durable.
 pub fn write_records(
     fs: &dyn Fs,
     dir: &Path,
     session_id: &str,
     records: &[(&str, &[u8])],
+    times: &[Option<i64>],
     reason: &str,
     attempted: Option<Attempted>,
 ) -> Result<Vec<PathBuf>> {
@@ -86,6 +88,7 @@ pub fn write_records(
             dir,
             session_id,
             &records[start..end],
+            times.get(start..).unwrap_or_default(),
             reason,
             at,
         )?);
@@ -117,6 +120,7 @@ fn write_one(
     dir: &Path,
     session_id: &str,
     records: &[(&str, &[u8])],
+    times: &[Option<i64>],
     reason: &str,
     attempted: Option<Attempted>,
 ) -> Result<PathBuf> {
@@ -129,9 +133,11 @@ fn write_one(
         reason: reason.to_owned(),
         records: records
             .iter()
-            .map(|(k, p)| SpoolRecord {
+            .enumerate()
+            .map(|(i, (k, p))| SpoolRecord {
                 kind: k.to_string(),
                 payload: p.to_vec(),
+                ts_unix_ns: times.get(i).copied().flatten(),
             })
             .collect(),
         attempted,
