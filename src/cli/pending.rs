@@ -55,14 +55,16 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
         };
         for r in &file.records {
             let payload = payload::to_json(0, &r.kind, &r.payload)?;
-            let ts = output::rfc3339(file.spooled_at_ns);
+            // The time the record will keep once merged, where it has its own.
+            let ts_unix_ns = r.ts_unix_ns.unwrap_or(file.spooled_at_ns);
+            let ts = output::rfc3339(ts_unix_ns);
             if json {
                 let line = sjournal::json::PendingRecordLine {
                     pending: true,
                     spool_file: &p.path,
                     fallback: p.fallback,
                     ts,
-                    ts_unix_ns: file.spooled_at_ns,
+                    ts_unix_ns,
                     kind: &r.kind,
                     payload,
                 };
