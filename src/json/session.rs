@@ -14,7 +14,7 @@ use crate::snapshot::{LoadInfo, SnapshotUse};
 
 /// `state --json`: a session's folded state and how it was loaded.
 ///
-/// `{"session", "seq", "state_hash", "fold_version", "snapshot": <SnapshotReport>,
+/// `{"session", "seq", "state_hash", "fold_version", "snapshot": <snapshot::SnapshotUse>,
 /// "tail_records", "pending", "warnings": [".."], "state": <fold::State>}`. `seq` is the
 /// last record folded and `state_hash` the blake3 (keyed, see `fold::STATE_HASH_CONTEXT`) of
 /// the state's canonical encoding, hex: two folds of the same records print the same hash.
@@ -26,7 +26,7 @@ pub struct StateReport<'a> {
     pub seq: u64,
     pub state_hash: String,
     pub fold_version: u32,
-    pub snapshot: SnapshotReport<'a>,
+    pub snapshot: &'a SnapshotUse,
     pub tail_records: u64,
     pub pending: u64,
     pub warnings: &'a [String],
@@ -40,47 +40,11 @@ impl<'a> StateReport<'a> {
             seq: state.seq,
             state_hash: state.state_hash().to_hex(),
             fold_version: FOLD_VERSION,
-            snapshot: SnapshotReport::from(&info.snapshot),
+            snapshot: &info.snapshot,
             tail_records: info.tail_records,
             pending: info.pending,
             warnings: &info.warnings,
             state,
-        }
-    }
-}
-
-/// How a load used the snapshot: `{"use": "none"}`, `{"use": "used", "seq": N}` (started
-/// from the snapshot at seq N), `{"use": "past-target", "seq": N}` (the snapshot is past
-/// the requested seq; replayed from the start) or `{"use": "rejected", "reason": ".."}`
-/// (the snapshot did not check out and was ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "use", rename_all = "kebab-case")]
-pub enum SnapshotReport<'a> {
-    None,
-    Used { seq: u64 },
-    PastTarget { seq: u64 },
-    Rejected { reason: &'a str },
-}
-
-impl SnapshotReport<'_> {
-    /// The value of `use`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            SnapshotReport::None => "none",
-            SnapshotReport::Used { .. } => "used",
-            SnapshotReport::PastTarget { .. } => "past-target",
-            SnapshotReport::Rejected { .. } => "rejected",
-        }
-    }
-}
-
-impl<'a> From<&'a SnapshotUse> for SnapshotReport<'a> {
-    fn from(u: &'a SnapshotUse) -> Self {
-        match u {
-            SnapshotUse::None => SnapshotReport::None,
-            SnapshotUse::Used { seq } => SnapshotReport::Used { seq: *seq },
-            SnapshotUse::PastTarget { seq } => SnapshotReport::PastTarget { seq: *seq },
-            SnapshotUse::Rejected(reason) => SnapshotReport::Rejected { reason },
         }
     }
 }

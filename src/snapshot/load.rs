@@ -37,8 +37,12 @@ impl LoadOptions {
     }
 }
 
-/// What the snapshot contributed.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// What the snapshot contributed. Printed (`state --json`'s `snapshot`) as `{"use": "none"}`,
+/// `{"use": "used", "seq": N}` (started from the snapshot at seq N), `{"use": "past-target",
+/// "seq": N}` (the snapshot is past the requested seq; replayed from the start) or `{"use":
+/// "rejected", "reason": ".."}` (the snapshot did not check out and was ignored).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(tag = "use", rename_all = "kebab-case")]
 pub enum SnapshotUse {
     /// No snapshot file, or not asked to use one.
     #[default]
@@ -48,7 +52,19 @@ pub enum SnapshotUse {
     /// The snapshot is past the requested `at`; replayed from the start.
     PastTarget { seq: u64 },
     /// The snapshot did not check out and was ignored; why.
-    Rejected(String),
+    Rejected { reason: String },
+}
+
+impl SnapshotUse {
+    /// The value of `use`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SnapshotUse::None => "none",
+            SnapshotUse::Used { .. } => "used",
+            SnapshotUse::PastTarget { .. } => "past-target",
+            SnapshotUse::Rejected { .. } => "rejected",
+        }
+    }
 }
 
 /// How a state was loaded.
@@ -248,7 +264,7 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
                     "snapshot {} ignored: {r}; replaying the journal in full",
                     paths.snapshot.display()
                 ));
-                info.snapshot = SnapshotUse::Rejected(r.0);
+                info.snapshot = SnapshotUse::Rejected { reason: r.0 };
             }
         }
     }
@@ -312,7 +328,7 @@ pub fn maybe_snapshot(
     let Some(head) = info.head else {
         return Ok(None);
     };
-    let rejected = matches!(info.snapshot, SnapshotUse::Rejected(_));
+    let rejected = matches!(info.snapshot, SnapshotUse::Rejected { .. });
     let due = state.seq.saturating_sub(info.snapshot_seq()) >= every.max(1);
     if head.seq != state.seq || !(due || rejected) {
         return Ok(None);

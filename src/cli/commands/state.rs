@@ -10,7 +10,7 @@ use crate::cli::{output, Outcome};
 use sjournal::error::Result;
 use sjournal::fold::State;
 use sjournal::journal::Root;
-use sjournal::json::{SnapshotReport, StateReport};
+use sjournal::json::StateReport;
 use sjournal::snapshot::LoadInfo;
 
 /// Print a session's folded state
@@ -85,7 +85,7 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     l.push(format!("events       {}", kinds.join(", ")));
     l.push(format!(
         "loaded       snapshot {}, {} records folded",
-        SnapshotReport::from(&info.snapshot).name(),
+        info.snapshot.name(),
         info.tail_records
     ));
     if info.pending > 0 {
