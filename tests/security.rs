@@ -103,9 +103,15 @@ fn a_dangling_symlinked_journal_is_refused_not_taken_for_a_missing_session() {
         Err(Error::Symlink { path }) => assert_eq!(path, journal),
         other => panic!("expected Symlink, got {:?}", other.map(|_| ())),
     }
-    assert!(!dir.path().join("nowhere.sjl").exists(), "nothing was created");
-    match sjournal::snapshot::load_state(&root, "absent", &sjournal::snapshot::LoadOptions::latest())
-    {
+    assert!(
+        !dir.path().join("nowhere.sjl").exists(),
+        "nothing was created"
+    );
+    match sjournal::snapshot::load_state(
+        &root,
+        "absent",
+        &sjournal::snapshot::LoadOptions::latest(),
+    ) {
         Err(Error::NoSuchSession { .. }) => {}
         other => panic!("expected NoSuchSession, got {:?}", other.map(|_| ())),
     }
