@@ -122,6 +122,6 @@ fn every_digest_the_hook_writes_is_the_one_its_json_derives() {
         assert_eq!(d.mismatch, None, "{}", path.display());
         assert_eq!(d.checked, d.events, "{}: {d:?}", path.display());
     }
-    assert!(events as usize >= payloads.len() + 1, "{events} events");
+    assert!(events as usize > payloads.len(), "{events} events");
     assert_eq!(unparsed, 1, "the input that is not JSON is kept, once");
 }

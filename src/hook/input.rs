@@ -146,19 +146,28 @@ pub fn capture(
     diag: &mut Vec<String>,
 ) -> Captured {
     match route(received, host, env, diag) {
-        Ok(r) => r.into_captured(None),
-        Err(unparsed) => unparsed,
+        Routing::Event(r) => r.into_captured(None),
+        Routing::Unparsed(c) => c,
     }
 }
 
-/// The first half of [`capture`]: the routed event, or (`Err`) the complete
-/// `sjournal.unparsed` record of input that is not a JSON value.
+/// What [`route`] made of the input.
+#[derive(Debug)]
+pub enum Routing {
+    /// A JSON value: routed, its record made once the event is parsed.
+    Event(Routed),
+    /// Not a JSON value: the complete `sjournal.unparsed` record.
+    Unparsed(Captured),
+}
+
+/// The first half of [`capture`]: the routed event, or the complete `sjournal.unparsed`
+/// record of input that is not a JSON value.
 pub fn route(
     received: Received,
     host: HostFlag,
     env: &dyn Fn(&str) -> Option<String>,
     diag: &mut Vec<String>,
-) -> Result<Routed, Captured> {
+) -> Routing {
     let overflow = received.overflow();
     let raw = received.bytes;
     let parsed = if let Some((len, _)) = overflow {
@@ -175,7 +184,7 @@ pub fn route(
     };
     let value = match parsed {
         Ok(v) => v,
-        Err(error) => return Err(unparsed(raw, error, overflow, host, env, diag)),
+        Err(error) => return Routing::Unparsed(unparsed(raw, error, overflow, host, env, diag)),
     };
     let detected = Protocol::detect(&value);
     let protocol = match host {
@@ -209,7 +218,7 @@ pub fn route(
     };
     // serde_json accepted the bytes, so they are UTF-8.
     let text = String::from_utf8(raw).expect("valid JSON is UTF-8");
-    Ok(Routed {
+    Routing::Event(Routed {
         session_id: session,
         kind,
         text: text.into(),

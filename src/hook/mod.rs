@@ -319,16 +319,16 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
     // memory's plan all come from this one `Event` (input that is not JSON has none).
     let routed = input::route(received, opts.host, &env, &mut diag);
     let (text, kind) = match &routed {
-        Ok(r) => (Some(r.text.clone()), r.kind.clone()),
-        Err(_) => (None, String::new()),
+        input::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
+        input::Routing::Unparsed(_) => (None, String::new()),
     };
     let lenient = text.as_deref().map(crate::event::lenient_json::text);
     let parsed = lenient
         .as_deref()
         .map(|l| crate::event::Event::parse(&kind, l));
     let cap = Arc::new(match routed {
-        Ok(r) => r.into_captured(parsed.as_ref()),
-        Err(unparsed) => unparsed,
+        input::Routing::Event(r) => r.into_captured(parsed.as_ref()),
+        input::Routing::Unparsed(c) => c,
     });
     sh.captured(cap.clone(), &mut diag);
 
