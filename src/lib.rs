@@ -6,13 +6,12 @@
 //! context to inject is printed back.
 //!
 //! ```no_run
-//! use sjournal::format::payload::encode_event;
 //! use sjournal::journal::{Batch, Landed, Root, Session, WriterOptions};
 //!
 //! let root = Root::new("/tmp/sjournal-example");
 //! // Lock, recover, merge the spool; the state loads on first use.
 //! let mut s = Session::open(&root, "session-1", &WriterOptions::default())?;
-//! let batch = Batch::one("UserPromptSubmit", encode_event("UserPromptSubmit", r#"{"prompt":"hello"}"#));
+//! let batch = Batch::one_event("UserPromptSubmit", r#"{"prompt":"hello"}"#);
 //! let preview = s.preview(&batch)?; // the state as it will be, not written yet
 //! let committed = s.commit(&batch)?; // journal, else rescue, else spool, else fallback
 //! assert!(matches!(committed.landed, Landed::Journal { .. }));

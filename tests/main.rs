@@ -35,6 +35,7 @@ mod hook_command_line;
 mod hook_concurrency;
 mod hook_context;
 mod hook_damage;
+mod hook_digests;
 mod hook_exec;
 mod hook_failopen;
 mod hook_hosts;

@@ -88,6 +88,35 @@ fn symlinked_journal_is_refused() {
     assert!(fs::symlink_metadata(&journal).unwrap().is_symlink());
 }
 
+/// A symlink in the journal's place whose target does not exist is still a symlink in the
+/// journal's place: loading the state refuses it for what it is (`Error::Symlink`) rather than
+/// reporting a session that does not exist, which readers would show as empty.
+#[test]
+fn a_dangling_symlinked_journal_is_refused_not_taken_for_a_missing_session() {
+    let dir = support::scratch();
+    let root = Root::new(dir.path().join("root"));
+    root.ensure().unwrap();
+    let journal = root.session(SESSION).unwrap().journal;
+    symlink(dir.path().join("nowhere.sjl"), &journal).unwrap();
+    match sjournal::snapshot::load_state(&root, SESSION, &sjournal::snapshot::LoadOptions::latest())
+    {
+        Err(Error::Symlink { path }) => assert_eq!(path, journal),
+        other => panic!("expected Symlink, got {:?}", other.map(|_| ())),
+    }
+    assert!(
+        !dir.path().join("nowhere.sjl").exists(),
+        "nothing was created"
+    );
+    match sjournal::snapshot::load_state(
+        &root,
+        "absent",
+        &sjournal::snapshot::LoadOptions::latest(),
+    ) {
+        Err(Error::NoSuchSession { .. }) => {}
+        other => panic!("expected NoSuchSession, got {:?}", other.map(|_| ())),
+    }
+}
+
 #[test]
 fn symlinked_lock_file_is_refused() {
     let dir = support::scratch();

@@ -500,10 +500,27 @@ pub fn is_system_kind(kind: &str) -> bool {
 /// payload may hold without one (`limits::EVENT_PAYLOAD_MAX_BYTES`): an event that fits a
 /// record without a digest always fits with what this writes, and the fold reads its JSON.
 pub fn encode_event(kind: &str, raw_json: &str) -> Vec<u8> {
-    let mut p = encode_event_json(raw_json);
-    let digest = crate::event::digest::derive(kind, raw_json);
+    with_digest(
+        encode_event_json(raw_json),
+        &crate::event::digest::derive(kind, raw_json),
+    )
+}
+
+/// [`encode_event`] for an event its caller has already parsed: `event` must be
+/// `Event::parse(kind, &lenient_json::text(raw_json))`, the reading [`encode_event`] derives
+/// the digest from (the hook parses each event once and hands the same `Event` to the digest,
+/// the injection policy and memory).
+pub fn encode_parsed_event(raw_json: &str, event: &crate::event::Event<'_>) -> Vec<u8> {
+    with_digest(
+        encode_event_json(raw_json),
+        &crate::event::digest::encode(event),
+    )
+}
+
+/// The JSON text's str, then the digest when it fits (see [`encode_event`]).
+fn with_digest(mut p: Vec<u8>, digest: &[u8]) -> Vec<u8> {
     if p.len() + digest.len() <= crate::limits::EVENT_PAYLOAD_MAX_BYTES {
-        p.extend_from_slice(&digest);
+        p.extend_from_slice(digest);
     }
     p
 }

@@ -44,6 +44,9 @@ pub struct Request<'a> {
     pub execs: Vec<Exec>,
     /// Render context for this event.
     pub want_context: bool,
+    /// What the injection policy reads of the event (its `event_seq` is set when rendering);
+    /// None for input that is not an event. From the hook's one parse of the event.
+    pub point: Option<InjectionPoint>,
     /// The injection policy (budgets), from the configuration.
     pub policy: Policy,
     /// How the session is opened (the fallback spool, the merge budget); its deadline is
@@ -88,7 +91,7 @@ pub fn commit(
             }
             let context = if req.want_context && cap.raw_json.is_some() {
                 match preview(&mut s, req, &batch) {
-                    Ok((at, state)) => render(&state, cap, at, &req.policy, &req.extras),
+                    Ok((at, state)) => render(&state, req, at),
                     Err(e) => {
                         diag.push(format!(
                             "loading the session's state failed: {e}; nothing is injected"
@@ -236,16 +239,12 @@ fn host_record(cap: &Captured, event_seq: u64) -> Option<Vec<u8>> {
 /// The context for the event that gets `event_seq` in `state` (the state with the event's
 /// batch folded in, up to its exec records): the hook's one call to the injection policy,
 /// the same call a replay re-derives. None when there is nothing to inject.
-fn render(
-    state: &State,
-    cap: &Captured,
-    event_seq: u64,
-    policy: &Policy,
-    extras: &Extras,
-) -> Option<Context> {
-    let raw = cap.raw_json.as_deref()?;
-    let at = InjectionPoint::of_record(&cap.kind, raw, event_seq);
-    let r = context::inject(state, &at, policy, extras);
+fn render(state: &State, req: &Request<'_>, event_seq: u64) -> Option<Context> {
+    let at = InjectionPoint {
+        event_seq,
+        ..req.point.clone()?
+    };
+    let r = context::inject(state, &at, &req.policy, &req.extras);
     (!r.is_empty()).then_some(r)
 }
 
@@ -273,7 +272,7 @@ fn readable_context(req: &Request<'_>, batch: &Batch, diag: &mut Vec<String>) ->
     fold_pending(&mut state, &waiting);
     let next = state.seq + 1;
     batch.fold_into(&mut state, next);
-    render(&state, req.captured, next, &req.policy, &req.extras)
+    render(&state, req, next)
 }
 
 /// The `sjournal.extras` record (reviewed memory, the handoff) goes with the event when the

@@ -5,9 +5,11 @@
 //! else the catch-all session [`UNATTRIBUTED_SESSION`].
 
 use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::Arc;
 
+use crate::event::Event;
 use crate::format::payload::{
-    encode_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
+    encode_parsed_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
 };
 use crate::format::record::valid_kind;
 use crate::hook::protocol::{HostFlag, Protocol};
@@ -24,8 +26,9 @@ pub struct Captured {
     pub kind: String,
     /// The record payload (encoded).
     pub payload: Vec<u8>,
-    /// The JSON text, for events (None for unparsed input).
-    pub raw_json: Option<String>,
+    /// The JSON text, for events (None for unparsed input). Shared, so that the hook can
+    /// hold the event it parsed from it (see [`route`]) beside the record.
+    pub raw_json: Option<Arc<str>>,
     /// The host's event name, for events.
     pub event: Option<String>,
     pub protocol: Option<Protocol>,
@@ -95,6 +98,44 @@ pub fn stdin_ready() -> bool {
     fd_ready(std::io::stdin().as_fd())
 }
 
+/// An input that parsed as JSON, routed (its session, record kind and host) but not yet made
+/// a record: the record's payload carries the event's fold digest, derived from the event as
+/// the fold reads it, `Event::parse(kind, &lenient_json::text(text))`. The hook parses that
+/// event once and uses it for the digest ([`Routed::into_captured`]), the injection point and
+/// memory.
+#[derive(Debug, Clone)]
+pub struct Routed {
+    pub session_id: String,
+    /// The record kind (the host's event name, else `event`).
+    pub kind: String,
+    /// The JSON text, byte for byte as it came.
+    pub text: Arc<str>,
+    event: Option<String>,
+    protocol: Protocol,
+    detected: Protocol,
+}
+
+impl Routed {
+    /// The record. `parsed` must be the event as the fold reads it (see [`Routed`]); None
+    /// derives it here.
+    pub fn into_captured(self, parsed: Option<&Event<'_>>) -> Captured {
+        let payload = match parsed {
+            Some(e) => encode_parsed_event(&self.text, e),
+            None => crate::format::payload::encode_event(&self.kind, &self.text),
+        };
+        Captured {
+            session_id: self.session_id,
+            payload,
+            kind: self.kind,
+            raw_json: Some(self.text),
+            event: self.event,
+            protocol: Some(self.protocol),
+            detected: (self.detected != self.protocol).then_some(self.detected),
+            cut: None,
+        }
+    }
+}
+
 /// Makes the record for an input that was read to its end. `env` looks up environment
 /// variables (a parameter so tests do not depend on the process environment). Notes go to
 /// `diag`.
@@ -104,6 +145,29 @@ pub fn capture(
     env: &dyn Fn(&str) -> Option<String>,
     diag: &mut Vec<String>,
 ) -> Captured {
+    match route(received, host, env, diag) {
+        Routing::Event(r) => r.into_captured(None),
+        Routing::Unparsed(c) => c,
+    }
+}
+
+/// What [`route`] made of the input.
+#[derive(Debug)]
+pub enum Routing {
+    /// A JSON value: routed, its record made once the event is parsed.
+    Event(Routed),
+    /// Not a JSON value: the complete `sjournal.unparsed` record.
+    Unparsed(Captured),
+}
+
+/// The first half of [`capture`]: the routed event, or the complete `sjournal.unparsed`
+/// record of input that is not a JSON value.
+pub fn route(
+    received: Received,
+    host: HostFlag,
+    env: &dyn Fn(&str) -> Option<String>,
+    diag: &mut Vec<String>,
+) -> Routing {
     let overflow = received.overflow();
     let raw = received.bytes;
     let parsed = if let Some((len, _)) = overflow {
@@ -120,7 +184,7 @@ pub fn capture(
     };
     let value = match parsed {
         Ok(v) => v,
-        Err(error) => return unparsed(raw, error, overflow, host, env, diag),
+        Err(error) => return Routing::Unparsed(unparsed(raw, error, overflow, host, env, diag)),
     };
     let detected = Protocol::detect(&value);
     let protocol = match host {
@@ -154,16 +218,14 @@ pub fn capture(
     };
     // serde_json accepted the bytes, so they are UTF-8.
     let text = String::from_utf8(raw).expect("valid JSON is UTF-8");
-    Captured {
+    Routing::Event(Routed {
         session_id: session,
-        payload: encode_event(&kind, &text),
         kind,
-        raw_json: Some(text),
+        text: text.into(),
         event,
-        protocol: Some(protocol),
-        detected: (detected != protocol).then_some(detected),
-        cut: None,
-    }
+        protocol,
+        detected,
+    })
 }
 
 /// Makes the record for an input whose end never came: the input time limit passed while

@@ -315,7 +315,21 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             .then(|| opts.env_session_id.clone())
             .flatten()
     };
-    let cap = Arc::new(input::capture(received, opts.host, &env, &mut diag));
+    // The event is parsed once, as the fold reads it: its digest, its injection point and
+    // memory's plan all come from this one `Event` (input that is not JSON has none).
+    let routed = input::route(received, opts.host, &env, &mut diag);
+    let (text, kind) = match &routed {
+        input::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
+        input::Routing::Unparsed(_) => (None, String::new()),
+    };
+    let lenient = text.as_deref().map(crate::event::lenient_json::text);
+    let parsed = lenient
+        .as_deref()
+        .map(|l| crate::event::Event::parse(&kind, l));
+    let cap = Arc::new(match routed {
+        input::Routing::Event(r) => r.into_captured(parsed.as_ref()),
+        input::Routing::Unparsed(c) => c,
+    });
     sh.captured(cap.clone(), &mut diag);
 
     // Input that took until after the deadline is still journaled, but nothing more is
@@ -360,12 +374,11 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
             (Some(p), Some(ev)) => policy.wants(p, ev),
             _ => false,
         };
-    // Memory parses the event once: what to inject now, what to write after the reply.
-    let memory = match &cap.raw_json {
-        Some(raw) if crate::memory::hook::may_concern(event) => crate::memory::hook::plan(
+    // Memory: what to inject now, what to write after the reply.
+    let memory = match &parsed {
+        Some(e) if crate::memory::hook::may_concern(event) => crate::memory::hook::plan(
             &opts.root,
-            &cap.kind,
-            raw,
+            e,
             &cap.session_id,
             opts.env_project_dir.as_deref().map(std::path::Path::new),
             (!late)
@@ -385,6 +398,9 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         captured: &cap,
         execs,
         want_context,
+        point: parsed
+            .as_ref()
+            .map(|e| crate::context::InjectionPoint::of_event(e, 0)),
         policy,
         writer: opts.writer(),
         lock_deadline: if late {

@@ -123,21 +123,18 @@ impl Plan {
     }
 }
 
-/// Parses the event once and says what memory does with it: at SessionStart, reviewed memory
-/// and the handoff to inject and the notice of pending proposals (reads the project's and the
-/// global journal; only with `settings`: None when there is no time left to inject); after
-/// the reply, the write to a scope journal, if any.
+/// Says what memory does with the event `e` (read as the fold reads it: the hook parses it
+/// once, [`plan_json`] here): at SessionStart, reviewed memory and the handoff to inject and
+/// the notice of pending proposals (reads the project's and the global journal; only with
+/// `settings`: None when there is no time left to inject); after the reply, the write to a
+/// scope journal, if any.
 pub fn plan(
     root: &Root,
-    kind: &str,
-    raw_json: &str,
+    e: &Event<'_>,
     session: &str,
     host_project: Option<&Path>,
     settings: Option<&Settings>,
 ) -> Plan {
-    // Read as the fold reads it (a lone surrogate escape in a prompt is still a prompt).
-    let raw = crate::event::lenient_json::text(raw_json);
-    let e = Event::parse(kind, &raw);
     let what = match e.kind {
         EventKind::SessionStart => AfterWhat::Started,
         EventKind::Stop | EventKind::SessionEnd => AfterWhat::Ended,
@@ -150,14 +147,14 @@ pub fn plan(
         },
         _ => return Plan::default(),
     };
-    let project = scope_of(&e, host_project);
+    let project = scope_of(e, host_project);
     let scope = match (&what, project.clone()) {
         (AfterWhat::Remember { global: true, .. }, _) => Scope::Global,
         (_, Some(p)) => p,
         (_, None) => return Plan::default(),
     };
     let prepared = match (&project, e.kind, settings) {
-        (Some(p), EventKind::SessionStart, Some(set)) => prepare(root, &e, p, session, set),
+        (Some(p), EventKind::SessionStart, Some(set)) => prepare(root, e, p, session, set),
         _ => Prepared::default(),
     };
     Plan {
@@ -168,6 +165,26 @@ pub fn plan(
             what,
         }),
     }
+}
+
+/// [`plan`] for a journaled event's record kind and JSON text, parsed here (read as the fold
+/// reads it: a lone surrogate escape in a prompt is still a prompt).
+pub fn plan_json(
+    root: &Root,
+    kind: &str,
+    raw_json: &str,
+    session: &str,
+    host_project: Option<&Path>,
+    settings: Option<&Settings>,
+) -> Plan {
+    let raw = crate::event::lenient_json::text(raw_json);
+    plan(
+        root,
+        &Event::parse(kind, &raw),
+        session,
+        host_project,
+        settings,
+    )
 }
 
 /// How the hook's memory behaves (`[memory]` in config.toml).

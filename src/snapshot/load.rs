@@ -213,15 +213,10 @@ pub(crate) fn check_with<'j>(
 
 /// Loads a session's state: the snapshot (when asked and valid) plus a fold of the records
 /// after it, up to `opts.at`. Errors only when the journal cannot be read at all.
+/// A journal that is not there is `NoSuchSession`; anything else in its place (a symlink, a
+/// directory) is opened and refused for what it is, never taken for a missing session.
 pub fn load_state(root: &Root, session_id: &str, opts: &LoadOptions) -> Result<(State, LoadInfo)> {
-    let paths = root.session(session_id)?;
-    if !paths.journal.exists() {
-        return Err(Error::NoSuchSession {
-            session: session_id.to_owned(),
-            root: root.dir().to_owned(),
-        });
-    }
-    load_paths(&paths, opts)
+    load_paths(&root.existing_session(session_id)?, opts)
 }
 
 /// [`load_state`] for known paths.

@@ -9,7 +9,6 @@ use crate::cli::error::Result;
 use crate::cli::shared::{parse_json, read_stdin};
 use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::event_kind;
-use sjournal::format::payload::encode_event;
 use sjournal::journal::{session, Batch, Root};
 
 /// Append one JSON value from stdin to a session's journal
@@ -28,7 +27,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let input = read_stdin()?;
     let (text, value) = parse_json(&input)?;
     let kind = event_kind(args.kind.as_deref(), &value)?;
-    let batch = Batch::one(&kind, encode_event(&kind, text));
+    let batch = Batch::one_event(&kind, text);
     let landed = session::write(
         root,
         &args.session,

@@ -191,7 +191,7 @@ fn memory_after(
             }
             let dir = project_dir.map(std::path::Path::new);
             let plan =
-                sjournal::memory::hook::plan(root, &cap.kind, raw, &cap.session_id, dir, None);
+                sjournal::memory::hook::plan_json(root, &cap.kind, raw, &cap.session_id, dir, None);
             match plan.after {
                 Some(job) => (job, None),
                 None => return Ok(()),

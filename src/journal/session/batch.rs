@@ -51,8 +51,22 @@ impl Batch {
         b
     }
 
+    /// A batch of one event: `kind` (the record kind) and its JSON text, encoded with its
+    /// fold digest ([`Batch::event`]).
+    pub fn one_event(kind: &str, raw_json: &str) -> Batch {
+        let mut b = Batch::new();
+        b.event(kind, raw_json);
+        b
+    }
+
     pub fn push(&mut self, kind: &str, payload: Vec<u8>) {
         self.records.push((kind.to_owned(), payload));
+    }
+
+    /// Adds an event record: its JSON text under `kind`, with the fold digest the fold reads
+    /// of it as that kind (`format::payload::encode_event`), so the kind is given once.
+    pub fn event(&mut self, kind: &str, raw_json: &str) {
+        self.push(kind, crate::format::payload::encode_event(kind, raw_json));
     }
 
     pub fn items(&self) -> Vec<(&str, &[u8])> {

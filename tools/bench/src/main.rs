@@ -231,16 +231,26 @@ fn report(args: &[String]) {
     let runs = if o.quick { 60 } else { 300 };
     let big = if o.quick { 100_000 } else { 1_000_000 };
     let root = tmp.path().join("hook");
-    gen::session(&root, "bench-small", 10, &o.payload);
-    gen::session(&root, "bench-big", big, &o.payload);
-    for s in ["bench-small", "bench-big"] {
-        let _ = Command::new(&o.sjournal)
-            .args(["--root"])
-            .arg(&root)
-            .args(["snapshot", "--session", s])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+    // The earlier build gets sessions of its own, made the same way: sharing them, each
+    // build would reject the other's snapshot when their fold versions differ, replay the
+    // journal in full and write its own snapshot before exiting, every time.
+    let root_before = tmp.path().join("hook-before");
+    let mut roots = vec![(&o.sjournal, &root)];
+    if let Some(b) = &o.before {
+        roots.push((b, &root_before));
+    }
+    for (bin, r) in roots {
+        gen::session(r, "bench-small", 10, &o.payload);
+        gen::session(r, "bench-big", big, &o.payload);
+        for s in ["bench-small", "bench-big"] {
+            let _ = Command::new(bin)
+                .args(["--root"])
+                .arg(r)
+                .args(["snapshot", "--session", s])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
     }
     let sub = if o.hook { "hook" } else { "append" };
     let with_session = |s: &str| gen::payload_for(&o.payload, s);
@@ -272,9 +282,9 @@ fn report(args: &[String]) {
                     continue;
                 }
                 let mut c = Command::new(b);
-                c.arg("--root").arg(&root).arg("hook");
+                c.arg("--root").arg(&root_before).arg("hook");
                 before_t[k].push(time_spawn(&mut c, p.as_bytes()));
-                if let Some(t) = task_clock(b, &root, p.as_bytes()) {
+                if let Some(t) = task_clock(b, &root_before, p.as_bytes()) {
                     cpu[k].push(t);
                 }
             }
