@@ -12,6 +12,7 @@
 
 mod claude;
 mod claude_recovery;
+mod cline;
 mod codex;
 mod gemini;
 mod injections;
