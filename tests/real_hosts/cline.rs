@@ -131,6 +131,20 @@ fn session_of(w: &World, prompt: &str) -> String {
         .to_owned()
 }
 
+/// Waits (at most a minute) until the session has `n` events: Cline runs its run-start and
+/// end hooks detached, so the last of them may still be journaling when `cline` exits.
+fn wait_for_events(w: &World, session: &str, n: usize) -> Vec<(String, Value)> {
+    let start = std::time::Instant::now();
+    loop {
+        let known = w.sessions().iter().any(|s| s["session_id"] == session);
+        let events = if known { w.events(session) } else { Vec::new() };
+        if events.len() >= n || start.elapsed() > Duration::from_secs(60) {
+            return events;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     let Some(cl) = Cline::start(script) else {
@@ -173,13 +187,16 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     cl.task(bravo);
     let (s1, s2) = (session_of(w, alpha), session_of(w, bravo));
 
+    let events = wait_for_events(w, &s1, 10);
+    let bravo_events = wait_for_events(w, &s2, 2);
     let sessions = w.sessions();
     assert_eq!(sessions.len(), 2, "{sessions:?}");
     assert!(
         sessions.iter().all(|s| s["host"] == "cline"),
         "{sessions:?}"
     );
-    let events = w.events(&s1);
+    let names: Vec<&str> = bravo_events.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["agent_start", "agent_end"]);
     let counts = support::kinds(&events);
     for (kind, n) in [
         ("agent_start", 1),
