@@ -1,10 +1,15 @@
 //! The Cline CLI 3.0.65 (npm `cline`: a Bun-compiled binary over the Cline SDK), its hooks
 //! installed by `sjournal install cline` (one executable per hook in `~/Documents/Cline/Hooks/`),
 //! talking to the mock as an OpenAI-compatible provider (`cline auth -p openai-compatible -b`).
-//! Each `cline --json PROMPT` is one headless task, auto-approved, in a session of its own:
-//! the CLI resumes a session (`--id`) only in its interactive UI, and runs no hook at
-//! compaction (its `PreCompact` file maps to no SDK event), so neither is played here.
+//! Each `cline --json PROMPT` is one headless task, auto-approved, in a session of its own.
+//! The CLI resumes a session (`--id`) only in its interactive UI; headless, its Agent Client
+//! Protocol mode (`cline --acp`, JSON-RPC on stdio) loads one (`session/load`) and prompts it.
+//! It runs no hook at compaction (its `PreCompact` file maps to no SDK event), and none for a
+//! prompt (`UserPromptSubmit` never fired, in either mode), so neither is played here.
 
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -81,6 +86,87 @@ impl Cline {
     }
 }
 
+/// `cline --acp`: loads `session` and sends it `prompt`, answering any permission request
+/// with its first "allow" option. The provider comes from the environment (ACP knows only
+/// Cline's own sign-ins; `CLINE_PROVIDER` picks the one `cline auth` configured).
+fn acp_resume(cl: &Cline, session: &str, prompt: &str) {
+    let w = &cl.world;
+    let mut c = w.cmd("cline");
+    c.arg("--acp")
+        .env("CLINE_PROVIDER", "openai-compatible")
+        .env("CLINE_API_KEY", "mock-key")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Value>();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str(&line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let project = w.project.display().to_string();
+    let calls = [
+        (
+            "initialize",
+            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+        ),
+        (
+            "session/load",
+            json!({"sessionId": session, "cwd": project, "mcpServers": []}),
+        ),
+        (
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": prompt}]}),
+        ),
+    ];
+    for (id, (method, params)) in calls.into_iter().enumerate() {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let Ok(v) = rx.recv_timeout(Duration::from_secs(120)) else {
+                let _ = child.kill();
+                panic!("cline --acp: no answer to {method}");
+            };
+            if v["id"] == id && v.get("method").is_none() {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                break;
+            }
+            if v.get("method").is_some() && v.get("id").is_some() {
+                let allow = v["params"]["options"]
+                    .as_array()
+                    .and_then(|o| {
+                        o.iter()
+                            .find(|o| o["kind"].as_str().is_some_and(|k| k.starts_with("allow")))
+                    })
+                    .map(|o| o["optionId"].clone())
+                    .unwrap_or(Value::Null);
+                let reply = json!({"jsonrpc": "2.0", "id": v["id"],
+                    "result": {"outcome": {"outcome": "selected", "optionId": allow}}});
+                writeln!(stdin, "{reply}").unwrap();
+                stdin.flush().unwrap();
+            }
+        }
+    }
+    drop(stdin);
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("cline --acp did not exit after its stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn script(project: &str) -> Script {
     Script {
         rules: vec![
@@ -102,6 +188,10 @@ fn script(project: &str) -> Script {
             Rule {
                 key: "BRAVO2",
                 steps: vec![Step::Text("bravo answered")],
+            },
+            Rule {
+                key: "CHARLIE3",
+                steps: vec![Step::Text("charlie answered")],
             },
         ],
         special: Vec::new(),
@@ -187,7 +277,10 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     cl.task(bravo);
     let (s1, s2) = (session_of(w, alpha), session_of(w, bravo));
 
-    let events = wait_for_events(w, &s1, 10);
+    // The first task again, through ACP: the same session, a new conversation (`taskId`).
+    acp_resume(&cl, &s1, "CHARLIE3 after the resume");
+
+    let events = wait_for_events(w, &s1, 12);
     let bravo_events = wait_for_events(w, &s2, 2);
     let sessions = w.sessions();
     assert_eq!(sessions.len(), 2, "{sessions:?}");
@@ -199,10 +292,10 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     assert_eq!(names, ["agent_start", "agent_end"]);
     let counts = support::kinds(&events);
     for (kind, n) in [
-        ("agent_start", 1),
+        ("agent_start", 2),
         ("tool_call", 4),
         ("tool_result", 4),
-        ("agent_end", 1),
+        ("agent_end", 2),
     ] {
         assert_eq!(
             counts.get(kind).copied().unwrap_or(0),
@@ -215,6 +308,13 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     assert!(events
         .iter()
         .all(|(_, p)| p["sessionContext"]["rootSessionId"] == s1.as_str()));
+    // ... while `taskId` is the conversation: the resumed one has another. (ACP's load runs
+    // `agent_start`, not `agent_resume`, which only `--id` sets.)
+    let task_ids: std::collections::BTreeSet<&str> = events
+        .iter()
+        .filter_map(|(_, p)| p["taskId"].as_str())
+        .collect();
+    assert_eq!(task_ids.len(), 2, "{task_ids:?}");
     let st = w.state(&s1);
     // `exit 3` and the missing file: items of `tool_result.output` with `success: false`
     // (Cline's `postToolUse.success` is true for both).
@@ -232,6 +332,7 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
         "{f}"
     );
     assert_eq!(st["ended"]["reason"], "complete", "{}", st["ended"]);
+    assert_eq!(st["identity"]["starts"], 2, "{}", st["identity"]);
     let st2 = w.state(&s2);
     assert_eq!(st2["tools"]["calls"], 0, "{}", st2["tools"]);
     w.verify();
@@ -247,8 +348,14 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     let reqs = cl.mock.model_requests();
     assert_eq!(
         reqs.len(),
-        6,
-        "four tool steps and `done`, and BRAVO2's answer"
+        7,
+        "four tool steps and `done`, BRAVO2's answer, CHARLIE3's"
+    );
+    let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
+    assert_has(
+        &charlie.body,
+        "ALPHA1 run echo hello",
+        "the resumed conversation",
     );
     for r in &reqs {
         assert!(
