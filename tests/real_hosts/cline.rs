@@ -18,6 +18,9 @@ use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
+/// A session note, injected once the test opts in.
+const NOTE: &str = "NOTE-7: keep notes.txt ASCII";
+
 /// The hook files `sjournal install cline` writes.
 const HOOKS: [&str; 10] = [
     "TaskStart",
@@ -191,7 +194,10 @@ fn script(project: &str) -> Script {
             },
             Rule {
                 key: "CHARLIE3",
-                steps: vec![Step::Text("charlie answered")],
+                steps: vec![Step::Tool(
+                    "run_commands",
+                    json!({"commands": ["echo charlie"]}),
+                )],
             },
         ],
         special: Vec::new(),
@@ -278,9 +284,15 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     let (s1, s2) = (session_of(w, alpha), session_of(w, bravo));
 
     // The first task again, through ACP: the same session, a new conversation (`taskId`).
+    // Before it, a session note, and PostToolUse (the SDK's `tool_result`) opted in for
+    // context: the one blocking hook whose reply reaches the model after the tool's result.
+    w.sj(&["context", "set", "--session", &s1, "--key", "rule", NOTE]);
+    let cfg = w.root().join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}context_events = [\"tool_result\"]\n")).unwrap();
     acp_resume(&cl, &s1, "CHARLIE3 after the resume");
 
-    let events = wait_for_events(w, &s1, 12);
+    let events = wait_for_events(w, &s1, 14);
     let bravo_events = wait_for_events(w, &s2, 2);
     let sessions = w.sessions();
     assert_eq!(sessions.len(), 2, "{sessions:?}");
@@ -293,8 +305,8 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     let counts = support::kinds(&events);
     for (kind, n) in [
         ("agent_start", 2),
-        ("tool_call", 4),
-        ("tool_result", 4),
+        ("tool_call", 5),
+        ("tool_result", 5),
         ("agent_end", 2),
     ] {
         assert_eq!(
@@ -337,35 +349,57 @@ fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
     assert_eq!(st2["tools"]["calls"], 0, "{}", st2["tools"]);
     w.verify();
 
-    // What reached the model. The CLI waits for no hook but PreToolUse and PostToolUse, and
-    // sjournal's policy has nothing for a tool event by default: nothing of sjournal's is
-    // injected (no `sjournal.injected` record, no `<hook_context>` Cline would have added
-    // after a tool's result), while the tools' own results, the failure included, are there.
-    for s in [&s1, &s2] {
-        let all = injections::of(w, s);
-        assert!(all.is_empty(), "{}", injections::show(&all));
-    }
-    let reqs = cl.mock.model_requests();
+    // What reached the model. The CLI waits for no hook but PreToolUse and PostToolUse.
+    // By default sjournal injects nothing at them: no `sjournal.injected` record and no
+    // `<hook_context>` (which Cline adds after a tool's result for a hook's context) in the
+    // two tasks. Opted in, the resumed session's one tool result carried the note, once, as
+    // Cline's `<hook_context source="PostToolUse">`, in the next request.
+    assert!(injections::of(w, &s2).is_empty());
+    let all = injections::of(w, &s1);
+    let shown = injections::show(&all);
     assert_eq!(
-        reqs.len(),
-        7,
-        "four tool steps and `done`, BRAVO2's answer, CHARLIE3's"
+        injections::points(&all),
+        [("tool_result", "", "notes")],
+        "{shown}"
     );
-    let charlie = reqs.iter().find(|r| r.answer == "CHARLIE3:0").unwrap();
+    assert_has(&all[0].text, NOTE, "the note");
+    let reqs = cl.mock.model_requests();
+    let answers: Vec<&str> = reqs.iter().map(|r| r.answer.as_str()).collect();
+    assert_eq!(
+        answers,
+        [
+            "ALPHA1:0",
+            "ALPHA1:1",
+            "ALPHA1:2",
+            "ALPHA1:3",
+            "ALPHA1:4",
+            "BRAVO2:0",
+            "CHARLIE3:0",
+            "CHARLIE3:1"
+        ]
+    );
     assert_has(
-        &charlie.body,
+        &reqs[6].body,
         "ALPHA1 run echo hello",
         "the resumed conversation",
     );
-    for r in &reqs {
+    for r in &reqs[..7] {
         assert!(
             !r.body.contains("<hook_context"),
             "{}: {}",
             r.answer,
             r.body
         );
-        assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
+        assert!(!r.body.contains("NOTE-7"), "{}: {}", r.answer, r.body);
     }
+    let last = &reqs[7].body;
+    assert_eq!(last.matches(&json_text(NOTE)).count(), 1, "{last}");
+    assert_eq!(last.matches("<hook_context").count(), 1, "{last}");
+    assert_has(
+        last,
+        &json_text("<hook_context source=\"PostToolUse\""),
+        "Cline's frame",
+    );
     let after_exit = reqs.iter().find(|r| r.answer == "ALPHA1:2").unwrap();
     assert_has(
         &after_exit.body,
