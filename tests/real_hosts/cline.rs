@@ -6,6 +6,10 @@
 //! Protocol mode (`cline --acp`, JSON-RPC on stdio) loads one (`session/load`) and prompts it.
 //! It runs no hook at compaction (its `PreCompact` file maps to no SDK event), and none for a
 //! prompt (`UserPromptSubmit` never fired, in either mode), so neither is played here.
+//!
+//! The pin (tools/hosts/cline/package-lock.json) lists the optional platform binaries other
+//! than linux-x64 without integrity: the registry this project reaches serves only that one,
+//! and `npm ci` wants an entry for each (it never fetches another platform's).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -242,7 +246,7 @@ fn wait_for_events(w: &World, session: &str, n: usize) -> Vec<(String, Value)> {
 }
 
 #[test]
-fn cline_tasks_with_tools_a_failing_command_and_a_file_write() {
+fn cline_tasks_with_a_failing_command_a_file_write_and_an_acp_resume() {
     let Some(cl) = Cline::start(script) else {
         return;
     };
