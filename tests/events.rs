@@ -255,7 +255,8 @@ fn garbage_never_stops_the_fold() {
 /// The Cline CLI 3.0.65's real payloads (tests/fixtures/cline/payloads-3.0.65.jsonl, captured
 /// by tests/real_hosts/cline.rs): the SDK's event names, the session in `sessionContext`, and
 /// a command that exits non-zero (or a file that is missing) as a failed call although
-/// `postToolUse.success` is true.
+/// `postToolUse.success` is true; a subagent's run (an agent with a parent) as
+/// SubagentStart/SubagentStop.
 #[test]
 fn real_cline_cli_payloads_parse_and_fold() {
     let text = std::fs::read_to_string(
@@ -274,7 +275,7 @@ fn real_cline_cli_payloads_parse_and_fold() {
             )
         })
         .collect();
-    assert_eq!(lines.len(), 9);
+    assert_eq!(lines.len(), 13);
     let mut s = State::new();
     for (i, (event, variant, raw)) in lines.iter().enumerate() {
         let e = Event::parse(event, raw);
@@ -290,14 +291,18 @@ fn real_cline_cli_payloads_parse_and_fold() {
             .unwrap()
             .to_owned();
         assert_eq!(e.session_id.as_deref(), Some(session.as_str()), "{event}");
-        let kind = match event.as_str() {
-            "agent_start" => EventKind::SessionStart,
-            "tool_call" => EventKind::PreToolUse,
-            "tool_result" => EventKind::PostToolUse,
-            "agent_end" => EventKind::SessionEnd,
-            other => panic!("unexpected {other}"),
+        let sub = variant == "in-subagent";
+        let kind = match (event.as_str(), sub) {
+            ("agent_start", false) => EventKind::SessionStart,
+            ("agent_start", true) => EventKind::SubagentStart,
+            ("tool_call", _) => EventKind::PreToolUse,
+            ("tool_result", _) => EventKind::PostToolUse,
+            ("agent_end", false) => EventKind::SessionEnd,
+            ("agent_end", true) => EventKind::SubagentStop,
+            (other, _) => panic!("unexpected {other}"),
         };
-        assert_eq!(e.kind, kind, "{event}");
+        assert_eq!(e.kind, kind, "{event} {variant}");
+        assert_eq!(e.agent_id.is_some(), sub, "{event} {variant}");
         if let Some(t) = &e.tool {
             assert_eq!(t.failed, variant.ends_with("/failed"), "{event} {variant}");
             assert!(t.use_id.is_some() && t.input.is_some(), "{event} {variant}");
@@ -313,6 +318,7 @@ fn real_cline_cli_payloads_parse_and_fold() {
         });
     }
     assert_eq!(s.tools.failures, 2);
+    assert_eq!((s.subagents.started, s.subagents.stopped), (1, 1));
     assert_eq!(s.tools.by_tool["run_commands"].failures, 1);
     let notes = &s.files.by_path["/home/dev/run/project/notes.txt"];
     assert_eq!((notes.writes, notes.created), (1, true));

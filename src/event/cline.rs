@@ -5,8 +5,9 @@
 //!
 //! The Cline SDK (the `cline` CLI 3.x) runs the same hook files but names the event by the
 //! SDK's hook (`hookName: "agent_start"` from the file `TaskStart`, `tool_call` from
-//! `PreToolUse`, ...), adds snake_case `agent_id`/`parent_agent_id`, `sessionContext.rootSessionId`
-//! (the session `cline --id` resumes; `taskId` is one conversation of it) and the tool call as
+//! `PreToolUse`, ...), adds snake_case `agent_id`/`parent_agent_id` (a subagent's run starts and
+//! ends as SubagentStart/SubagentStop), `sessionContext.rootSessionId` (the session `cline --id`
+//! resumes, its subagents' too; `taskId` is one conversation of it) and the tool call as
 //! the model sent it (`tool_call`, `tool_result` with `output` and `error`). Its
 //! `postToolUse.success` is false only when the tool threw: a command that exits non-zero is a
 //! `success: false` item of `tool_result.output`.
@@ -102,6 +103,14 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         .or_else(|| w.hook_event_name.take())
         .unwrap_or(Cow::Borrowed(record_kind));
     let (kind, implied) = kind(&name);
+    // A subagent (a `spawn_agent` or team member) is an agent with a parent: its run's start
+    // and end are the subagent's, in the root session.
+    let sub = w.parent_agent_id.0.is_some();
+    let kind = match kind {
+        EventKind::SessionStart if sub => EventKind::SubagentStart,
+        EventKind::SessionEnd if sub => EventKind::SubagentStop,
+        k => k,
+    };
     let mut e = Event::bare(Host::Cline, kind, name);
     e.session_id = w
         .cline_session
@@ -111,8 +120,7 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         .or_else(|| w.task_id.take());
     e.cwd = w.workspace_roots_cc.0.take();
     e.model = w.model.take();
-    // A subagent (a `spawn_agent` or team member) is an agent with a parent.
-    if w.parent_agent_id.0.is_some() {
+    if sub {
         e.agent_id = w.agent_id.take();
     }
     match kind {

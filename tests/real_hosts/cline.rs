@@ -1,7 +1,8 @@
 //! The Cline CLI 3.0.65 (npm `cline`: a Bun-compiled binary over the Cline SDK), its hooks
 //! installed by `sjournal install cline` (one executable per hook in `~/Documents/Cline/Hooks/`),
 //! talking to the mock as an OpenAI-compatible provider (`cline auth -p openai-compatible -b`).
-//! Each `cline --json PROMPT` is one headless task, auto-approved, in a session of its own.
+//! Each `cline --json PROMPT` is one headless task, auto-approved, in a session of its own
+//! (the second spawns a subagent, whose run's hooks land in the same session).
 //! The CLI resumes a session (`--id`) only in its interactive UI; headless, its Agent Client
 //! Protocol mode (`cline --acp`, JSON-RPC on stdio) loads one (`session/load`) and prompts it.
 //! It runs no hook at compaction (its `PreCompact` file maps to no SDK event), and none for a
@@ -194,7 +195,14 @@ fn script(project: &str) -> Script {
             },
             Rule {
                 key: "BRAVO2",
-                steps: vec![Step::Text("bravo answered")],
+                steps: vec![Step::Tool(
+                    "spawn_agent",
+                    json!({"systemPrompt": "You list files.", "task": "DELTA4 list the files"}),
+                )],
+            },
+            Rule {
+                key: "DELTA4",
+                steps: vec![Step::Text("delta answered")],
             },
             Rule {
                 key: "CHARLIE3",
@@ -297,15 +305,41 @@ fn cline_tasks_with_a_failing_command_a_file_write_and_an_acp_resume() {
     acp_resume(&cl, &s1, "CHARLIE3 after the resume");
 
     let events = wait_for_events(w, &s1, 14);
-    let bravo_events = wait_for_events(w, &s2, 2);
+    let bravo_events = wait_for_events(w, &s2, 6);
     let sessions = w.sessions();
     assert_eq!(sessions.len(), 2, "{sessions:?}");
     assert!(
         sessions.iter().all(|s| s["host"] == "cline"),
         "{sessions:?}"
     );
-    let names: Vec<&str> = bravo_events.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(names, ["agent_start", "agent_end"]);
+    // The second task spawned a subagent: its run's start and end (an `agent_id` with a
+    // parent) in the same session, between the spawn_agent call and its result.
+    let names: Vec<(&str, bool)> = bravo_events
+        .iter()
+        .map(|(k, p)| (k.as_str(), p["parent_agent_id"].is_string()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("agent_start", false),
+            ("tool_call", false),
+            ("agent_start", true),
+            ("agent_end", true),
+            ("tool_result", false),
+            ("agent_end", false)
+        ]
+    );
+    let st2 = w.state(&s2);
+    assert_eq!(st2["identity"]["starts"], 1, "{}", st2["identity"]);
+    assert_eq!(
+        (&st2["subagents"]["started"], &st2["subagents"]["stopped"]),
+        (&json!(1), &json!(1)),
+        "{}",
+        st2["subagents"]
+    );
+    assert_eq!(st2["tools"]["by_tool"]["spawn_agent"]["calls"], 1);
+    assert_eq!(st2["tools"]["open_dropped"], 0, "{}", st2["tools"]);
+    assert_eq!(st2["ended"]["reason"], "complete", "{}", st2["ended"]);
     let counts = support::kinds(&events);
     for (kind, n) in [
         ("agent_start", 2),
@@ -349,8 +383,6 @@ fn cline_tasks_with_a_failing_command_a_file_write_and_an_acp_resume() {
     );
     assert_eq!(st["ended"]["reason"], "complete", "{}", st["ended"]);
     assert_eq!(st["identity"]["starts"], 2, "{}", st["identity"]);
-    let st2 = w.state(&s2);
-    assert_eq!(st2["tools"]["calls"], 0, "{}", st2["tools"]);
     w.verify();
 
     // What reached the model. The CLI waits for no hook but PreToolUse and PostToolUse.
@@ -378,16 +410,18 @@ fn cline_tasks_with_a_failing_command_a_file_write_and_an_acp_resume() {
             "ALPHA1:3",
             "ALPHA1:4",
             "BRAVO2:0",
+            "DELTA4:0",
+            "BRAVO2:1",
             "CHARLIE3:0",
             "CHARLIE3:1"
         ]
     );
     assert_has(
-        &reqs[6].body,
+        &reqs[8].body,
         "ALPHA1 run echo hello",
         "the resumed conversation",
     );
-    for r in &reqs[..7] {
+    for r in &reqs[..9] {
         assert!(
             !r.body.contains("<hook_context"),
             "{}: {}",
@@ -396,7 +430,7 @@ fn cline_tasks_with_a_failing_command_a_file_write_and_an_acp_resume() {
         );
         assert!(!r.body.contains("NOTE-7"), "{}: {}", r.answer, r.body);
     }
-    let last = &reqs[7].body;
+    let last = &reqs[9].body;
     assert_eq!(last.matches(&json_text(NOTE)).count(), 1, "{last}");
     assert_eq!(last.matches("<hook_context").count(), 1, "{last}");
     assert_has(
