@@ -251,3 +251,80 @@ fn garbage_never_stops_the_fold() {
     assert_eq!(s.journal.undecodable, 1);
     assert_eq!(s.seq, 100);
 }
+
+/// The Cline CLI 3.0.65's real payloads (tests/fixtures/cline/payloads-3.0.65.jsonl, captured
+/// by tests/real_hosts/cline.rs): the SDK's event names, the session in `sessionContext`, and
+/// a command that exits non-zero (or a file that is missing) as a failed call although
+/// `postToolUse.success` is true; a subagent's run (an agent with a parent) as
+/// SubagentStart/SubagentStop.
+#[test]
+fn real_cline_cli_payloads_parse_and_fold() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cline/payloads-3.0.65.jsonl"),
+    )
+    .unwrap();
+    let lines: Vec<(String, String, String)> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["event"].as_str().unwrap().to_owned(),
+                v["variant"].as_str().unwrap_or("").to_owned(),
+                v["payload"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(lines.len(), 13);
+    let mut s = State::new();
+    for (i, (event, variant, raw)) in lines.iter().enumerate() {
+        let e = Event::parse(event, raw);
+        assert_eq!(
+            Host::detect(&serde_json::from_str(raw).unwrap()),
+            Host::Cline,
+            "{event}"
+        );
+        assert_eq!(e.host, Host::Cline);
+        let session = serde_json::from_str::<serde_json::Value>(raw).unwrap()["sessionContext"]
+            ["rootSessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(e.session_id.as_deref(), Some(session.as_str()), "{event}");
+        let sub = variant == "in-subagent";
+        let kind = match (event.as_str(), sub) {
+            ("agent_start", false) => EventKind::SessionStart,
+            ("agent_start", true) => EventKind::SubagentStart,
+            ("tool_call", _) => EventKind::PreToolUse,
+            ("tool_result", _) => EventKind::PostToolUse,
+            ("agent_end", false) => EventKind::SessionEnd,
+            ("agent_end", true) => EventKind::SubagentStop,
+            (other, _) => panic!("unexpected {other}"),
+        };
+        assert_eq!(e.kind, kind, "{event} {variant}");
+        assert_eq!(e.agent_id.is_some(), sub, "{event} {variant}");
+        if let Some(t) = &e.tool {
+            assert_eq!(t.failed, variant.ends_with("/failed"), "{event} {variant}");
+            assert!(t.use_id.is_some() && t.input.is_some(), "{event} {variant}");
+        }
+        if variant == "run_commands/failed" {
+            assert_eq!(e.tool.as_ref().unwrap().exit_code, Some(3));
+        }
+        s.apply(&sjournal::fold::RecordView {
+            seq: i as u64 + 1,
+            ts_unix_ns: (i as i64 + 1) * 1_000_000_000,
+            kind: event,
+            payload: &support::event(raw).1,
+        });
+    }
+    assert_eq!(s.tools.failures, 2);
+    assert_eq!((s.subagents.started, s.subagents.stopped), (1, 1));
+    assert_eq!(s.tools.by_tool["run_commands"].failures, 1);
+    let notes = &s.files.by_path["/home/dev/run/project/notes.txt"];
+    assert_eq!((notes.writes, notes.created), (1, true));
+    assert_eq!(
+        s.ended.as_ref().unwrap().reason.as_deref(),
+        Some("complete")
+    );
+    assert_eq!(s.identity.cwd.as_deref(), Some("/home/dev/run/project"));
+}

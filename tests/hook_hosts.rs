@@ -2,7 +2,8 @@
 //! event type 2.1.332 emits) and hand-made Codex, Gemini CLI, Cursor and Cline payloads built
 //! from their protocol descriptions. For each: exit 0, stdout either empty or one JSON object
 //! of the shape that host expects for that event, the event journaled under the session the
-//! host's own field names (Cursor `conversation_id`, Cline `taskId`), byte for byte, and every
+//! host's own field names (Cursor `conversation_id`, Cline `taskId` or the Cline CLI's
+//! `sessionContext.rootSessionId`), byte for byte, and every
 //! journal verifies.
 
 use crate::support;
@@ -39,6 +40,10 @@ fn check_reply(host: &str, event: &str, stdout: &[u8]) {
 }
 
 fn session_of(host: &str, payload: &Value) -> String {
+    // The Cline SDK names the session in `sessionContext`; `taskId` is one conversation of it.
+    if let Some(s) = payload["sessionContext"]["rootSessionId"].as_str() {
+        return s.to_owned();
+    }
     let key = match host {
         "cursor" => "conversation_id",
         "cline" => "taskId",
@@ -141,6 +146,8 @@ fn cursor_payloads() {
 fn cline_payloads() {
     play("cline", "cline/payloads-constructed.jsonl", "auto");
     play("cline", "cline/payloads-constructed.jsonl", "cline");
+    play("cline", "cline/payloads-3.0.65.jsonl", "auto");
+    play("cline", "cline/payloads-3.0.65.jsonl", "cline");
 }
 
 /// `sjournal hook claude` (the host as a positional word, as in the protocol notes' example)

@@ -2,39 +2,98 @@
 //! nested under its own key (`preToolUse: {toolName, parameters}`). A Cline task is a session:
 //! TaskStart/TaskResume start it, TaskComplete/TaskCancel (and the SDK's TaskError,
 //! SessionShutdown) end it.
+//!
+//! The Cline SDK (the `cline` CLI 3.x) runs the same hook files but names the event by the
+//! SDK's hook (`hookName: "agent_start"` from the file `TaskStart`, `tool_call` from
+//! `PreToolUse`, ...), adds snake_case `agent_id`/`parent_agent_id` (a subagent's run starts and
+//! ends as SubagentStart/SubagentStop), `sessionContext.rootSessionId` (the session `cline --id`
+//! resumes, its subagents' too; `taskId` is one conversation of it) and the tool call as
+//! the model sent it (`tool_call`, `tool_result` with `output` and `error`). Its
+//! `postToolUse.success` is false only when the tool threw: a command that exits non-zero is a
+//! `success: false` item of `tool_result.output`.
 
 use std::borrow::Cow;
 
-use super::wire::{ClineTool, Wire};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::lenient::{Bool, Obj, Str};
+use super::wire::{ClineCall, ClineTool, Wire};
 use super::{Event, EventKind, Host, Tool};
 
 fn kind(name: &str) -> (EventKind, Option<&'static str>) {
     match name {
-        "TaskStart" => (EventKind::SessionStart, Some("startup")),
-        "TaskResume" => (EventKind::SessionStart, Some("resume")),
-        "TaskComplete" => (EventKind::SessionEnd, Some("complete")),
-        "TaskCancel" => (EventKind::SessionEnd, Some("cancel")),
-        "TaskError" => (EventKind::SessionEnd, Some("error")),
-        "SessionShutdown" => (EventKind::SessionEnd, Some("shutdown")),
-        "PreToolUse" => (EventKind::PreToolUse, None),
-        "PostToolUse" => (EventKind::PostToolUse, None),
-        "UserPromptSubmit" => (EventKind::UserPromptSubmit, None),
-        "PreCompact" => (EventKind::PreCompact, None),
+        "TaskStart" | "agent_start" => (EventKind::SessionStart, Some("startup")),
+        "TaskResume" | "agent_resume" => (EventKind::SessionStart, Some("resume")),
+        "TaskComplete" | "agent_end" => (EventKind::SessionEnd, Some("complete")),
+        "TaskCancel" | "agent_abort" => (EventKind::SessionEnd, Some("cancel")),
+        "TaskError" | "agent_error" => (EventKind::SessionEnd, Some("error")),
+        "SessionShutdown" | "session_shutdown" => (EventKind::SessionEnd, Some("shutdown")),
+        "PreToolUse" | "tool_call" => (EventKind::PreToolUse, None),
+        "PostToolUse" | "tool_result" => (EventKind::PostToolUse, None),
+        "UserPromptSubmit" | "prompt_submit" => (EventKind::UserPromptSubmit, None),
+        "PreCompact" | "pre_compact" => (EventKind::PreCompact, None),
         _ => (EventKind::Other, None),
     }
 }
 
-fn tool(t: ClineTool<'_>) -> Option<Tool<'_>> {
+/// One item of an SDK tool's `output` (an array for the batch tools, `run_commands` and
+/// `read_files`; an object for `editor`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Item<'a> {
+    success: Bool,
+    #[serde(borrow)]
+    error: Str<'a>,
+}
+
+/// The error of the first failed item of an SDK tool's `output`, or `Some("")` for a failed
+/// item without one; None if no item failed.
+fn failed_item<'a>(output: &'a RawValue) -> Option<Cow<'a, str>> {
+    let items: Vec<Obj<Item<'a>>> = match output.get().trim_start().as_bytes().first() {
+        Some(b'[') => serde_json::from_str(output.get()).unwrap_or_default(),
+        Some(b'{') => serde_json::from_str(output.get()).map_or_else(|_| Vec::new(), |i| vec![i]),
+        _ => Vec::new(),
+    };
+    items
+        .into_iter()
+        .filter_map(|i| i.0)
+        .find(|i| i.success.0 == Some(false))
+        .map(|mut i| i.error.take().unwrap_or(Cow::Borrowed("")))
+}
+
+/// `Command exited with code N` (the SDK's `run_commands`).
+fn exit_code(error: &str) -> Option<i64> {
+    error
+        .split("exited with code ")
+        .nth(1)?
+        .split(|c: char| !c.is_ascii_digit() && c != '-')
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn tool<'a>(t: ClineTool<'a>, call: Option<ClineCall<'a>>) -> Option<Tool<'a>> {
     let mut t = t;
-    Some(Tool {
+    let mut call = call.unwrap_or_default();
+    let mut tool = Tool {
         name: t.tool_name.take()?,
-        input: t.parameters,
-        response: t.result,
+        use_id: call.id.take(),
+        input: call.input.or(t.parameters),
+        response: call.output.or(t.result),
         failed: t.success.0 == Some(false),
         outcome_unknown: false,
-        duration_ms: t.execution_time_ms.as_u64(),
+        duration_ms: t.execution_time_ms.as_u64().or(call.duration_ms.as_u64()),
         ..Tool::default()
-    })
+    };
+    let thrown = call.error.filter(|e| e.get() != "null");
+    if let Some(err) = call.output.and_then(failed_item) {
+        tool.failed = true;
+        tool.exit_code = exit_code(&err);
+    } else if thrown.is_some() {
+        tool.failed = true;
+    }
+    Some(tool)
 }
 
 pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
@@ -44,10 +103,26 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         .or_else(|| w.hook_event_name.take())
         .unwrap_or(Cow::Borrowed(record_kind));
     let (kind, implied) = kind(&name);
+    // A subagent (a `spawn_agent` or team member) is an agent with a parent: its run's start
+    // and end are the subagent's, in the root session.
+    let sub = w.parent_agent_id.0.is_some();
+    let kind = match kind {
+        EventKind::SessionStart if sub => EventKind::SubagentStart,
+        EventKind::SessionEnd if sub => EventKind::SubagentStop,
+        k => k,
+    };
     let mut e = Event::bare(Host::Cline, kind, name);
-    e.session_id = w.task_id.take();
+    e.session_id = w
+        .cline_session
+        .0
+        .as_mut()
+        .and_then(|s| s.root_session_id.take())
+        .or_else(|| w.task_id.take());
     e.cwd = w.workspace_roots_cc.0.take();
     e.model = w.model.take();
+    if sub {
+        e.agent_id = w.agent_id.take();
+    }
     match kind {
         EventKind::SessionStart => e.source = implied.map(Cow::Borrowed),
         EventKind::SessionEnd => e.reason = implied.map(Cow::Borrowed),
@@ -55,12 +130,31 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         _ => {}
     }
     e.tool = match kind {
-        EventKind::PreToolUse => w.cline_pre_tool.0.take().and_then(tool),
-        EventKind::PostToolUse => w.cline_post_tool.0.take().and_then(tool),
+        EventKind::PreToolUse => w
+            .cline_pre_tool
+            .0
+            .take()
+            .and_then(|t| tool(t, w.tool_call.0.take())),
+        EventKind::PostToolUse => w
+            .cline_post_tool
+            .0
+            .take()
+            .and_then(|t| tool(t, w.tool_result.0.take())),
         _ => None,
     };
     if let Some(p) = w.cline_prompt.0.as_mut() {
         e.prompt = p.prompt.take();
     }
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_of_the_sdk_run_commands() {
+        assert_eq!(exit_code("Command exited with code 3"), Some(3));
+        assert_eq!(exit_code("Error reading file: ENOENT"), None);
+    }
 }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::lenient::Str;
+use super::lenient::{Num, Str};
 
 /// What a tool did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,7 +34,7 @@ pub fn file_op(tool: &str) -> Option<FileOp> {
         "Read" | "read" | "NotebookRead" | "read_file" | "view" | "view_file" => FileOp::Read,
         "Write" | "write" | "write_file" | "write_to_file" | "create_file" => FileOp::Write,
         "Edit" | "edit" | "MultiEdit" | "NotebookEdit" | "replace" | "replace_in_file"
-        | "edit_file" | "str_replace_editor" | "apply_patch" => FileOp::Edit,
+        | "edit_file" | "str_replace_editor" | "apply_patch" | "editor" => FileOp::Edit,
         _ => return None,
     })
 }
@@ -70,6 +70,11 @@ pub struct ToolInput<'a> {
     input: Str<'a>,
     #[serde(borrow)]
     patch: Str<'a>,
+    /// The Cline SDK's `editor` replaces `old_text` or inserts at `insert_line`; with
+    /// neither, it writes the whole file.
+    #[serde(borrow)]
+    old_text: Str<'a>,
+    insert_line: Num,
 }
 
 impl<'a> ToolInput<'a> {
@@ -124,6 +129,10 @@ impl<'a> ToolInput<'a> {
         if !patched.is_empty() {
             return patched;
         }
+        let op = match tool {
+            "editor" if self.old_text.0.is_none() && self.insert_line.0.is_none() => FileOp::Write,
+            _ => op,
+        };
         self.path().map(|p| vec![(op, p)]).unwrap_or_default()
     }
 
@@ -188,6 +197,22 @@ mod tests {
         assert_eq!(
             ToolInput::parse(&r).touched("edit"),
             vec![(FileOp::Edit, "src/a.ts")]
+        );
+        // The Cline SDK's editor: a whole-file write unless it replaces or inserts.
+        let r = input(r#"{"path":"/p/n.txt","new_text":"hi\n"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("editor"),
+            vec![(FileOp::Write, "/p/n.txt")]
+        );
+        let r = input(r#"{"path":"/p/n.txt","old_text":"hi","new_text":"ho"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("editor"),
+            vec![(FileOp::Edit, "/p/n.txt")]
+        );
+        let r = input(r#"{"path":"/p/n.txt","old_text":null,"insert_line":2,"new_text":"x"}"#);
+        assert_eq!(
+            ToolInput::parse(&r).touched("editor"),
+            vec![(FileOp::Edit, "/p/n.txt")]
         );
         let r = input(r#"{"path":"missing.txt"}"#);
         assert_eq!(

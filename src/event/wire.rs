@@ -110,6 +110,15 @@ pub(crate) struct Wire<'a> {
     pub cline_post_tool: Obj<ClineTool<'a>>,
     #[serde(borrow, rename = "userPromptSubmit")]
     pub cline_prompt: Obj<ClinePrompt<'a>>,
+    // The Cline SDK (CLI 3.x): the session, the agent's parent, and the tool call in full.
+    #[serde(borrow, rename = "sessionContext")]
+    pub cline_session: Obj<ClineSession<'a>>,
+    #[serde(borrow)]
+    pub parent_agent_id: Str<'a>,
+    #[serde(borrow)]
+    pub tool_call: Obj<ClineCall<'a>>,
+    #[serde(borrow)]
+    pub tool_result: Obj<ClineCall<'a>>,
     // OpenClaw RFC 001 (camelCase).
     #[serde(borrow, rename = "sessionKey")]
     pub session_key: Str<'a>,
@@ -143,6 +152,32 @@ pub(crate) struct ClineTool<'a> {
     pub success: Bool,
     #[serde(rename = "executionTimeMs")]
     pub execution_time_ms: Num,
+}
+
+/// The Cline SDK's `sessionContext`: the session `cline --id` resumes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ClineSession<'a> {
+    #[serde(borrow, rename = "rootSessionId")]
+    pub root_session_id: Str<'a>,
+}
+
+/// The Cline SDK's `tool_call` / `tool_result`: the call's id, its input as the model sent it
+/// (`preToolUse.parameters` has every value stringified), and the result's `output` and
+/// `error`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ClineCall<'a> {
+    #[serde(borrow)]
+    pub id: Str<'a>,
+    #[serde(borrow)]
+    pub input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub output: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub error: Option<&'a RawValue>,
+    #[serde(rename = "durationMs")]
+    pub duration_ms: Num,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -87,7 +87,7 @@ impl Host {
         let s = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
         match self {
             Host::Cursor => s("conversation_id").or_else(|| s("session_id")),
-            Host::Cline => s("taskId"),
+            Host::Cline => cline::session_id(v),
             Host::OpenClaw => openclaw::session_id(v),
             _ => s("session_id"),
         }
@@ -125,7 +125,7 @@ impl Host {
             Host::Codex => codex::accepts_context(event),
             Host::Gemini => gemini::accepts_context(event),
             Host::Cursor => cursor::accepts_context(event),
-            Host::Cline => true,
+            Host::Cline => cline::accepts_context(event),
             Host::OpenClaw => openclaw::accepts_context(event),
         }
     }

@@ -210,3 +210,27 @@ fn notices_reach_the_user_channel() {
         r#"{"systemMessage":"kept outside the root"}"#
     );
 }
+
+#[test]
+fn the_cline_sdk_session_and_where_its_replies_are_read() {
+    let v: Value = serde_json::from_str(
+        r#"{"clineVersion":"","hookName":"tool_result","taskId":"conv_2",
+            "sessionContext":{"rootSessionId":"1796_abc"}}"#,
+    )
+    .unwrap();
+    assert_eq!(Host::Cline.session_id(&v), Some("1796_abc"));
+    let v: Value = serde_json::from_str(r#"{"hookName":"TaskStart","taskId":"17462"}"#).unwrap();
+    assert_eq!(Host::Cline.session_id(&v), Some("17462"));
+    // The CLI runs its run-start, prompt and end hooks detached and ignores their output.
+    for detached in ["agent_start", "agent_resume", "prompt_submit", "agent_end"] {
+        assert!(!Host::Cline.accepts_context(detached), "{detached}");
+        assert!(!Host::Cline.default_context_event(detached), "{detached}");
+        assert_eq!(
+            Host::Cline.reply(detached, Some("x")).unwrap(),
+            r#"{"cancel":false}"#
+        );
+    }
+    for blocking in ["tool_call", "tool_result", "TaskStart", "PostToolUse"] {
+        assert!(Host::Cline.accepts_context(blocking), "{blocking}");
+    }
+}

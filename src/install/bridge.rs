@@ -1,5 +1,6 @@
 //! Installing the bridges of the hosts that have no exec hooks — OpenCode and Pi (an in-process
-//! TypeScript plugin or extension), OpenClaw (a native plugin) — where the host loads them.
+//! TypeScript plugin or extension), OpenClaw (a native plugin) — where the host loads them,
+//! and Cline's hook files (one executable per hook, named after it: `cline.rs`).
 //!
 //! Each bridge is written as the host loads it: OpenCode and Pi as one file (the bridge with
 //! the shared `tools/bridge-common/sjournal-hook.ts` inlined in place of its import), OpenClaw
@@ -34,6 +35,7 @@ pub enum Bridge {
     OpenCode,
     Pi,
     OpenClaw,
+    Cline,
 }
 
 /// Where the user's and the project's files are (a parameter, so tests need no environment).
@@ -81,6 +83,8 @@ impl Places {
 pub struct BridgeFile {
     pub path: PathBuf,
     pub text: String,
+    /// Written with mode 0755 (a hook the host executes).
+    pub executable: bool,
 }
 
 impl Bridge {
@@ -89,6 +93,7 @@ impl Bridge {
             Bridge::OpenCode => "OpenCode",
             Bridge::Pi => "Pi",
             Bridge::OpenClaw => "OpenClaw",
+            Bridge::Cline => "Cline",
         }
     }
 
@@ -97,6 +102,7 @@ impl Bridge {
             Bridge::OpenCode => "opencode",
             Bridge::Pi => "pi",
             Bridge::OpenClaw => "openclaw",
+            Bridge::Cline => "cline",
         }
     }
 
@@ -118,6 +124,8 @@ impl Bridge {
                 None => p.home()?.join(".openclaw/extensions/sjournal"),
             },
             (Bridge::OpenClaw, Scope::Project) => p.project.join(".openclaw/extensions/sjournal"),
+            (Bridge::Cline, Scope::User) => p.home()?.join(super::cline::USER_DIR),
+            (Bridge::Cline, Scope::Project) => p.project.join(super::cline::PROJECT_DIR),
             (b, Scope::Local) => {
                 return Err(InstallError::Usage(format!(
                     "{} has no local (uncommitted) settings; use --scope user or project",
@@ -141,30 +149,24 @@ impl Bridge {
             w = self.word()
         );
         let ts = |src: &str| format!("{marker}{}", inline_hook(src, command));
+        let file = |name: &str, text: String| BridgeFile {
+            path: dir.join(name),
+            text,
+            executable: false,
+        };
         Ok(match self {
-            Bridge::OpenCode => vec![BridgeFile {
-                path: dir.join("sjournal.ts"),
-                text: ts(OPENCODE_TS),
-            }],
-            Bridge::Pi => vec![BridgeFile {
-                path: dir.join("sjournal.ts"),
-                text: ts(PI_TS),
-            }],
+            Bridge::OpenCode => vec![file("sjournal.ts", ts(OPENCODE_TS))],
+            Bridge::Pi => vec![file("sjournal.ts", ts(PI_TS))],
             Bridge::OpenClaw => vec![
-                BridgeFile {
-                    path: dir.join("index.ts"),
-                    text: ts(OPENCLAW_TS),
-                },
-                BridgeFile {
-                    // JSON has no comments: the marker is a field.
-                    path: dir.join("openclaw.plugin.json"),
-                    text: json_with_marker(OPENCLAW_MANIFEST, &marker),
-                },
-                BridgeFile {
-                    path: dir.join("package.json"),
-                    text: json_with_marker(OPENCLAW_PACKAGE, &marker),
-                },
+                file("index.ts", ts(OPENCLAW_TS)),
+                // JSON has no comments: the marker is a field.
+                file(
+                    "openclaw.plugin.json",
+                    json_with_marker(OPENCLAW_MANIFEST, &marker),
+                ),
+                file("package.json", json_with_marker(OPENCLAW_PACKAGE, &marker)),
             ],
+            Bridge::Cline => super::cline::files(&dir, &marker, command),
         })
     }
 
@@ -217,7 +219,17 @@ pub fn inline_hook(bridge_src: &str, command: &str) -> String {
 
 /// True if the file at `path` was written by sjournal's installer.
 pub fn is_ours(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| t.contains(MARKER))
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(marker_text()))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// The marker without its comment leader (Cline's hooks are shell scripts: `# sjournal ...`).
+fn marker_text() -> &'static str {
+    MARKER.trim_start_matches("// ")
 }
 
 /// Writes the files (creating directories); refuses to overwrite a file that is not ours.
@@ -226,8 +238,8 @@ pub fn write(files: &[BridgeFile]) -> Result<Vec<PathBuf>, InstallError> {
     let mut changed = Vec::new();
     for f in files {
         match std::fs::read_to_string(&f.path) {
-            Ok(t) if t == f.text => continue,
-            Ok(t) if !t.contains(MARKER) => {
+            Ok(t) if t == f.text && (!f.executable || is_executable(&f.path)) => continue,
+            Ok(t) if !t.contains(marker_text()) => {
                 return Err(InstallError::Config {
                     path: f.path.clone(),
                     message: "exists and was not installed by sjournal; move it away first".into(),
@@ -239,6 +251,11 @@ pub fn write(files: &[BridgeFile]) -> Result<Vec<PathBuf>, InstallError> {
         std::fs::create_dir_all(dir).map_err(|e| super::io("create directory", dir, e))?;
         let tmp = dir.join(format!(".sjournal-tmp-{}", std::process::id()));
         std::fs::write(&tmp, &f.text).map_err(|e| super::io("write", &tmp, e))?;
+        if f.executable {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| super::io("make executable", &tmp, e))?;
+        }
         std::fs::rename(&tmp, &f.path).map_err(|e| super::io("rename", &f.path, e))?;
         changed.push(f.path.clone());
     }

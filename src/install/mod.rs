@@ -14,6 +14,7 @@
 //! nothing changes.
 
 pub mod bridge;
+pub mod cline;
 pub mod hosts;
 
 use std::io::Write;

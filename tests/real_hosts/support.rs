@@ -239,8 +239,8 @@ impl World {
 
     /// With SJOURNAL_REFRESH_FIXTURES=1, refreshes tests/fixtures/<dir>/<file> from the
     /// payloads this run journaled: one line `{"event", "variant", "payload"}` per event name
-    /// and variant (the payload's source, trigger, reason or tool name; `in-subagent` for a
-    /// subagent's), this run's temporary paths replaced by /home/dev/run. A line of the same
+    /// and variant (the payload's source, trigger, reason or tool name — for the Cline SDK,
+    /// its tool's name and `/failed`; `in-subagent` for a subagent's), this run's temporary paths replaced by /home/dev/run. A line of the same
     /// event and variant is replaced in place; lines of variants this run did not produce are
     /// kept.
     pub fn refresh_fixtures(&self, dir: &str, file: &str, sessions: &[&str]) {
@@ -266,9 +266,13 @@ impl World {
                 let variant = ["source", "trigger", "reason", "tool_name"]
                     .iter()
                     .find_map(|k| p.get(*k).and_then(Value::as_str))
-                    .unwrap_or("")
-                    .to_owned();
-                let variant = match (p.get("agent_id").is_some(), variant.is_empty()) {
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| cline_tool_variant(&p));
+                // A subagent's: an `agent_id` (the Cline SDK's main agent has one too, with
+                // a null `parent_agent_id`).
+                let sub = p.get("agent_id").is_some()
+                    && p.get("parent_agent_id").is_none_or(|v| !v.is_null());
+                let variant = match (sub, variant.is_empty()) {
                     (false, _) => variant,
                     (true, true) => "in-subagent".to_owned(),
                     (true, false) => format!("{variant}/in-subagent"),
@@ -301,6 +305,27 @@ impl World {
         let out: String = lines.iter().map(|v| format!("{v}\n")).collect();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, out).unwrap();
+    }
+}
+
+/// The Cline SDK's tool events: the tool's name, `/failed` when an item of its output failed.
+fn cline_tool_variant(p: &Value) -> String {
+    let call = if p["tool_result"].is_object() {
+        &p["tool_result"]
+    } else {
+        &p["tool_call"]
+    };
+    let Some(name) = call["name"].as_str() else {
+        return String::new();
+    };
+    let items = match &call["output"] {
+        Value::Array(a) => a.iter().collect(),
+        o => vec![o],
+    };
+    if items.iter().any(|i| i["success"] == false) {
+        format!("{name}/failed")
+    } else {
+        name.to_owned()
     }
 }
 

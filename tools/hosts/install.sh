@@ -15,7 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cache="${SJOURNAL_HOSTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sjournal/hosts}"
 hosts=("$@")
 if [ ${#hosts[@]} -eq 0 ]; then
-  hosts=(claude-code codex gemini opencode pi openclaw)
+  hosts=(claude-code codex gemini opencode pi openclaw cline)
 fi
 command -v npm >/dev/null || { echo "install.sh: npm is not on PATH" >&2; exit 1; }
 mkdir -p "$cache"

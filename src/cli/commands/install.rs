@@ -39,6 +39,7 @@ pub enum HostArg {
     Pi,
     #[value(name = "openclaw")]
     OpenClaw,
+    Cline,
 }
 
 /// A host with exec hooks (its settings file is edited), or one reached through a bridge.
@@ -56,6 +57,7 @@ impl From<HostArg> for Target {
             HostArg::OpenCode => Target::Bridge(Bridge::OpenCode),
             HostArg::Pi => Target::Bridge(Bridge::Pi),
             HostArg::OpenClaw => Target::Bridge(Bridge::OpenClaw),
+            HostArg::Cline => Target::Bridge(Bridge::Cline),
         }
     }
 }
@@ -80,11 +82,12 @@ impl From<ScopeArg> for Scope {
 
 #[derive(Debug, clap::Args)]
 pub struct Common {
-    /// claude-code, codex, gemini (hooks in their settings), or opencode, pi, openclaw (a
-    /// bridge plugin where the host loads it)
+    /// claude-code, codex, gemini (hooks in their settings), opencode, pi, openclaw (a
+    /// bridge plugin where the host loads it), or cline (one hook file per event)
     pub host: HostArg,
-    /// user (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json), project
-    /// (<project>/.claude/settings.json, ...), or local (<project>/.claude/settings.local.json)
+    /// user (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json,
+    /// ~/Documents/Cline/Hooks/), project (<project>/.claude/settings.json, ...,
+    /// <project>/.clinerules/hooks/), or local (<project>/.claude/settings.local.json)
     #[arg(long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
     /// The project's root, for --scope project|local [default: the current directory]
@@ -188,6 +191,7 @@ fn run_bridge(b: Bridge, c: &Common, command: Option<String>, on: bool) -> Resul
             Bridge::OpenCode => "OpenCode loads it at its next start.",
             Bridge::Pi => "Pi loads it at its next start (`pi --list-extensions` shows it).",
             Bridge::OpenClaw => "the Gateway loads it at its next start (`openclaw plugins list` shows it); OpenClaw notes that it cannot verify where a local plugin came from.",
+            Bridge::Cline => "Cline runs them from its next task (the VS Code extension shows them under Hooks). The `cline` CLI waits only for PreToolUse and PostToolUse; it runs the others detached and ignores their replies, so sjournal injects no context there by default.",
         };
         output::line(&mut out, &format!("note: {note}"))?;
     }
