@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use super::RawJson;
 use super::wire::{ClineTool, Wire};
 use super::{Event, EventKind, Host, Tool};
 
@@ -28,8 +29,8 @@ fn tool(t: ClineTool<'_>) -> Option<Tool<'_>> {
     let mut t = t;
     Some(Tool {
         name: t.tool_name.take()?,
-        input: t.parameters,
-        response: t.result,
+        input: t.parameters.map(RawJson::from),
+        response: t.result.map(RawJson::from),
         failed: t.success.0 == Some(false),
         outcome_unknown: false,
         duration_ms: t.execution_time_ms.as_u64(),

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::RawJson;
 use super::lenient::Str;
 use super::wire::Wire;
 use super::{claude, Event, EventKind, Host};
@@ -119,7 +120,8 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         if e.name == "BeforeModel" {
             e.model_messages = req
                 .messages
-                .and_then(|m| serde_json::from_str::<Vec<&RawValue>>(m.get()).ok());
+                .and_then(|m| serde_json::from_str::<Vec<&RawValue>>(m.get()).ok())
+                .map(|m| m.into_iter().map(RawJson::from).collect());
         }
     }
     if let Some(t) = e.tool.as_mut() {

@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+
+use super::RawJson;
 
 use super::lenient::Str;
 
@@ -74,7 +75,7 @@ pub struct ToolInput<'a> {
 
 impl<'a> ToolInput<'a> {
     /// Reads a tool input; anything that is not an object gives an empty view.
-    pub fn parse(raw: &'a RawValue) -> ToolInput<'a> {
+    pub fn parse(raw: RawJson<'a>) -> ToolInput<'a> {
         if !super::is_object(raw.get()) {
             return ToolInput::default();
         }
@@ -151,29 +152,29 @@ impl<'a> ToolInput<'a> {
 mod tests {
     use super::*;
 
-    fn input(json: &str) -> Box<RawValue> {
-        RawValue::from_string(json.to_owned()).unwrap()
+    fn input(json: &'static str) -> RawJson<'static> {
+        serde_json::from_str::<&serde_json::value::RawValue>(json).unwrap().into()
     }
 
     #[test]
     fn paths_by_host() {
         let r = input(r#"{"file_path":"/a","content":"x"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("Write"),
+            ToolInput::parse(r).touched("Write"),
             vec![(FileOp::Write, "/a")]
         );
         let r = input(r#"{"path":"src/b.rs","diff":"..."}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("replace_in_file"),
+            ToolInput::parse(r).touched("replace_in_file"),
             vec![(FileOp::Edit, "src/b.rs")]
         );
         let r = input(r#"{"command":"ls"}"#);
-        assert!(ToolInput::parse(&r).touched("Bash").is_empty());
-        assert_eq!(ToolInput::parse(&r).detail().as_deref(), Some("ls"));
+        assert!(ToolInput::parse(r).touched("Bash").is_empty());
+        assert_eq!(ToolInput::parse(r).detail().as_deref(), Some("ls"));
         let r = input("\"not an object\"");
-        assert!(ToolInput::parse(&r).path().is_none());
+        assert!(ToolInput::parse(r).path().is_none());
         let r = input(r#"["/positional"]"#);
-        assert!(ToolInput::parse(&r).path().is_none());
+        assert!(ToolInput::parse(r).path().is_none());
     }
 
     #[test]
@@ -181,17 +182,17 @@ mod tests {
         // OpenCode's `filePath`, Pi's and OpenClaw's `path`.
         let r = input(r#"{"filePath":"/p/notes.txt","content":"hello\n"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("write"),
+            ToolInput::parse(r).touched("write"),
             vec![(FileOp::Write, "/p/notes.txt")]
         );
         let r = input(r#"{"path":"src/a.ts","oldText":"x","newText":"y"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("edit"),
+            ToolInput::parse(r).touched("edit"),
             vec![(FileOp::Edit, "src/a.ts")]
         );
         let r = input(r#"{"path":"missing.txt"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("read"),
+            ToolInput::parse(r).touched("read"),
             vec![(FileOp::Read, "missing.txt")]
         );
     }
@@ -202,7 +203,7 @@ mod tests {
             r#"{"input":"*** Begin Patch\n*** Add File: n.txt\n+hi\n*** Update File: src/m.rs\n@@\n*** End Patch"}"#,
         );
         assert_eq!(
-            ToolInput::parse(&r).touched("apply_patch"),
+            ToolInput::parse(r).touched("apply_patch"),
             vec![(FileOp::Write, "n.txt"), (FileOp::Edit, "src/m.rs")]
         );
     }
