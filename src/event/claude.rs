@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use super::RawJson;
 use super::wire::Wire;
+use super::RawJson;
 use super::{Event, EventKind, Host, Tool};
 
 /// The event's name: the payload's `hook_event_name`, else the record kind.

@@ -5,8 +5,8 @@
 
 use std::borrow::Cow;
 
-use super::RawJson;
 use super::wire::{ClineTool, Wire};
+use super::RawJson;
 use super::{Event, EventKind, Host, Tool};
 
 fn kind(name: &str) -> (EventKind, Option<&'static str>) {

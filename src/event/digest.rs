@@ -108,14 +108,6 @@ fn op_from(code: u8) -> Option<FileOp> {
     })
 }
 
-/// True if the fold reads this call's response (keep it in sync with `fold::recovery`): a
-/// failed call's error text, the id a `TaskCreate` got, the patch of a file change.
-fn response_read(t: &Tool<'_>) -> bool {
-    t.failed
-        || t.name == "TaskCreate"
-        || super::tools::file_op(&t.name).is_some_and(|op| op != FileOp::Read)
-}
-
 fn cow<'a>(c: &'a Option<Cow<'_, str>>) -> Option<&'a str> {
     c.as_deref()
 }
@@ -156,7 +148,8 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
         name: &t.name,
         use_id: cow(&t.use_id),
         input: t.input.map(RawJson::get),
-        response: t.response.filter(|_| response_read(t)).map(RawJson::get),
+        // The fold reads a response only through `Tool::read_response`.
+        response: t.read_response().map(RawJson::get),
         failed: t.failed,
         duration_ms: t.duration_ms,
         detail: cow(&t.detail),
@@ -232,10 +225,26 @@ impl<'a> Rd<'a> {
         (rmp::decode::read_array_len(&mut self.0).ok()? == len).then_some(())
     }
 
+    /// A str (fixstr, str 8, 16 or 32), borrowed: most digest fields are, so this reads the
+    /// marker itself rather than through `rmp`'s generic reader.
     fn str(&mut self) -> Option<&'a str> {
-        let (s, rest) = rmp::decode::read_str_from_slice(self.0).ok()?;
-        self.0 = rest;
-        Some(s)
+        let b = self.0;
+        let (skip, len): (usize, usize) = match *b.first()? {
+            m @ 0xa0..=0xbf => (1, usize::from(m & 0x1f)),
+            0xd9 => (2, usize::from(*b.get(1)?)),
+            0xda => (
+                3,
+                usize::from(u16::from_be_bytes(b.get(1..3)?.try_into().ok()?)),
+            ),
+            0xdb => (
+                5,
+                u32::from_be_bytes(b.get(1..5)?.try_into().ok()?) as usize,
+            ),
+            _ => return None,
+        };
+        let text = b.get(skip..skip.checked_add(len)?)?;
+        self.0 = &b[skip + len..];
+        std::str::from_utf8(text).ok()
     }
 
     fn bool(&mut self) -> Option<bool> {
@@ -367,7 +376,11 @@ mod tests {
     /// An event with every kept field set, each to its own value.
     fn full<'a>(raws: &[RawJson<'a>]) -> Event<'a> {
         let s = |t: &'static str| Some(Cow::Borrowed(t));
-        let mut e = Event::bare(Host::Gemini, EventKind::PostToolUseFailure, "AfterTool".into());
+        let mut e = Event::bare(
+            Host::Gemini,
+            EventKind::PostToolUseFailure,
+            "AfterTool".into(),
+        );
         e.parsed = true;
         (e.session_id, e.cwd, e.model, e.permission_mode) = (s("si"), s("cw"), s("mo"), s("pm"));
         (e.prompt_id, e.agent_id, e.agent_type) = (s("pi"), s("ai"), s("at"));

@@ -20,9 +20,9 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::RawJson;
 use super::lenient::Str;
 use super::wire::Wire;
+use super::RawJson;
 use super::{claude, Event, EventKind, Host};
 
 fn kind(name: &str) -> EventKind {

@@ -96,6 +96,16 @@ pub struct Tool<'a> {
     pub interrupted: bool,
 }
 
+impl<'a> Tool<'a> {
+    /// The response, where the fold reads it ([`tools::response_read`]), else None. The
+    /// fold reads a response only through here, and a digest keeps exactly this, so a
+    /// fold from digests reads every response a fold from the JSON does.
+    pub fn read_response(&self) -> Option<RawJson<'a>> {
+        self.response
+            .filter(|_| tools::response_read(&self.name, self.failed))
+    }
+}
+
 /// One hook event in canonical form, borrowed from the journal's bytes.
 #[derive(Debug, Clone)]
 pub struct Event<'a> {

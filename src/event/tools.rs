@@ -148,12 +148,21 @@ impl<'a> ToolInput<'a> {
     }
 }
 
+/// True if the fold reads the response of a call of `tool` (`failed`: the call failed): a
+/// failed call's error text, the id a `TaskCreate` got, the patch of a file change. See
+/// [`super::Tool::read_response`].
+pub fn response_read(tool: &str, failed: bool) -> bool {
+    failed || tool == "TaskCreate" || file_op(tool).is_some_and(|op| op != FileOp::Read)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn input(json: &'static str) -> RawJson<'static> {
-        serde_json::from_str::<&serde_json::value::RawValue>(json).unwrap().into()
+        serde_json::from_str::<&serde_json::value::RawValue>(json)
+            .unwrap()
+            .into()
     }
 
     #[test]

@@ -494,7 +494,9 @@ mod tests {
     use super::*;
 
     fn raw(json: &'static str) -> RawJson<'static> {
-        serde_json::from_str::<&serde_json::value::RawValue>(json).unwrap().into()
+        serde_json::from_str::<&serde_json::value::RawValue>(json)
+            .unwrap()
+            .into()
     }
 
     #[test]
@@ -519,10 +521,7 @@ mod tests {
             TodoStatus::Cancelled
         );
         let codex = raw(r#"{"explanation":"e","plan":[{"step":"s1","status":"in_progress"}]}"#);
-        assert_eq!(
-            todo_list("update_plan", Some(codex)).unwrap()[0].text,
-            "s1"
-        );
+        assert_eq!(todo_list("update_plan", Some(codex)).unwrap()[0].text, "s1");
         assert!(todo_list("Bash", Some(codex)).is_none());
         assert!(todo_list("TodoWrite", Some(raw("[1]"))).is_none());
     }

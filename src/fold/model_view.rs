@@ -17,8 +17,8 @@
 //! becomes the compaction's summary (the recovery block is gap-aware against it). Messages are
 //! compared by digests of their bytes as journaled, so the rule is a function of the records.
 
-use serde::Deserialize;
 use crate::event::RawJson;
+use serde::Deserialize;
 
 use super::bounded::{cut, set};
 use super::{RecordView, State, ViewedRequest};
