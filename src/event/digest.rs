@@ -11,6 +11,10 @@
 //! shell call's output, `turn_id`, `outcome_unknown`), which is most of an
 //! event's bytes.
 //!
+//! [`decode`] reads the bytes directly (over `rmp`, not serde) and borrows every str from
+//! them; the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses
+//! each where it reads it.
+//!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
 //! wrote it ([`FOLD_VERSION`]); the fold uses only digests of the current pair and derives
 //! the event from the JSON otherwise, so journals without digests, or with digests of
