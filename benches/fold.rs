@@ -296,5 +296,57 @@ fn bench_lenient(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_lenient, bench);
+/// Reading an event from its digest (`event::digest::decode`, what a fold from this build's
+/// journals does) against reading it from its JSON (lenient pre-pass and `Event::parse`,
+/// what it does for a journal without digests) and against a `serde_json::Value` parse of
+/// the same JSON, over the same events.
+fn bench_digest(c: &mut Criterion) {
+    let payloads: Vec<(String, Vec<u8>)> = (0..100_000)
+        .map(record)
+        .filter(|(k, _)| !p::is_system_kind(k))
+        .collect();
+    let texts: Vec<&str> = payloads
+        .iter()
+        .map(|(_, payload)| p::decode_event(0, payload).unwrap())
+        .collect();
+    let digests: Vec<&[u8]> = payloads
+        .iter()
+        .map(|(_, payload)| p::event_digest(payload).expect("this build writes digests"))
+        .collect();
+    let mut g = c.benchmark_group("event_read");
+    g.throughput(Throughput::Elements(payloads.len() as u64));
+    g.bench_function("digest_decode", |b| {
+        b.iter(|| {
+            digests
+                .iter()
+                .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
+                .count()
+        })
+    });
+    g.bench_function("json_lenient_then_event_parse", |b| {
+        b.iter(|| {
+            payloads
+                .iter()
+                .zip(&texts)
+                .filter(|((k, _), t)| {
+                    let t = sjournal::event::lenient_json::text(t);
+                    sjournal::event::Event::parse(k, &t).parsed
+                })
+                .count()
+        })
+    });
+    g.bench_function("serde_json_value", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .filter(|t| {
+                    serde_json::from_str::<serde_json::Value>(t).is_ok_and(|v| v.is_object())
+                })
+                .count()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_lenient, bench_digest, bench);
 criterion_main!(benches);

@@ -172,6 +172,40 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "52b2abc93d0d73ad6501f4baeceea9e6473b80d051439d9881892bb3f1744613",
     ),
+    // Version 7: the Cline CLI (the Cline SDK's hook names, `sessionContext.rootSessionId`,
+    // failed items of `tool_result.output`, a subagent's run as SubagentStart/SubagentStop,
+    // the SDK's `editor` as a write or an edit). These journals' states are unchanged; the
+    // journal with digests is rewritten with digests of version 7.
+    (
+        7,
+        "claude-real-digests.sjl",
+        37,
+        "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
+    ),
+    (
+        7,
+        "claude-real.sjl",
+        37,
+        "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
+    ),
+    (
+        7,
+        "hosts.sjl",
+        71,
+        "35324fd044ae18e20fdbf6d992b06248f3842c2b04776677ab37da84f7ed85ec",
+    ),
+    (
+        7,
+        "recovery.sjl",
+        22,
+        "d0a30dd50a4de3d7c74aaf55310f81e999ed0a67aff403f34ec1316059ce1c6f",
+    ),
+    (
+        7,
+        "session.sjl",
+        121,
+        "52b2abc93d0d73ad6501f4baeceea9e6473b80d051439d9881892bb3f1744613",
+    ),
 ];
 
 #[test]

@@ -57,7 +57,9 @@ fn snap_path(root: &Root) -> std::path::PathBuf {
 fn assert_rejected(root: &Root, why: &str) {
     let (state, info) = load_state(root, S, &LoadOptions::latest()).unwrap();
     match &info.snapshot {
-        SnapshotUse::Rejected { reason: r } => assert!(r.contains(why), "reason {r:?} lacks {why:?}"),
+        SnapshotUse::Rejected { reason: r } => {
+            assert!(r.contains(why), "reason {r:?} lacks {why:?}")
+        }
         other => panic!("snapshot not rejected ({why}): {other:?}"),
     }
     assert_eq!(info.warnings.len(), 1, "{:?}", info.warnings);

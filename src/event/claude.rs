@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use super::wire::Wire;
+use super::RawJson;
 use super::{Event, EventKind, Host, Tool};
 
 /// The event's name: the payload's `hook_event_name`, else the record kind.
@@ -34,15 +35,15 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     e.summary = w.compact_summary.take();
     e.custom_instructions = w.custom_instructions.take();
     e.parent_session = w.parent_session_id.take();
-    e.background_tasks = w.background_tasks.take();
+    e.background_tasks = w.background_tasks.take().map(RawJson::from);
     e.task_id = w.task_id_snake.take();
     e.task_subject = w.task_subject.take();
     if let Some(name) = w.tool_name.take() {
         e.tool = Some(Tool {
             name,
             use_id: w.tool_use_id.take(),
-            input: w.tool_input,
-            response: w.tool_response,
+            input: w.tool_input.map(RawJson::from),
+            response: w.tool_response.map(RawJson::from),
             failed: false,
             outcome_unknown: false,
             duration_ms: w.duration_ms.as_u64(),

@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 
 use super::lenient::{Bool, Obj, Str};
 use super::wire::{ClineCall, ClineTool, Wire};
+use super::RawJson;
 use super::{Event, EventKind, Host, Tool};
 
 fn kind(name: &str) -> (EventKind, Option<&'static str>) {
@@ -79,8 +80,8 @@ fn tool<'a>(t: ClineTool<'a>, call: Option<ClineCall<'a>>) -> Option<Tool<'a>> {
     let mut tool = Tool {
         name: t.tool_name.take()?,
         use_id: call.id.take(),
-        input: call.input.or(t.parameters),
-        response: call.output.or(t.result),
+        input: call.input.or(t.parameters).map(RawJson::from),
+        response: call.output.or(t.result).map(RawJson::from),
         failed: t.success.0 == Some(false),
         outcome_unknown: false,
         duration_ms: t.execution_time_ms.as_u64().or(call.duration_ms.as_u64()),

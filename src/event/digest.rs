@@ -11,6 +11,10 @@
 //! shell call's output, `turn_id`, `outcome_unknown`), which is most of an
 //! event's bytes.
 //!
+//! [`decode`] reads the bytes directly (over `rmp`, not serde) and borrows every str from
+//! them; the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses
+//! each where it reads it.
+//!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
 //! wrote it ([`FOLD_VERSION`]); the fold uses only digests of the current pair and derives
 //! the event from the JSON otherwise, so journals without digests, or with digests of
@@ -22,106 +26,71 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde::Serialize;
 
-use super::{Event, EventKind, FileOp, Host, Tool};
+use super::{Event, EventKind, FileOp, Host, RawJson, Tool};
 
 /// Version of the digest's schema and of what it keeps.
 pub const DIGEST_VERSION: u32 = 1;
 
 use crate::fold::FOLD_VERSION;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct WireTool<'a> {
-    #[serde(borrow)]
     name: &'a str,
-    #[serde(borrow)]
     use_id: Option<&'a str>,
-    #[serde(borrow)]
     input: Option<&'a str>,
-    #[serde(borrow)]
     response: Option<&'a str>,
     failed: bool,
     duration_ms: Option<u64>,
-    #[serde(borrow)]
     detail: Option<&'a str>,
     exit_code: Option<i64>,
     interrupted: bool,
 }
 
 /// The digest body: a MessagePack array, fields in this order.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct Wire<'a> {
-    #[serde(borrow)]
     host: &'a str,
-    #[serde(borrow)]
     kind: &'a str,
-    #[serde(borrow)]
     name: &'a str,
     parsed: bool,
-    #[serde(borrow)]
     session_id: Option<&'a str>,
-    #[serde(borrow)]
     cwd: Option<&'a str>,
-    #[serde(borrow)]
     model: Option<&'a str>,
-    #[serde(borrow)]
     permission_mode: Option<&'a str>,
-    #[serde(borrow)]
     prompt_id: Option<&'a str>,
-    #[serde(borrow)]
     agent_id: Option<&'a str>,
-    #[serde(borrow)]
     agent_type: Option<&'a str>,
-    #[serde(borrow)]
     tool: Option<WireTool<'a>>,
-    #[serde(borrow)]
     prompt: Option<&'a str>,
-    #[serde(borrow)]
     source: Option<&'a str>,
-    #[serde(borrow)]
     trigger: Option<&'a str>,
-    #[serde(borrow)]
     reason: Option<&'a str>,
-    #[serde(borrow)]
     error: Option<&'a str>,
-    #[serde(borrow)]
     message: Option<&'a str>,
-    #[serde(borrow)]
     file_path: Option<&'a str>,
-    #[serde(borrow)]
     file_touch: Option<(u8, &'a str)>,
-    #[serde(borrow)]
     new_cwd: Option<&'a str>,
-    #[serde(borrow)]
     summary: Option<&'a str>,
-    #[serde(borrow)]
     custom_instructions: Option<&'a str>,
-    #[serde(borrow)]
     session_kind: Option<&'a str>,
-    #[serde(borrow)]
     parent_session: Option<&'a str>,
     session_duration_ms: Option<u64>,
     context_usage_percent: Option<f64>,
     message_count: Option<u64>,
-    #[serde(borrow)]
     turn_tool_calls: Option<&'a str>,
-    #[serde(borrow)]
     background_tasks: Option<&'a str>,
-    #[serde(borrow)]
     task_id: Option<&'a str>,
-    #[serde(borrow)]
     task_subject: Option<&'a str>,
-    #[serde(borrow)]
     model_messages: Option<Vec<&'a str>>,
 }
 
 /// The digest as stored: `[version, fold version, body]`, the body (a [`Wire`]) as
 /// MessagePack bin, so a reader can tell the versions before it reads a body of a schema it
 /// may not know.
-#[derive(Serialize, Deserialize)]
-struct Stored<'a>(u32, u32, #[serde(borrow, with = "serde_bytes")] &'a [u8]);
+#[derive(Serialize)]
+struct Stored<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8]);
 
 /// The versions a digest of this build carries: `(DIGEST_VERSION, FOLD_VERSION)`.
 pub const CURRENT: (u32, u32) = (DIGEST_VERSION, FOLD_VERSION);
@@ -143,20 +112,8 @@ fn op_from(code: u8) -> Option<FileOp> {
     })
 }
 
-/// True if the fold reads this call's response (keep it in sync with `fold::recovery`): a
-/// failed call's error text, the id a `TaskCreate` got, the patch of a file change.
-fn response_read(t: &Tool<'_>) -> bool {
-    t.failed
-        || t.name == "TaskCreate"
-        || super::tools::file_op(&t.name).is_some_and(|op| op != FileOp::Read)
-}
-
 fn cow<'a>(c: &'a Option<Cow<'_, str>>) -> Option<&'a str> {
     c.as_deref()
-}
-
-fn b(s: Option<&str>) -> Option<Cow<'_, str>> {
-    s.map(Cow::Borrowed)
 }
 
 /// The digest of an event record: `record_kind` is the record's kind, `raw_json` its JSON
@@ -194,8 +151,9 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
     let tool = e.tool.as_ref().map(|t| WireTool {
         name: &t.name,
         use_id: cow(&t.use_id),
-        input: t.input.map(RawValue::get),
-        response: t.response.filter(|_| response_read(t)).map(RawValue::get),
+        input: t.input.map(RawJson::get),
+        // The fold reads a response only through `Tool::read_response`.
+        response: t.read_response().map(RawJson::get),
         failed: t.failed,
         duration_ms: t.duration_ms,
         detail: cow(&t.detail),
@@ -234,8 +192,8 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
         session_duration_ms: e.session_duration_ms,
         context_usage_percent: e.context_usage_percent,
         message_count: e.message_count,
-        turn_tool_calls: e.turn_tool_calls.map(RawValue::get),
-        background_tasks: e.background_tasks.map(RawValue::get),
+        turn_tool_calls: e.turn_tool_calls.map(RawJson::get),
+        background_tasks: e.background_tasks.map(RawJson::get),
         task_id: cow(&e.task_id),
         task_subject: cow(&e.task_subject),
         model_messages: e
@@ -250,87 +208,253 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
 
 /// The versions of a stored digest, `(digest version, fold version)`, if it reads as one.
 pub fn version(digest: &[u8]) -> Option<(u32, u32)> {
-    rmp_serde::from_slice::<Stored>(digest)
-        .ok()
-        .map(|s| (s.0, s.1))
+    stored(digest).map(|(v, f, _)| (v, f))
 }
 
-fn raw(s: Option<&str>) -> Option<Option<&RawValue>> {
-    match s {
-        None => Some(None),
-        Some(s) => serde_json::from_str::<&RawValue>(s).ok().map(Some),
+/// A MessagePack reader over the digest's bytes, written for exactly the layout `encode`
+/// writes (rmp-serde's: structs as arrays, `None` as nil). Strings are borrowed from the
+/// bytes; anything unexpected reads as `None`, and the fold then reads the JSON.
+struct Rd<'a>(&'a [u8]);
+
+impl<'a> Rd<'a> {
+    fn nil(&mut self) -> bool {
+        let nil = self.0.first() == Some(&0xc0);
+        if nil {
+            self.0 = &self.0[1..];
+        }
+        nil
     }
+
+    fn array(&mut self, len: u32) -> Option<()> {
+        (rmp::decode::read_array_len(&mut self.0).ok()? == len).then_some(())
+    }
+
+    /// A str (fixstr, str 8, 16 or 32), borrowed: most digest fields are, so this reads the
+    /// marker itself rather than through `rmp`'s generic reader.
+    fn str(&mut self) -> Option<&'a str> {
+        let b = self.0;
+        let (skip, len): (usize, usize) = match *b.first()? {
+            m @ 0xa0..=0xbf => (1, usize::from(m & 0x1f)),
+            0xd9 => (2, usize::from(*b.get(1)?)),
+            0xda => (
+                3,
+                usize::from(u16::from_be_bytes(b.get(1..3)?.try_into().ok()?)),
+            ),
+            0xdb => (
+                5,
+                u32::from_be_bytes(b.get(1..5)?.try_into().ok()?) as usize,
+            ),
+            _ => return None,
+        };
+        let text = b.get(skip..skip.checked_add(len)?)?;
+        self.0 = &b[skip + len..];
+        std::str::from_utf8(text).ok()
+    }
+
+    fn bool(&mut self) -> Option<bool> {
+        rmp::decode::read_bool(&mut self.0).ok()
+    }
+
+    fn uint(&mut self) -> Option<u64> {
+        rmp::decode::read_int(&mut self.0).ok()
+    }
+
+    fn sint(&mut self) -> Option<i64> {
+        rmp::decode::read_int(&mut self.0).ok()
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        self.uint().and_then(|n| n.try_into().ok())
+    }
+
+    fn bin(&mut self) -> Option<&'a [u8]> {
+        let len = rmp::decode::read_bin_len(&mut self.0).ok()? as usize;
+        let (b, rest) = (self.0.get(..len)?, &self.0[len..]);
+        self.0 = rest;
+        Some(b)
+    }
+
+    /// `Option<T>`: nil, or a `T`.
+    fn opt<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        if self.nil() {
+            Some(None)
+        } else {
+            read(self).map(Some)
+        }
+    }
+
+    fn opt_str(&mut self) -> Option<Option<Cow<'a, str>>> {
+        self.opt(|r| r.str().map(Cow::Borrowed))
+    }
+
+    /// A JSON text kept by `encode` from this build's parse: not parsed again here
+    /// ([`RawJson`]).
+    fn opt_raw(&mut self) -> Option<Option<RawJson<'a>>> {
+        self.opt(|r| r.str().map(RawJson::kept))
+    }
+}
+
+/// `[version, fold version, body]`.
+fn stored(digest: &[u8]) -> Option<(u32, u32, &[u8])> {
+    let mut r = Rd(digest);
+    r.array(3)?;
+    Some((r.u32()?, r.u32()?, r.bin()?))
+}
+
+fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
+    r.array(9)?;
+    Some(Tool {
+        name: Cow::Borrowed(r.str()?),
+        use_id: r.opt_str()?,
+        input: r.opt_raw()?,
+        response: r.opt_raw()?,
+        failed: r.bool()?,
+        outcome_unknown: false,
+        duration_ms: r.opt(Rd::uint)?,
+        detail: r.opt_str()?,
+        exit_code: r.opt(Rd::sint)?,
+        interrupted: r.bool()?,
+    })
 }
 
 /// The event a digest of the current version describes, as the fold reads it; None for a
 /// digest of another version or one that does not decode (the fold then reads the JSON).
 pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
-    let Stored(version, fold_version, body) = rmp_serde::from_slice(digest).ok()?;
+    let (version, fold_version, body) = stored(digest)?;
     if (version, fold_version) != CURRENT {
         return None;
     }
-    let w: Wire = rmp_serde::from_slice(body).ok()?;
-    let kind = EventKind::from_claude(w.kind);
-    if kind.as_str() != w.kind {
+    let r = &mut Rd(body);
+    r.array(33)?;
+    let host = Host::from_name(r.str()?)?;
+    let kind_name = r.str()?;
+    let kind = EventKind::from_claude(kind_name);
+    if kind.as_str() != kind_name {
         return None;
     }
-    let tool = match w.tool {
-        None => None,
-        Some(t) => Some(Tool {
-            name: Cow::Borrowed(t.name),
-            use_id: b(t.use_id),
-            input: raw(t.input)?,
-            response: raw(t.response)?,
-            failed: t.failed,
+    let mut e = Event::bare(host, kind, Cow::Borrowed(r.str()?));
+    e.parsed = r.bool()?;
+    e.session_id = r.opt_str()?;
+    e.cwd = r.opt_str()?;
+    e.model = r.opt_str()?;
+    e.permission_mode = r.opt_str()?;
+    e.prompt_id = r.opt_str()?;
+    e.agent_id = r.opt_str()?;
+    e.agent_type = r.opt_str()?;
+    e.tool = r.opt(tool)?;
+    e.prompt = r.opt_str()?;
+    e.source = r.opt_str()?;
+    e.trigger = r.opt_str()?;
+    e.reason = r.opt_str()?;
+    e.error = r.opt_str()?;
+    e.message = r.opt_str()?;
+    e.file_path = r.opt_str()?;
+    e.file_touch = r.opt(|r| {
+        r.array(2)?;
+        let op = op_from(r.uint()?.try_into().ok()?)?;
+        Some((op, Cow::Borrowed(r.str()?)))
+    })?;
+    e.new_cwd = r.opt_str()?;
+    e.summary = r.opt_str()?;
+    e.custom_instructions = r.opt_str()?;
+    e.session_kind = r.opt_str()?;
+    e.parent_session = r.opt_str()?;
+    e.session_duration_ms = r.opt(Rd::uint)?;
+    e.context_usage_percent = r.opt(|r| rmp::decode::read_f64(&mut r.0).ok())?;
+    e.message_count = r.opt(Rd::uint)?;
+    e.turn_tool_calls = r.opt_raw()?;
+    e.background_tasks = r.opt_raw()?;
+    e.task_id = r.opt_str()?;
+    e.task_subject = r.opt_str()?;
+    e.model_messages = r.opt(|r| {
+        let n = rmp::decode::read_array_len(&mut r.0).ok()?;
+        (0..n).map(|_| r.str().map(RawJson::kept)).collect()
+    })?;
+    r.0.is_empty().then_some(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event with every kept field set, each to its own value.
+    fn full<'a>(raws: &[RawJson<'a>]) -> Event<'a> {
+        let s = |t: &'static str| Some(Cow::Borrowed(t));
+        let mut e = Event::bare(
+            Host::Gemini,
+            EventKind::PostToolUseFailure,
+            "AfterTool".into(),
+        );
+        e.parsed = true;
+        (e.session_id, e.cwd, e.model, e.permission_mode) = (s("si"), s("cw"), s("mo"), s("pm"));
+        (e.prompt_id, e.agent_id, e.agent_type) = (s("pi"), s("ai"), s("at"));
+        e.tool = Some(Tool {
+            name: "Edit".into(),
+            use_id: s("tu"),
+            input: Some(raws[0]),
+            response: Some(raws[1]),
+            failed: true,
             outcome_unknown: false,
-            duration_ms: t.duration_ms,
-            detail: b(t.detail),
-            exit_code: t.exit_code,
-            interrupted: t.interrupted,
-        }),
-    };
-    let file_touch = match w.file_touch {
-        None => None,
-        Some((op, p)) => Some((op_from(op)?, Cow::Borrowed(p))),
-    };
-    let model_messages = match w.model_messages {
-        None => None,
-        Some(m) => Some(
-            m.into_iter()
-                .map(|s| serde_json::from_str::<&RawValue>(s).ok())
-                .collect::<Option<Vec<_>>>()?,
-        ),
-    };
-    let mut e = Event::bare(Host::from_name(w.host)?, kind, Cow::Borrowed(w.name));
-    e.parsed = w.parsed;
-    e.session_id = b(w.session_id);
-    e.cwd = b(w.cwd);
-    e.model = b(w.model);
-    e.permission_mode = b(w.permission_mode);
-    e.prompt_id = b(w.prompt_id);
-    e.agent_id = b(w.agent_id);
-    e.agent_type = b(w.agent_type);
-    e.tool = tool;
-    e.prompt = b(w.prompt);
-    e.source = b(w.source);
-    e.trigger = b(w.trigger);
-    e.reason = b(w.reason);
-    e.error = b(w.error);
-    e.message = b(w.message);
-    e.file_path = b(w.file_path);
-    e.file_touch = file_touch;
-    e.new_cwd = b(w.new_cwd);
-    e.summary = b(w.summary);
-    e.custom_instructions = b(w.custom_instructions);
-    e.session_kind = b(w.session_kind);
-    e.parent_session = b(w.parent_session);
-    e.session_duration_ms = w.session_duration_ms;
-    e.context_usage_percent = w.context_usage_percent;
-    e.message_count = w.message_count;
-    e.turn_tool_calls = raw(w.turn_tool_calls)?;
-    e.background_tasks = raw(w.background_tasks)?;
-    e.task_id = b(w.task_id);
-    e.task_subject = b(w.task_subject);
-    e.model_messages = model_messages;
-    Some(e)
+            duration_ms: Some(70_000),
+            detail: s("de"),
+            exit_code: Some(-3),
+            interrupted: true,
+        });
+        (e.prompt, e.source, e.trigger, e.reason) = (s("pr"), s("so"), s("tr"), s("re"));
+        (e.error, e.message, e.file_path) = (s("er"), s("me"), s("fp"));
+        e.file_touch = Some((FileOp::Edit, "ft".into()));
+        (e.new_cwd, e.summary, e.custom_instructions) = (s("nc"), s("su"), s("ci"));
+        (e.session_kind, e.parent_session) = (s("sk"), s("ps"));
+        e.session_duration_ms = Some(u64::MAX);
+        e.context_usage_percent = Some(42.5);
+        e.message_count = Some(3);
+        e.turn_tool_calls = Some(raws[2]);
+        e.background_tasks = Some(raws[3]);
+        (e.task_id, e.task_subject) = (s("ti"), s("ts"));
+        e.model_messages = Some(vec![raws[4], raws[5]]);
+        e
+    }
+
+    #[test]
+    fn every_kept_field_decodes_as_encoded() {
+        let raws: Vec<RawJson> = [
+            r#"{"file_path":"a"}"#,
+            r#"{"error":"e"}"#,
+            "[1]",
+            "[2]",
+            r#"{"role":"user"}"#,
+            r#""m""#,
+        ]
+        .iter()
+        .map(|t| RawJson::kept(t))
+        .collect();
+        let e = full(&raws);
+        let bytes = encode(&e);
+        let d = decode(&bytes).expect("decodes");
+        assert_eq!(format!("{d:?}"), format!("{e:?}"));
+        assert_eq!(version(&bytes), Some(CURRENT));
+        // An event with nothing set but its name, too.
+        let bare = Event::bare(Host::Unknown, EventKind::Other, "x".into());
+        let bytes = encode(&bare);
+        let d = decode(&bytes).expect("decodes");
+        assert_eq!(format!("{d:?}"), format!("{bare:?}"));
+    }
+
+    #[test]
+    fn a_digest_cut_short_or_with_bytes_after_it_does_not_decode() {
+        let raws: Vec<RawJson> = ["{}", "{}", "[]", "[]", "{}", "{}"]
+            .iter()
+            .map(|t| RawJson::kept(t))
+            .collect();
+        let bytes = encode(&full(&raws));
+        for n in 0..bytes.len() {
+            assert!(decode(&bytes[..n]).is_none(), "cut at {n}");
+        }
+        // A body with a byte after its last field is not one this build wrote.
+        let (v, f, body) = stored(&bytes).unwrap();
+        let mut longer = body.to_vec();
+        longer.push(0xc0);
+        let again = rmp_serde::to_vec(&Stored(v, f, &longer)).unwrap();
+        assert!(decode(&again).is_none());
+    }
 }

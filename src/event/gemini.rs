@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 
 use super::lenient::Str;
 use super::wire::Wire;
+use super::RawJson;
 use super::{claude, Event, EventKind, Host};
 
 fn kind(name: &str) -> EventKind {
@@ -119,7 +120,8 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         if e.name == "BeforeModel" {
             e.model_messages = req
                 .messages
-                .and_then(|m| serde_json::from_str::<Vec<&RawValue>>(m.get()).ok());
+                .and_then(|m| serde_json::from_str::<Vec<&RawValue>>(m.get()).ok())
+                .map(|m| m.into_iter().map(RawJson::from).collect());
         }
     }
     if let Some(t) = e.tool.as_mut() {

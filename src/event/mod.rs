@@ -38,14 +38,49 @@ pub(crate) fn is_object(raw: &str) -> bool {
     raw.trim_start().starts_with('{')
 }
 
+/// A JSON text inside an event (a tool's input or response, bulk tool calls, background
+/// tasks, a model request's messages), parsed by whoever reads it, when it reads it.
+///
+/// Read from the event's JSON, the text was checked by that parse. Read from the event's
+/// digest (`digest::decode`), it is the text this build's own parse kept, in a record whose
+/// CRC was checked, and is not checked again: a reader that parses it gets serde_json's
+/// answer either way, and one that only looks at its first byte or hashes it reads the very
+/// bytes the JSON held.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct RawJson<'a>(&'a str);
+
+impl<'a> RawJson<'a> {
+    /// The JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+
+    /// A text kept by this build's parse (a digest's); see the type's documentation.
+    pub(crate) fn kept(text: &'a str) -> RawJson<'a> {
+        RawJson(text)
+    }
+}
+
+impl<'a> From<&'a RawValue> for RawJson<'a> {
+    fn from(raw: &'a RawValue) -> Self {
+        RawJson(raw.get())
+    }
+}
+
+impl std::fmt::Debug for RawJson<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RawJson").field(&self.0).finish()
+    }
+}
+
 /// A tool call, as far as the event tells it.
 #[derive(Debug, Clone, Default)]
 pub struct Tool<'a> {
     pub name: Cow<'a, str>,
     /// Pairs a Pre with its Post (`tool_use_id`); absent on hosts that have none.
     pub use_id: Option<Cow<'a, str>>,
-    pub input: Option<&'a RawValue>,
-    pub response: Option<&'a RawValue>,
+    pub input: Option<RawJson<'a>>,
+    pub response: Option<RawJson<'a>>,
     /// The call failed (PostToolUseFailure, Cline `success: false`, an error in the response).
     pub failed: bool,
     /// The host does not say whether the call succeeded (Codex's shell output is a plain
@@ -59,6 +94,16 @@ pub struct Tool<'a> {
     pub exit_code: Option<i64>,
     /// The user interrupted the call (Claude Code `is_interrupt`).
     pub interrupted: bool,
+}
+
+impl<'a> Tool<'a> {
+    /// The response, where the fold reads it ([`tools::response_read`]), else None. The
+    /// fold reads a response only through here, and a digest keeps exactly this, so a
+    /// fold from digests reads every response a fold from the JSON does.
+    pub fn read_response(&self) -> Option<RawJson<'a>> {
+        self.response
+            .filter(|_| tools::response_read(&self.name, self.failed))
+    }
 }
 
 /// One hook event in canonical form, borrowed from the journal's bytes.
@@ -109,10 +154,10 @@ pub struct Event<'a> {
     pub context_usage_percent: Option<f64>,
     pub message_count: Option<u64>,
     /// Tool calls reported only in bulk at the end of a turn (OpenClaw `toolCalls`).
-    pub turn_tool_calls: Option<&'a RawValue>,
+    pub turn_tool_calls: Option<RawJson<'a>>,
     /// Background work still running when a turn stopped (Claude Code Stop
     /// `background_tasks`: `[{"id", "type", "status", "description"}]`).
-    pub background_tasks: Option<&'a RawValue>,
+    pub background_tasks: Option<RawJson<'a>>,
     /// A task-list task an event is about (Claude Code TaskCreated / TaskCompleted
     /// `task_id`, `task_subject`).
     pub task_id: Option<Cow<'a, str>>,
@@ -120,7 +165,7 @@ pub struct Event<'a> {
     /// The conversation a model request carries, one raw JSON message each (Gemini CLI's
     /// BeforeModel `llm_request.messages`: its text messages, in order). Only the request
     /// shows that the host rewrote its history (compressed it).
-    pub model_messages: Option<Vec<&'a RawValue>>,
+    pub model_messages: Option<Vec<RawJson<'a>>>,
 }
 
 impl<'a> Event<'a> {

@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+
+use super::RawJson;
 
 use super::lenient::{Num, Str};
 
@@ -79,7 +80,7 @@ pub struct ToolInput<'a> {
 
 impl<'a> ToolInput<'a> {
     /// Reads a tool input; anything that is not an object gives an empty view.
-    pub fn parse(raw: &'a RawValue) -> ToolInput<'a> {
+    pub fn parse(raw: RawJson<'a>) -> ToolInput<'a> {
         if !super::is_object(raw.get()) {
             return ToolInput::default();
         }
@@ -156,33 +157,42 @@ impl<'a> ToolInput<'a> {
     }
 }
 
+/// True if the fold reads the response of a call of `tool` (`failed`: the call failed): a
+/// failed call's error text, the id a `TaskCreate` got, the patch of a file change. See
+/// [`super::Tool::read_response`].
+pub fn response_read(tool: &str, failed: bool) -> bool {
+    failed || tool == "TaskCreate" || file_op(tool).is_some_and(|op| op != FileOp::Read)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn input(json: &str) -> Box<RawValue> {
-        RawValue::from_string(json.to_owned()).unwrap()
+    fn input(json: &'static str) -> RawJson<'static> {
+        serde_json::from_str::<&serde_json::value::RawValue>(json)
+            .unwrap()
+            .into()
     }
 
     #[test]
     fn paths_by_host() {
         let r = input(r#"{"file_path":"/a","content":"x"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("Write"),
+            ToolInput::parse(r).touched("Write"),
             vec![(FileOp::Write, "/a")]
         );
         let r = input(r#"{"path":"src/b.rs","diff":"..."}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("replace_in_file"),
+            ToolInput::parse(r).touched("replace_in_file"),
             vec![(FileOp::Edit, "src/b.rs")]
         );
         let r = input(r#"{"command":"ls"}"#);
-        assert!(ToolInput::parse(&r).touched("Bash").is_empty());
-        assert_eq!(ToolInput::parse(&r).detail().as_deref(), Some("ls"));
+        assert!(ToolInput::parse(r).touched("Bash").is_empty());
+        assert_eq!(ToolInput::parse(r).detail().as_deref(), Some("ls"));
         let r = input("\"not an object\"");
-        assert!(ToolInput::parse(&r).path().is_none());
+        assert!(ToolInput::parse(r).path().is_none());
         let r = input(r#"["/positional"]"#);
-        assert!(ToolInput::parse(&r).path().is_none());
+        assert!(ToolInput::parse(r).path().is_none());
     }
 
     #[test]
@@ -190,33 +200,33 @@ mod tests {
         // OpenCode's `filePath`, Pi's and OpenClaw's `path`.
         let r = input(r#"{"filePath":"/p/notes.txt","content":"hello\n"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("write"),
+            ToolInput::parse(r).touched("write"),
             vec![(FileOp::Write, "/p/notes.txt")]
         );
         let r = input(r#"{"path":"src/a.ts","oldText":"x","newText":"y"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("edit"),
+            ToolInput::parse(r).touched("edit"),
             vec![(FileOp::Edit, "src/a.ts")]
         );
         // The Cline SDK's editor: a whole-file write unless it replaces or inserts.
         let r = input(r#"{"path":"/p/n.txt","new_text":"hi\n"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("editor"),
+            ToolInput::parse(r).touched("editor"),
             vec![(FileOp::Write, "/p/n.txt")]
         );
         let r = input(r#"{"path":"/p/n.txt","old_text":"hi","new_text":"ho"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("editor"),
+            ToolInput::parse(r).touched("editor"),
             vec![(FileOp::Edit, "/p/n.txt")]
         );
         let r = input(r#"{"path":"/p/n.txt","old_text":null,"insert_line":2,"new_text":"x"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("editor"),
+            ToolInput::parse(r).touched("editor"),
             vec![(FileOp::Edit, "/p/n.txt")]
         );
         let r = input(r#"{"path":"missing.txt"}"#);
         assert_eq!(
-            ToolInput::parse(&r).touched("read"),
+            ToolInput::parse(r).touched("read"),
             vec![(FileOp::Read, "missing.txt")]
         );
     }
@@ -227,7 +237,7 @@ mod tests {
             r#"{"input":"*** Begin Patch\n*** Add File: n.txt\n+hi\n*** Update File: src/m.rs\n@@\n*** End Patch"}"#,
         );
         assert_eq!(
-            ToolInput::parse(&r).touched("apply_patch"),
+            ToolInput::parse(r).touched("apply_patch"),
             vec![(FileOp::Write, "n.txt"), (FileOp::Edit, "src/m.rs")]
         );
     }

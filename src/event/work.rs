@@ -22,7 +22,8 @@
 //! that does not have the expected shape gives `None`, never an error.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+
+use super::RawJson;
 
 use super::lenient::{Obj, Str};
 
@@ -95,7 +96,7 @@ struct ListInput<'a> {
     plan: Option<Vec<Obj<TodoItem<'a>>>>,
 }
 
-fn object<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> Option<T> {
+fn object<'a, T: Deserialize<'a> + Default>(raw: Option<RawJson<'a>>) -> Option<T> {
     let raw = raw?;
     if !super::is_object(raw.get()) {
         return None;
@@ -111,7 +112,7 @@ pub fn is_todo_list_tool(tool: &str) -> bool {
 
 /// The list a todo-list tool set, in its order. Items without text or with an unknown status
 /// are skipped; `None` if the input holds no list at all.
-pub fn todo_list(tool: &str, input: Option<&RawValue>) -> Option<Vec<TodoInput>> {
+pub fn todo_list(tool: &str, input: Option<RawJson<'_>>) -> Option<Vec<TodoInput>> {
     if !is_todo_list_tool(tool) {
         return None;
     }
@@ -180,8 +181,8 @@ pub enum TaskChange {
 /// The task-list change a `TaskCreate` / `TaskUpdate` call made.
 pub fn task_change(
     tool: &str,
-    input: Option<&RawValue>,
-    response: Option<&RawValue>,
+    input: Option<RawJson<'_>>,
+    response: Option<RawJson<'_>>,
 ) -> Option<TaskChange> {
     let i: TaskInput = object(input)?;
     match tool {
@@ -216,7 +217,7 @@ struct PlanInput<'a> {
 }
 
 /// The plan an `ExitPlanMode` call proposed (its markdown text).
-pub fn proposed_plan(tool: &str, input: Option<&RawValue>) -> Option<String> {
+pub fn proposed_plan(tool: &str, input: Option<RawJson<'_>>) -> Option<String> {
     if tool != "ExitPlanMode" {
         return None;
     }
@@ -246,7 +247,7 @@ pub struct AgentCall {
 }
 
 /// The subagent a `Task` / `Agent` / `spawn_agent` call launches.
-pub fn agent_call(tool: &str, input: Option<&RawValue>) -> Option<AgentCall> {
+pub fn agent_call(tool: &str, input: Option<RawJson<'_>>) -> Option<AgentCall> {
     if !matches!(tool, "Task" | "Agent" | "spawn_agent") {
         return None;
     }
@@ -336,8 +337,8 @@ pub fn diff_lines(old: &str, new: &str) -> (u64, u64) {
 /// Write's line count).
 pub fn line_change(
     tool: &str,
-    input: Option<&RawValue>,
-    response: Option<&RawValue>,
+    input: Option<RawJson<'_>>,
+    response: Option<RawJson<'_>>,
 ) -> LineChange {
     let mut c = LineChange::default();
     let resp: Option<ChangeResponse> = object(response);
@@ -492,8 +493,10 @@ pub fn exit_code_in(text: &str) -> Option<i64> {
 mod tests {
     use super::*;
 
-    fn raw(json: &str) -> Box<RawValue> {
-        RawValue::from_string(json.to_owned()).unwrap()
+    fn raw(json: &'static str) -> RawJson<'static> {
+        serde_json::from_str::<&serde_json::value::RawValue>(json)
+            .unwrap()
+            .into()
     }
 
     #[test]
@@ -501,7 +504,7 @@ mod tests {
         let claude = raw(
             r#"{"todos":[{"content":"a","status":"completed","activeForm":"A"},{"content":"b","status":"in_progress"},{"content":"c","status":"pending"},{"status":"pending"},{"content":"d","status":"weird"}]}"#,
         );
-        let l = todo_list("TodoWrite", Some(&claude)).unwrap();
+        let l = todo_list("TodoWrite", Some(claude)).unwrap();
         assert_eq!(
             l.iter()
                 .map(|t| (t.text.as_str(), t.status))
@@ -514,24 +517,21 @@ mod tests {
         );
         let gemini = raw(r#"{"todos":[{"description":"x","status":"cancelled"}]}"#);
         assert_eq!(
-            todo_list("write_todos", Some(&gemini)).unwrap()[0].status,
+            todo_list("write_todos", Some(gemini)).unwrap()[0].status,
             TodoStatus::Cancelled
         );
         let codex = raw(r#"{"explanation":"e","plan":[{"step":"s1","status":"in_progress"}]}"#);
-        assert_eq!(
-            todo_list("update_plan", Some(&codex)).unwrap()[0].text,
-            "s1"
-        );
-        assert!(todo_list("Bash", Some(&codex)).is_none());
-        assert!(todo_list("TodoWrite", Some(&raw("[1]"))).is_none());
+        assert_eq!(todo_list("update_plan", Some(codex)).unwrap()[0].text, "s1");
+        assert!(todo_list("Bash", Some(codex)).is_none());
+        assert!(todo_list("TodoWrite", Some(raw("[1]"))).is_none());
     }
 
     #[test]
     fn tasks() {
         let c = task_change(
             "TaskCreate",
-            Some(&raw(r#"{"subject":"Write tests","description":"d"}"#)),
-            Some(&raw(r#"{"task":{"id":"7","subject":"Write tests"}}"#)),
+            Some(raw(r#"{"subject":"Write tests","description":"d"}"#)),
+            Some(raw(r#"{"task":{"id":"7","subject":"Write tests"}}"#)),
         );
         assert_eq!(
             c,
@@ -542,7 +542,7 @@ mod tests {
         );
         let u = task_change(
             "TaskUpdate",
-            Some(&raw(r#"{"taskId":"7","status":"deleted"}"#)),
+            Some(raw(r#"{"taskId":"7","status":"deleted"}"#)),
             None,
         );
         assert!(matches!(u, Some(TaskChange::Update { deleted: true, .. })));
@@ -551,17 +551,17 @@ mod tests {
     #[test]
     fn line_changes() {
         let e = raw(r#"{"file_path":"a","old_string":"x\ny","new_string":"x\nz\nw"}"#);
-        let c = line_change("Edit", Some(&e), None);
+        let c = line_change("Edit", Some(e), None);
         assert_eq!((c.added, c.removed), (Some(2), Some(1)));
         let w = raw(r#"{"file_path":"a","content":"1\n2\n3\n"}"#);
         let r = raw(r#"{"type":"create","structuredPatch":[]}"#);
-        let c = line_change("Write", Some(&w), Some(&r));
+        let c = line_change("Write", Some(w), Some(r));
         assert_eq!(
             (c.created, c.lines_after, c.added),
             (Some(true), Some(3), None)
         );
         let r = raw(r#"{"type":"update","structuredPatch":[{"lines":["-a","+b","+c"," d"]}]}"#);
-        let c = line_change("Write", Some(&w), Some(&r));
+        let c = line_change("Write", Some(w), Some(r));
         assert_eq!(
             (c.added, c.removed, c.created),
             (Some(2), Some(1), Some(false))
@@ -569,7 +569,7 @@ mod tests {
         let m = raw(
             r#"{"edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":""}]}"#,
         );
-        let c = line_change("MultiEdit", Some(&m), None);
+        let c = line_change("MultiEdit", Some(m), None);
         assert_eq!((c.added, c.removed), (Some(1), Some(2)));
     }
 

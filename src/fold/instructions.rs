@@ -108,8 +108,13 @@ pub fn is_instruction(sentence: &str) -> bool {
     if w.split_whitespace().count() < MIN_WORDS {
         return false;
     }
-    MARKERS.iter().any(|m| w.contains(&format!(" {m} ")))
+    PADDED.iter().any(|m| w.contains(m.as_str()))
 }
+
+/// [`MARKERS`], each between two spaces, as `words` separates them: built once, not per
+/// sentence.
+static PADDED: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| MARKERS.iter().map(|m| format!(" {m} ")).collect());
 
 /// The standing instructions of a prompt, in order.
 pub fn instructions(prompt: &str) -> Vec<&str> {

@@ -30,7 +30,7 @@ use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 6;
+pub const FOLD_VERSION: u32 = 7;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";

@@ -17,8 +17,8 @@
 //! becomes the compaction's summary (the recovery block is gap-aware against it). Messages are
 //! compared by digests of their bytes as journaled, so the rule is a function of the records.
 
+use crate::event::RawJson;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::bounded::{cut, set};
 use super::{RecordView, State, ViewedRequest};
@@ -37,7 +37,7 @@ fn digest(bytes: &[u8]) -> u64 {
 }
 
 /// Digest of a run of messages.
-pub fn prefix(messages: &[&RawValue]) -> u64 {
+pub fn prefix(messages: &[RawJson<'_>]) -> u64 {
     let mut buf = Vec::with_capacity(messages.len() * 8);
     for m in messages {
         buf.extend_from_slice(&digest(m.get().as_bytes()).to_le_bytes());
@@ -54,19 +54,19 @@ struct Message<'a> {
     content: Str<'a>,
 }
 
-fn message(raw: &RawValue) -> Message<'_> {
+fn message(raw: RawJson<'_>) -> Message<'_> {
     serde_json::from_str(raw.get()).unwrap_or_default()
 }
 
-fn compressed_head(messages: &[&RawValue]) -> bool {
+fn compressed_head(messages: &[RawJson<'_>]) -> bool {
     messages.get(1).is_some_and(|m| {
-        let m = message(m);
+        let m = message(*m);
         m.role.as_deref() == Some("model") && m.content.as_deref() == Some(GEMINI_COMPRESSION_ACK)
     })
 }
 
 /// The summary in a compressed history's first message: what follows the session context.
-fn summary(first: &RawValue) -> Option<String> {
+fn summary(first: RawJson<'_>) -> Option<String> {
     let m = message(first);
     let text = m.content.as_deref()?;
     let after = match text.rfind(SESSION_CONTEXT_END) {
@@ -129,7 +129,7 @@ impl State {
             c
         };
         if c.summary.is_none() {
-            if let Some(s) = msgs.first().and_then(|m| summary(m)) {
+            if let Some(s) = msgs.first().and_then(|m| summary(*m)) {
                 c.summary = Some(s);
                 c.summary_seq = Some(rec.seq);
             }

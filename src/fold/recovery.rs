@@ -64,6 +64,11 @@ pub fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// `squash(a) == squash(b)`, without building either.
+fn same_words(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
+}
+
 /// A shell command's family: its words that are not options (do not start with `-`), after
 /// leading `VAR=value` assignments. Two commands of the same family differ only in their
 /// options (`make check` and `make -j1 check`, `cargo test -p m0` and `cargo test -p m0
@@ -225,9 +230,8 @@ impl State {
 
     fn instruction(&mut self, text: &str, source: &str, seq: u64) {
         let text = cut(text, INSTRUCTION_MAX_BYTES).0;
-        let norm = squash(&text);
         let r = &mut self.requests;
-        r.instructions.retain(|i| squash(&i.text) != norm);
+        r.instructions.retain(|i| !same_words(&i.text, &text));
         r.instructions.push_back(Instruction {
             seq,
             turn: self.turns.count,
@@ -313,7 +317,7 @@ impl State {
                 .collect();
             self.todo_changed(&t.name, rec);
         }
-        if let Some(change) = work::task_change(&t.name, t.input, t.response) {
+        if let Some(change) = work::task_change(&t.name, t.input, t.read_response()) {
             self.task_change(change);
             self.todo_changed(&t.name, rec);
         }
@@ -347,7 +351,7 @@ impl State {
             let single = touched.len() == 1;
             for (op, path) in touched {
                 let change = if single {
-                    work::line_change(&t.name, t.input, t.response)
+                    work::line_change(&t.name, t.input, t.read_response())
                 } else {
                     work::LineChange::default()
                 };
@@ -361,7 +365,7 @@ impl State {
     fn failed(&mut self, e: &Event<'_>, tool: &str, detail: &str, rec: &RecordView<'_>) {
         let t = e.tool.as_ref().expect("a failed call has a tool");
         let response_text = t
-            .response
+            .read_response()
             .filter(|r| r.get().starts_with('"'))
             .and_then(|r| serde_json::from_str::<String>(r.get()).ok());
         let error = e

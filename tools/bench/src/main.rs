@@ -57,6 +57,9 @@ fn main() {
             let tmp = tempfile::tempdir().unwrap();
             fold_rows(&o, tmp.path(), &mut |r| println!("{r}"));
         }
+        // One cold load of N fixture events with digests (`sjournal-bench foldload N`), for
+        // instruction counts: `valgrind --tool=callgrind --toggle-collect='*load_paths*'`.
+        Some("foldload") => fold_load(args[2].parse().unwrap()),
         Some("gen") => {
             let template = std::fs::read_to_string(&args[5]).unwrap();
             let mb: u64 = args[4].parse().unwrap();
@@ -613,6 +616,24 @@ fn peak_replay(me: &Path, sjournal: &Path, root: &Path, session: &str) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+fn fold_load(n: usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Root::new(tmp.path().join("fold"));
+    let mut w = Writer::open(&root, "fold", &WriterOptions::default()).unwrap();
+    let lines: Vec<String> = gen::fixture_events(n);
+    let payloads: Vec<(String, Vec<u8>)> = lines
+        .iter()
+        .map(|l| (gen::kind_of(l), encode_event(&gen::kind_of(l), l)))
+        .collect();
+    let items: Vec<(&str, &[u8])> = payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
+    w.append_batch_timed(|i| 1_767_225_600_000_000_000 + i as i64 * 1_000_000, &items)
+        .unwrap();
+    let paths = root.session("fold").unwrap();
+    let opts = sjournal::snapshot::LoadOptions::default();
+    let state = sjournal::snapshot::load_paths(&paths, &opts).unwrap().0;
+    println!("{} records", state.records);
 }
 
 /// Fold (cold, from the journal) against parsing the same events as JSONL with serde_json,
