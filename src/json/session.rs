@@ -106,7 +106,8 @@ pub struct LogLine<'a> {
 ///
 /// `{"pending": true, "spool_file": "<path>", "fallback": bool, "ts", "ts_unix_ns",
 /// "kind", "payload"}`: as [`LogLine`], with no seq, hash or offset (it has none yet); `ts`
-/// is when it was spooled, `fallback` whether the file is outside the root.
+/// is the record's own time where it has one (an import's), else when it was spooled;
+/// `fallback` whether the file is outside the root.
 #[derive(Debug, Serialize)]
 pub struct PendingRecordLine<'a> {
     /// Always true.
