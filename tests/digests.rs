@@ -10,8 +10,6 @@
 
 use crate::support;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use sjournal::event::digest;
 use sjournal::fold::{fold, RecordView, State};
 use sjournal::format::payload::{
@@ -153,68 +151,35 @@ fn copied(path: &std::path::Path) -> (tempfile::TempDir, sjournal::journal::Sess
     (dir, paths)
 }
 
-#[derive(Deserialize)]
-struct Line<'a> {
-    /// The event's name (in OpenClaw's raw plugin captures, the event itself: skipped).
-    event: Option<serde_json::Value>,
-    #[serde(borrow)]
-    payload: Option<&'a RawValue>,
-}
-
 #[test]
 fn every_fixture_payload_folds_alike_from_its_digest_and_its_json() {
-    let hosts = [
-        "claude-code",
-        "cline",
-        "codex",
-        "constructed",
-        "cursor",
-        "gemini",
-        "openclaw",
-        "opencode",
-        "pi",
-    ];
     let (mut with, mut without) = (State::new(), State::new());
     let mut seq = 0u64;
-    for host in hosts {
-        let dir = support::fixtures_dir().join(host);
-        let mut files: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                let l: Line = serde_json::from_str(line).unwrap();
-                // Raw plugin captures (OpenClaw's) are not hook payloads.
-                let Some(raw) = l.payload else { continue };
-                let kind = l.event.as_ref().and_then(|e| e.as_str());
-                let kind = kind.filter(|k| valid_kind(k)).unwrap_or("event");
-                let (a, b) = (encode_event(kind, raw.get()), encode_event_json(raw.get()));
-                assert!(
-                    event_digest(&a).and_then(digest::decode).is_some(),
-                    "{}: {kind}",
-                    file.display()
-                );
-                seq += 1;
-                let view = |payload| RecordView {
-                    seq,
-                    ts_unix_ns: 1_000_000 * seq as i64,
-                    kind,
-                    payload,
-                };
-                with.apply(&view(&a));
-                without.apply(&view(&b));
-                assert_eq!(
-                    with.encode(),
-                    without.encode(),
-                    "{} {kind}: the digest folds otherwise than the JSON",
-                    file.display()
-                );
-            }
-        }
+    for p in support::all_payloads() {
+        let (file, raw) = (&p.file, &p.json);
+        let kind = p.event.as_deref();
+        let kind = kind.filter(|k| valid_kind(k)).unwrap_or("event");
+        let (a, b) = (encode_event(kind, raw), encode_event_json(raw));
+        assert!(
+            event_digest(&a).and_then(digest::decode).is_some(),
+            "{}: {kind}",
+            file.display()
+        );
+        seq += 1;
+        let view = |payload| RecordView {
+            seq,
+            ts_unix_ns: 1_000_000 * seq as i64,
+            kind,
+            payload,
+        };
+        with.apply(&view(&a));
+        without.apply(&view(&b));
+        assert_eq!(
+            with.encode(),
+            without.encode(),
+            "{} {kind}: the digest folds otherwise than the JSON",
+            file.display()
+        );
     }
     assert!(seq > 200, "{seq} fixture payloads");
     assert!(with.tools.calls > 0 && with.files.by_path.len() > 1 && with.compactions.count > 0);

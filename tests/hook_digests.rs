@@ -8,54 +8,12 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use sjournal::event::digest;
 use sjournal::format::payload::{decode_event, event_digest, is_system_kind, KIND_UNPARSED};
 use sjournal::hook::protocol::HostFlag;
 use sjournal::journal::{verify_digests, JournalReader, Root};
 
 use crate::support::{self, hook_opts};
-
-#[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(borrow)]
-    payload: Option<&'a RawValue>,
-}
-
-/// Every hook payload of every host's fixtures, in file order.
-fn fixture_payloads() -> Vec<String> {
-    let mut out = Vec::new();
-    for host in [
-        "claude-code",
-        "cline",
-        "codex",
-        "constructed",
-        "cursor",
-        "gemini",
-        "openclaw",
-        "opencode",
-        "pi",
-    ] {
-        let mut files: Vec<_> = std::fs::read_dir(support::fixtures_dir().join(host))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                let l: Line = serde_json::from_str(line).unwrap();
-                // Raw plugin captures (OpenClaw's) are not hook payloads.
-                if let Some(p) = l.payload {
-                    out.push(p.get().to_owned());
-                }
-            }
-        }
-    }
-    out
-}
 
 /// Runs the hook on `input` in `root`, with `host`.
 fn hook(root: &Root, host: HostFlag, input: &str) {
@@ -69,7 +27,10 @@ fn hook(root: &Root, host: HostFlag, input: &str) {
 fn every_digest_the_hook_writes_is_the_one_its_json_derives() {
     let dir = support::scratch();
     let root = Root::new(dir.path());
-    let payloads = fixture_payloads();
+    let payloads: Vec<String> = support::all_payloads()
+        .into_iter()
+        .map(|p| p.json)
+        .collect();
     assert!(payloads.len() > 200, "{} fixture payloads", payloads.len());
     for p in &payloads {
         hook(&root, HostFlag::Auto, p);

@@ -368,3 +368,37 @@ fn at_compact_memory_that_claude_md_already_says_is_not_injected_and_replays() {
     let (ctx, _) = e.start("kc-b", "compact", &one);
     assert!(!ctx.contains("Ship small commits."), "{ctx}");
 }
+
+/// Where the hook's worker did not plan memory (the watchdog took the event over), the CLI
+/// tests the event's name before parsing it: every host event that parses as an event memory
+/// acts on must pass that test (the Cline CLI's `session_shutdown`, `agent_abort` and the
+/// extension's `TaskCancel` did not).
+#[test]
+fn every_event_memory_acts_on_passes_the_name_test() {
+    use sjournal::event::{Event, EventKind};
+    use sjournal::memory::hook::may_concern;
+    let mut seen = 0;
+    for p in crate::support::all_payloads() {
+        let kind = p.event.clone().unwrap_or_else(|| "event".into());
+        let raw = sjournal::event::lenient_json::text(&p.json);
+        let e = Event::parse(&kind, &raw);
+        let concerns = matches!(
+            e.kind,
+            EventKind::SessionStart
+                | EventKind::UserPromptSubmit
+                | EventKind::Stop
+                | EventKind::SessionEnd
+        );
+        if concerns {
+            seen += 1;
+            assert!(
+                may_concern(Some(&e.name)),
+                "{}: {} ({:?}) is skipped by may_concern",
+                p.file.display(),
+                e.name,
+                e.kind
+            );
+        }
+    }
+    assert!(seen > 20, "{seen}");
+}

@@ -510,7 +510,7 @@ pub fn encode_event(kind: &str, raw_json: &str) -> Vec<u8> {
 /// `Event::parse(kind, &lenient_json::text(raw_json))`, the reading [`encode_event`] derives
 /// the digest from (the hook parses each event once and hands the same `Event` to the digest,
 /// the injection policy and memory).
-pub fn encode_parsed_event(raw_json: &str, event: &crate::event::Event<'_>) -> Vec<u8> {
+pub(crate) fn encode_parsed_event(raw_json: &str, event: &crate::event::Event<'_>) -> Vec<u8> {
     with_digest(
         encode_event_json(raw_json),
         &crate::event::digest::encode(event),

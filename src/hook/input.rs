@@ -104,7 +104,7 @@ pub fn stdin_ready() -> bool {
 /// event once and uses it for the digest ([`Routed::into_captured`]), the injection point and
 /// memory.
 #[derive(Debug, Clone)]
-pub struct Routed {
+pub(crate) struct Routed {
     pub session_id: String,
     /// The record kind (the host's event name, else `event`).
     pub kind: String,
@@ -118,7 +118,7 @@ pub struct Routed {
 impl Routed {
     /// The record. `parsed` must be the event as the fold reads it (see [`Routed`]); None
     /// derives it here.
-    pub fn into_captured(self, parsed: Option<&Event<'_>>) -> Captured {
+    pub(crate) fn into_captured(self, parsed: Option<&Event<'_>>) -> Captured {
         let payload = match parsed {
             Some(e) => encode_parsed_event(&self.text, e),
             None => crate::format::payload::encode_event(&self.kind, &self.text),
@@ -153,7 +153,7 @@ pub fn capture(
 
 /// What [`route`] made of the input.
 #[derive(Debug)]
-pub enum Routing {
+pub(crate) enum Routing {
     /// A JSON value: routed, its record made once the event is parsed.
     Event(Routed),
     /// Not a JSON value: the complete `sjournal.unparsed` record.
@@ -162,7 +162,7 @@ pub enum Routing {
 
 /// The first half of [`capture`]: the routed event, or the complete `sjournal.unparsed`
 /// record of input that is not a JSON value.
-pub fn route(
+pub(crate) fn route(
     received: Received,
     host: HostFlag,
     env: &dyn Fn(&str) -> Option<String>,

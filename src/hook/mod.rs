@@ -376,7 +376,8 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         };
     // Memory: what to inject now, what to write after the reply.
     let memory = match &parsed {
-        Some(e) if crate::memory::hook::may_concern(event) => crate::memory::hook::plan(
+        // The event is parsed: `plan` decides by its kind.
+        Some(e) => crate::memory::hook::plan(
             &opts.root,
             e,
             &cap.session_id,

@@ -81,12 +81,15 @@ pub fn remember_text(prompt: &str) -> Option<&str> {
 
 /// Whether the host's event `name` may be one memory acts on (a session's start or end, a
 /// prompt, a turn's end): a cheap test on the name that spares parsing large tool payloads
-/// again. `Event::parse` decides.
+/// again where the event is not parsed yet. `Event::parse` decides. Every host event name
+/// that parses as SessionStart, UserPromptSubmit, Stop or SessionEnd passes
+/// (`tests/memory_sources.rs` checks it over every fixture payload).
 pub fn may_concern(name: Option<&str>) -> bool {
     let Some(n) = name else { return false };
     let n = n.to_ascii_lowercase();
     [
-        "start", "stop", "end", "prompt", "agent", "turn", "complete",
+        "start", "stop", "end", "prompt", "agent", "turn", "complete", "shutdown", "cancel",
+        "abort", "error", "resume",
     ]
     .iter()
     .any(|w| n.contains(w))

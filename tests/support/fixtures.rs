@@ -62,6 +62,64 @@ pub fn load_dir(dir: &str) -> Vec<Fixture> {
     out
 }
 
+/// The fixture directories holding hook payloads, one per host (`constructed`: every other
+/// host's constructed payloads).
+pub const PAYLOAD_DIRS: &[&str] = &[
+    "claude-code",
+    "cline",
+    "codex",
+    "constructed",
+    "cursor",
+    "gemini",
+    "openclaw",
+    "opencode",
+    "pi",
+];
+
+/// One hook payload of [`all_payloads`].
+#[derive(Debug)]
+pub struct Payload {
+    pub file: PathBuf,
+    /// The event the line names (a valid record kind or not), if it names one.
+    pub event: Option<String>,
+    /// The payload's JSON text, byte for byte.
+    pub json: String,
+}
+
+/// Every hook payload of every host's fixtures ([`PAYLOAD_DIRS`]), in directory, file and
+/// line order. Lines without a payload (OpenClaw's raw plugin captures) are left out.
+pub fn all_payloads() -> Vec<Payload> {
+    #[derive(Deserialize)]
+    struct AnyLine<'a> {
+        /// In OpenClaw's raw plugin captures, the event object itself.
+        event: Option<serde_json::Value>,
+        #[serde(borrow)]
+        payload: Option<&'a RawValue>,
+    }
+    let mut out = Vec::new();
+    for dir in PAYLOAD_DIRS {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures_dir().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let l: AnyLine = serde_json::from_str(line).unwrap();
+                let Some(p) = l.payload else { continue };
+                out.push(Payload {
+                    file: f.clone(),
+                    event: l.event.and_then(|e| e.as_str().map(str::to_owned)),
+                    json: p.get().to_owned(),
+                });
+            }
+        }
+    }
+    out
+}
+
 pub fn real_claude() -> Vec<Fixture> {
     load_dir("claude-code")
 }
