@@ -294,11 +294,12 @@ impl<'a> Rd<'a> {
     }
 }
 
-/// `[version, fold version, body]`.
+/// `[version, fold version, body]`, and nothing after it (the digest ends the payload).
 fn stored(digest: &[u8]) -> Option<(u32, u32, &[u8])> {
     let mut r = Rd(digest);
     r.array(3)?;
-    Some((r.u32()?, r.u32()?, r.bin()?))
+    let s = (r.u32()?, r.u32()?, r.bin()?);
+    r.0.is_empty().then_some(s)
 }
 
 fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
@@ -456,5 +457,11 @@ mod tests {
         longer.push(0xc0);
         let again = rmp_serde::to_vec(&Stored(v, f, &longer)).unwrap();
         assert!(decode(&again).is_none());
+        // Nor a digest with a byte after it: not a digest at all (`verify --digests` says so).
+        let mut after = bytes.clone();
+        after.push(0xc0);
+        assert!(decode(&after).is_none());
+        assert_eq!(version(&after), None);
+        assert_eq!(version(&bytes), Some(CURRENT));
     }
 }
