@@ -370,3 +370,24 @@ fn symlinked_quarantine_path_is_refused() {
     );
     assert_eq!(fs::read(&target).unwrap(), content);
 }
+
+/// The `sjournal` binary is linked as `build.rs` says: position-dependent (ELF type EXEC) on
+/// x86_64 Linux with glibc, unless built with `SJOURNAL_PIE=1`, and a PIE (DYN) otherwise.
+#[test]
+fn the_binary_is_linked_as_the_build_script_says() {
+    let path = assert_cmd::cargo::cargo_bin("sjournal");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[..4], b"\x7fELF", "{}", path.display());
+    let e_type = match bytes[5] {
+        1 => u16::from_le_bytes([bytes[16], bytes[17]]),
+        _ => u16::from_be_bytes([bytes[16], bytes[17]]),
+    };
+    let keep_pie = !matches!(option_env!("SJOURNAL_PIE").unwrap_or(""), "" | "0");
+    let no_pie = cfg!(all(
+        target_os = "linux",
+        target_env = "gnu",
+        target_arch = "x86_64"
+    )) && !keep_pie;
+    // ET_EXEC = 2, ET_DYN = 3 (a PIE).
+    assert_eq!(e_type, if no_pie { 2 } else { 3 }, "{}", path.display());
+}
