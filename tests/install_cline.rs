@@ -109,12 +109,23 @@ fn refused_before_anything_is_written(what: &str, plant: impl FnOnce(&Path)) {
     let last = dir.join(HOOKS[HOOKS.len() - 1]);
     plant(&last);
     let before = listing(&dir);
+    let content = std::fs::read(&last).ok();
+    let link = std::fs::symlink_metadata(&last)
+        .unwrap()
+        .file_type()
+        .is_symlink();
     let out = install(home.path(), project.path());
     assert_eq!(out.status.code(), Some(2), "{what}: {out:?}");
     let err = stderr(&out);
     assert!(err.contains(&last.display().to_string()), "{what}: {err}");
     assert!(err.contains("move it away first"), "{what}: {err}");
     assert_eq!(listing(&dir), before, "{what}: nothing written");
+    assert_eq!(std::fs::read(&last).ok(), content, "{what}: kept");
+    let still = std::fs::symlink_metadata(&last)
+        .unwrap()
+        .file_type()
+        .is_symlink();
+    assert_eq!(still, link, "{what}: kept");
 }
 
 #[test]
@@ -122,6 +133,10 @@ fn a_users_hook_at_the_last_name_is_refused_and_nothing_is_written() {
     refused_before_anything_is_written("script", |p| {
         std::fs::write(p, "#!/bin/sh\necho mine\n").unwrap();
     });
+}
+
+#[test]
+fn a_binary_a_directory_or_a_symlink_in_the_way_is_refused_and_kept() {
     refused_before_anything_is_written("binary", |p| {
         std::fs::write(p, b"\x7fELF\x02\x01\x01\xff\xfe").unwrap();
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();

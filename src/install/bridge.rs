@@ -538,6 +538,9 @@ mod tests {
             let tmp = dir.join(format!(".{name}.sjournal-tmp-{}", std::process::id()));
             std::os::unix::fs::symlink(&victim, tmp).unwrap();
         }
+        // The name the previous installer used for every file.
+        let legacy = dir.join(format!(".sjournal-tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &legacy).unwrap();
         assert_eq!(write(&files).unwrap().len(), files.len());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
         let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
@@ -549,8 +552,8 @@ mod tests {
         }
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
-            files.len(),
-            "no temp left"
+            files.len() + 1,
+            "no temporary file left (only the planted legacy link)"
         );
     }
 }
