@@ -44,6 +44,7 @@ mod hook_watchdog;
 mod hook_worker_thread;
 mod inspect;
 mod install;
+mod install_cline;
 mod json_outputs;
 mod lenient_input;
 mod memory;

@@ -83,7 +83,7 @@ impl Places {
 pub struct BridgeFile {
     pub path: PathBuf,
     pub text: String,
-    /// Written with mode 0755 (a hook the host executes).
+    /// Written with mode 0700 (a hook the host executes); otherwise 0600.
     pub executable: bool,
 }
 
@@ -217,14 +217,50 @@ pub fn inline_hook(bridge_src: &str, command: &str) -> String {
         + "\n"
 }
 
-/// True if the file at `path` was written by sjournal's installer.
+/// True if the file at `path` is a regular file (not a symlink) written by sjournal's installer.
 pub fn is_ours(path: &Path) -> bool {
-    std::fs::read_to_string(path).is_ok_and(|t| t.contains(marker_text()))
+    matches!(read_nofollow(path), Ok(Some(b)) if contains(&b, marker_text().as_bytes()))
 }
 
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+/// The bytes of the regular file at `path`; None if there is none. A symlink (never
+/// followed), a directory or anything else that is not a regular file is an error.
+fn read_nofollow(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(std::io::Error::other(
+                "it is a symbolic link, which sjournal does not follow",
+            ))
+        }
+        Err(e) => return Err(e),
+    };
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    let mut b = Vec::new();
+    f.read_to_end(&mut b)?;
+    Ok(Some(b))
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The mode a bridge file is written with: a hook the host executes is 0700 (only the user
+/// runs it), anything else 0600.
+fn mode_of(f: &BridgeFile) -> u32 {
+    if f.executable {
+        0o700
+    } else {
+        0o600
+    }
 }
 
 /// The marker without its comment leader (Cline's hooks are shell scripts: `# sjournal ...`).
@@ -232,31 +268,109 @@ fn marker_text() -> &'static str {
     MARKER.trim_start_matches("// ")
 }
 
-/// Writes the files (creating directories); refuses to overwrite a file that is not ours.
-/// Returns the files it changed.
-pub fn write(files: &[BridgeFile]) -> Result<Vec<PathBuf>, InstallError> {
-    let mut changed = Vec::new();
-    for f in files {
-        match std::fs::read_to_string(&f.path) {
-            Ok(t) if t == f.text && (!f.executable || is_executable(&f.path)) => continue,
-            Ok(t) if !t.contains(marker_text()) => {
-                return Err(InstallError::Config {
-                    path: f.path.clone(),
-                    message: "exists and was not installed by sjournal; move it away first".into(),
-                })
+/// Whether `f` must be written: false if it is already there as sjournal would write it; an
+/// error (naming the file, saying what to do) if something that is not ours is in its place.
+fn needs_write(f: &BridgeFile) -> Result<bool, InstallError> {
+    use std::os::unix::fs::PermissionsExt;
+    let refuse = |message: String| InstallError::Config {
+        path: f.path.clone(),
+        message,
+    };
+    let bytes = match read_nofollow(&f.path) {
+        Ok(None) => return Ok(true),
+        Ok(Some(b)) => b,
+        Err(e) => return Err(refuse(format!("cannot read it ({e}); move it away first"))),
+    };
+    if !contains(&bytes, marker_text().as_bytes()) {
+        return Err(refuse(
+            "exists and was not installed by sjournal; move it away first".into(),
+        ));
+    }
+    let mode = std::fs::symlink_metadata(&f.path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .map_err(|e| refuse(format!("cannot read it ({e}); move it away first")))?;
+    Ok(bytes != f.text.as_bytes() || mode != mode_of(f))
+}
+
+/// Creates the directory `dir` and its missing parents, each 0700; refuses a symlink at
+/// `dir` itself (a cloned repository could plant `.clinerules/hooks` pointing anywhere).
+fn ensure_dir(dir: &Path) -> Result<(), InstallError> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::symlink_metadata(dir) {
+        Ok(_) => check_dir(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                if std::fs::symlink_metadata(parent).is_err() {
+                    ensure_dir(parent)?;
+                }
             }
-            _ => {}
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| super::io("create directory", dir, e))?;
+            sync_parent(dir);
+            Ok(())
         }
+        Err(e) => Err(super::io("inspect", dir, e)),
+    }
+}
+
+/// Refuses a symlink or a non-directory at `dir` (nothing there is fine: it is created).
+fn check_dir(dir: &Path) -> Result<(), InstallError> {
+    let refuse = |message: &str| InstallError::Config {
+        path: dir.to_owned(),
+        message: format!("{message}; move it away first"),
+    };
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => {
+            Err(refuse("is a symbolic link, which sjournal does not follow"))
+        }
+        Ok(m) if !m.is_dir() => Err(refuse("is not a directory")),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(super::io("inspect", dir, e)),
+    }
+}
+
+fn sync_parent(path: &Path) {
+    if let Some(d) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if let Ok(d) = std::fs::File::open(d) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// Writes the files (creating directories 0700). Every file is checked first: if any is in
+/// the way (someone else's, unreadable, a symlink), nothing is written. Each file is written
+/// to a fresh temporary file (never through a symlink), synced, renamed into place, and its
+/// directory synced. Returns the files it changed.
+pub fn write(files: &[BridgeFile]) -> Result<Vec<PathBuf>, InstallError> {
+    for dir in files.iter().filter_map(|f| f.path.parent()) {
+        check_dir(dir)?;
+    }
+    let mut todo = Vec::new();
+    for f in files {
+        if needs_write(f)? {
+            todo.push(f);
+        }
+    }
+    let mut changed = Vec::new();
+    for f in todo {
         let dir = f.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| super::io("create directory", dir, e))?;
-        let tmp = dir.join(format!(".sjournal-tmp-{}", std::process::id()));
-        std::fs::write(&tmp, &f.text).map_err(|e| super::io("write", &tmp, e))?;
-        if f.executable {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
-                .map_err(|e| super::io("make executable", &tmp, e))?;
-        }
-        std::fs::rename(&tmp, &f.path).map_err(|e| super::io("rename", &f.path, e))?;
+        ensure_dir(dir)?;
+        let name = f
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.sjournal-tmp-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        super::write_new(&tmp, &f.text, mode_of(f))?;
+        std::fs::rename(&tmp, &f.path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            super::io("rename", &f.path, e)
+        })?;
+        sync_parent(&f.path);
         changed.push(f.path.clone());
     }
     Ok(changed)
@@ -407,5 +521,39 @@ mod tests {
             Path::new("/s/openclaw.json")
         );
         assert!(Bridge::Pi.dir(Scope::Local, &p).is_err());
+    }
+
+    #[test]
+    fn a_symlink_at_the_temporary_name_is_removed_not_written_through() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let victim = root.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let dir = root.path().join("hooks");
+        std::fs::create_dir(&dir).unwrap();
+        let files = super::super::cline::files(&dir, "// sjournal bridge: x\n", "sjournal");
+        for f in &files {
+            let name = f.path.file_name().unwrap().to_string_lossy();
+            let tmp = dir.join(format!(".{name}.sjournal-tmp-{}", std::process::id()));
+            std::os::unix::fs::symlink(&victim, tmp).unwrap();
+        }
+        // The name the previous installer used for every file.
+        let legacy = dir.join(format!(".sjournal-tmp-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &legacy).unwrap();
+        assert_eq!(write(&files).unwrap().len(), files.len());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the link's target is not chmodded");
+        for f in &files {
+            let m = std::fs::symlink_metadata(&f.path).unwrap();
+            assert!(m.is_file(), "a regular file, not the link");
+            assert_eq!(m.permissions().mode() & 0o7777, 0o700);
+        }
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            files.len() + 1,
+            "no temporary file left (only the planted legacy link)"
+        );
     }
 }

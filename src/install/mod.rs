@@ -363,8 +363,10 @@ impl Plan {
     }
 }
 
-fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), InstallError> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// Creates `path` (never an existing file, never through a symlink) with `text` and exactly
+/// `mode` (set on the open file, so the umask does not change it), synced.
+pub(crate) fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), InstallError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -372,6 +374,8 @@ fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), InstallError> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| io("create", path, e))?;
+    f.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(|e| io("set the mode of", path, e))?;
     f.write_all(text.as_bytes())
         .map_err(|e| io("write", path, e))?;
     f.sync_all().map_err(|e| io("fsync", path, e))

@@ -27,18 +27,7 @@ use crate::support::{self, assert_has, World};
 const NOTE: &str = "NOTE-7: keep notes.txt ASCII";
 
 /// The hook files `sjournal install cline` writes.
-const HOOKS: [&str; 10] = [
-    "TaskStart",
-    "TaskResume",
-    "TaskCancel",
-    "TaskComplete",
-    "TaskError",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PreCompact",
-    "SessionShutdown",
-];
+use sjournal::install::cline::HOOKS;
 
 pub struct Cline {
     pub world: World,
