@@ -328,3 +328,104 @@ fn real_cline_cli_payloads_parse_and_fold() {
     );
     assert_eq!(s.identity.cwd.as_deref(), Some("/home/dev/run/project"));
 }
+
+/// The real Cline CLI payloads, with the failed `run_commands` repeated for another command:
+/// each failed call keeps its command or path, its error and its exit code, two different
+/// failing commands are two failures, and the recovery block names them.
+#[test]
+fn real_cline_cli_failures_keep_their_call_and_error() {
+    use sjournal::context::{inject, Extras, InjectionPoint, Policy};
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cline/payloads-3.0.65.jsonl"),
+    )
+    .unwrap();
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for l in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let event = v["event"].as_str().unwrap().to_owned();
+        let payload = v["payload"].to_string();
+        if v["variant"] == "run_commands/failed" {
+            // The same call failing for another command (the SDK's shape, its text changed).
+            let other = payload
+                .replace("exit 3", "make chk")
+                .replace("code 3", "code 2")
+                .replace("call_50aec0d7ec0c2309", "call_50aec0d7ec0c2310");
+            lines.push((event.clone(), payload));
+            lines.push((event, other));
+        } else {
+            lines.push((event, payload));
+        }
+    }
+    let mut s = State::new();
+    for (i, (event, raw)) in lines.iter().enumerate() {
+        let e = Event::parse(event, raw);
+        if e.tool.as_ref().is_some_and(|t| t.failed) {
+            assert!(e.error.is_some(), "a failed call keeps its error: {raw}");
+        }
+        s.apply(&sjournal::fold::RecordView {
+            seq: i as u64 + 1,
+            ts_unix_ns: (i as i64 + 1) * 1_000_000_000,
+            kind: event,
+            payload: &support::event(raw).1,
+        });
+    }
+    let items: Vec<_> = s.failures.items.iter().collect();
+    let got: Vec<(&str, &str, Option<i64>, &[String])> = items
+        .iter()
+        .map(|f| {
+            (
+                f.tool.as_str(),
+                f.detail.as_str(),
+                f.exit_code,
+                f.error_tail.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "run_commands",
+                "exit 3",
+                Some(3),
+                &["Command exited with code 3".to_owned()][..]
+            ),
+            (
+                "run_commands",
+                "make chk",
+                Some(2),
+                &["Command exited with code 2".to_owned()][..]
+            ),
+            (
+                "read_files",
+                "/home/dev/run/project/missing.txt",
+                None,
+                &[
+                    "Error reading file: ENOENT: no such file or directory, statx \
+                   '/home/dev/run/project/missing.txt'"
+                        .to_owned()
+                ][..]
+            ),
+        ]
+    );
+    assert_ne!(items[0].key, items[1].key, "two commands, two failures");
+    assert_eq!(s.tools.by_tool["run_commands"].failures, 2);
+
+    let at = InjectionPoint {
+        event_seq: s.seq + 1,
+        kind: EventKind::SessionStart,
+        source: Some("compact".into()),
+        host: Host::Cline,
+    };
+    let block = inject(&s, &at, &Policy::default(), &Extras::default()).text;
+    for named in [
+        "exit 3",
+        "make chk",
+        "missing.txt",
+        "Command exited with code 2",
+    ] {
+        assert!(block.contains(named), "{named} missing from:\n{block}");
+    }
+    assert!(!block.contains("``"), "an empty detail in:\n{block}");
+}

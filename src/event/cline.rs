@@ -39,28 +39,58 @@ fn kind(name: &str) -> (EventKind, Option<&'static str>) {
 }
 
 /// One item of an SDK tool's `output` (an array for the batch tools, `run_commands` and
-/// `read_files`; an object for `editor`).
+/// `read_files`; an object for `editor`). `query` names the item: the command, the path.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Item<'a> {
     success: Bool,
     #[serde(borrow)]
     error: Str<'a>,
+    #[serde(borrow)]
+    query: Str<'a>,
 }
 
-/// The error of the first failed item of an SDK tool's `output`, or `Some("")` for a failed
-/// item without one; None if no item failed.
-fn failed_item<'a>(output: &'a RawValue) -> Option<Cow<'a, str>> {
-    let items: Vec<Obj<Item<'a>>> = match output.get().trim_start().as_bytes().first() {
-        Some(b'[') => serde_json::from_str(output.get()).unwrap_or_default(),
-        Some(b'{') => serde_json::from_str(output.get()).map_or_else(|_| Vec::new(), |i| vec![i]),
-        _ => Vec::new(),
-    };
+/// The first failed item of an SDK tool's `output`: its error (`""` if it has none) and,
+/// for a batch, its query; None if no item failed.
+fn failed_item<'a>(output: &'a RawValue) -> Option<(Cow<'a, str>, Option<Cow<'a, str>>)> {
+    let (items, batch): (Vec<Obj<Item<'a>>>, bool) =
+        match output.get().trim_start().as_bytes().first() {
+            Some(b'[') => (serde_json::from_str(output.get()).unwrap_or_default(), true),
+            Some(b'{') => (
+                serde_json::from_str(output.get()).map_or_else(|_| Vec::new(), |i| vec![i]),
+                false,
+            ),
+            _ => (Vec::new(), false),
+        };
     items
         .into_iter()
         .filter_map(|i| i.0)
         .find(|i| i.success.0 == Some(false))
-        .map(|mut i| i.error.take().unwrap_or(Cow::Borrowed("")))
+        .map(|mut i| {
+            let query = if batch { i.query.take() } else { None };
+            (i.error.take().unwrap_or(Cow::Borrowed("")), query)
+        })
+}
+
+/// A thrown tool's `error`: a string, or an object's `message`; None for null.
+fn thrown(error: &RawValue) -> Option<Cow<'_, str>> {
+    #[derive(Default, Deserialize)]
+    #[serde(default)]
+    struct Thrown<'a> {
+        #[serde(borrow)]
+        message: Str<'a>,
+    }
+    match error.get().trim_start().as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<Str<'_>>(error.get()).ok()?.0,
+        Some(b'{') => {
+            serde_json::from_str::<Thrown<'_>>(error.get())
+                .ok()?
+                .message
+                .0
+        }
+        Some(b'n') | None => None,
+        Some(_) => Some(Cow::Borrowed(error.get())),
+    }
 }
 
 /// `Command exited with code N` (the SDK's `run_commands`).
@@ -74,7 +104,11 @@ fn exit_code(error: &str) -> Option<i64> {
         .ok()
 }
 
-fn tool<'a>(t: ClineTool<'a>, call: Option<ClineCall<'a>>) -> Option<Tool<'a>> {
+/// The tool call, and the error of a failed one: the failed item's, else the thrown one's.
+fn tool<'a>(
+    t: ClineTool<'a>,
+    call: Option<ClineCall<'a>>,
+) -> Option<(Tool<'a>, Option<Cow<'a, str>>)> {
     let mut t = t;
     let mut call = call.unwrap_or_default();
     let mut tool = Tool {
@@ -87,14 +121,22 @@ fn tool<'a>(t: ClineTool<'a>, call: Option<ClineCall<'a>>) -> Option<Tool<'a>> {
         duration_ms: t.execution_time_ms.as_u64().or(call.duration_ms.as_u64()),
         ..Tool::default()
     };
-    let thrown = call.error.filter(|e| e.get() != "null");
-    if let Some(err) = call.output.and_then(failed_item) {
+    let thrown_error = call.error.filter(|e| e.get() != "null");
+    let mut error = None;
+    if let Some((err, query)) = call.output.and_then(failed_item) {
         tool.failed = true;
         tool.exit_code = exit_code(&err);
-    } else if thrown.is_some() {
-        tool.failed = true;
+        // A batch is named by the item that failed, not by its first entry.
+        tool.detail = query.filter(|q| !q.trim().is_empty());
+        error = Some(err);
     }
-    Some(tool)
+    if let Some(raw) = thrown_error {
+        tool.failed = true;
+        error = error
+            .filter(|e| !e.trim().is_empty())
+            .or_else(|| thrown(raw));
+    }
+    Some((tool, error.filter(|e| !e.trim().is_empty())))
 }
 
 pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
@@ -130,7 +172,7 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         EventKind::PreCompact => e.trigger = Some(Cow::Borrowed("auto")),
         _ => {}
     }
-    e.tool = match kind {
+    let call = match kind {
         EventKind::PreToolUse => w
             .cline_pre_tool
             .0
@@ -143,6 +185,10 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
             .and_then(|t| tool(t, w.tool_result.0.take())),
         _ => None,
     };
+    if let Some((t, error)) = call {
+        e.tool = Some(t);
+        e.error = error;
+    }
     if let Some(p) = w.cline_prompt.0.as_mut() {
         e.prompt = p.prompt.take();
     }
@@ -157,5 +203,34 @@ mod tests {
     fn exit_codes_of_the_sdk_run_commands() {
         assert_eq!(exit_code("Command exited with code 3"), Some(3));
         assert_eq!(exit_code("Error reading file: ENOENT"), None);
+    }
+
+    #[test]
+    fn a_thrown_error_is_its_text_or_message() {
+        let raw = |j: &'static str| serde_json::from_str::<&RawValue>(j).unwrap();
+        assert_eq!(thrown(raw(r#""boom""#)).as_deref(), Some("boom"));
+        assert_eq!(
+            thrown(raw(r#"{"message":"boom","x":1}"#)).as_deref(),
+            Some("boom")
+        );
+        assert_eq!(thrown(raw("null")), None);
+    }
+
+    #[test]
+    fn a_batch_is_named_by_its_failed_item_and_a_thrown_call_keeps_its_error() {
+        let raw = r#"{"hookName":"tool_result","taskId":"t","postToolUse":{"toolName":"run_commands","success":true},"tool_result":{"id":"c1","input":{"commands":["ls","make chk"]},"output":[{"query":"ls","result":"a\n","success":true},{"query":"make chk","result":"","error":"Command exited with code 2","success":false}],"error":null}}"#;
+        let e = Event::parse("tool_result", raw);
+        let t = e.tool.as_ref().unwrap();
+        assert!(t.failed);
+        assert_eq!(
+            (t.detail.as_deref(), t.exit_code),
+            (Some("make chk"), Some(2))
+        );
+        assert_eq!(e.error.as_deref(), Some("Command exited with code 2"));
+        let raw = r#"{"hookName":"tool_result","taskId":"t","postToolUse":{"toolName":"editor","success":false},"tool_result":{"id":"c2","input":{"path":"/p/a.txt"},"output":null,"error":{"message":"EACCES: permission denied"}}}"#;
+        let e = Event::parse("tool_result", raw);
+        let t = e.tool.as_ref().unwrap();
+        assert!(t.failed && t.detail.is_none() && t.exit_code.is_none());
+        assert_eq!(e.error.as_deref(), Some("EACCES: permission denied"));
     }
 }

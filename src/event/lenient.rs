@@ -218,6 +218,134 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstStr<'a> {
     }
 }
 
+/// A list named by its entries: strings (the Cline SDK's `commands: ["ls"]`) or objects
+/// named by their `path` (`files: [{"path": "a"}]`); also one string, or the JSON text of
+/// such a list (the SDK's `preToolUse.parameters` carry each value as JSON text). Keeps the
+/// first named entry and how many entries are named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct List<'a> {
+    pub first: Option<Cow<'a, str>>,
+    pub len: usize,
+}
+
+impl List<'_> {
+    fn one(s: Cow<'_, str>) -> List<'_> {
+        List {
+            first: Some(s),
+            len: 1,
+        }
+    }
+
+    /// A string: the JSON text of a list if it reads as one, else one entry.
+    fn text(v: &str) -> List<'static> {
+        if v.trim_start().starts_with('[') {
+            if let Ok(l) = serde_json::from_str::<List<'_>>(v) {
+                return List {
+                    first: l.first.map(|f| Cow::Owned(f.into_owned())),
+                    len: l.len,
+                };
+            }
+        }
+        List::one(Cow::Owned(v.to_owned()))
+    }
+}
+
+struct ListVisitor;
+
+impl<'de> Visitor<'de> for ListVisitor {
+    type Value = List<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        expecting(f)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+        let mut l = List::default();
+        while let Some(e) = s.next_element::<Entry<'de>>()? {
+            if let Some(name) = e.0 {
+                l.len += 1;
+                l.first.get_or_insert(name);
+            }
+        }
+        Ok(l)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(if v.trim_start().starts_with('[') {
+            List::text(v)
+        } else {
+            List::one(Cow::Borrowed(v))
+        })
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(List::text(v))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(List::default())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(List::default())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(List::default())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(List::default())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(List::default())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(List::default())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(List::default())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for List<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ListVisitor)
+    }
+}
+
+/// One entry of a [`List`]: a string, or an object's `path`.
+struct Entry<'a>(Option<Cow<'a, str>>);
+
+struct EntryVisitor;
+
+impl<'de> Visitor<'de> for EntryVisitor {
+    type Value = Option<Cow<'de, str>>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        expecting(f)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut path = None;
+        while let Some(k) = m.next_key::<Str<'de>>()? {
+            if path.is_none() && k.as_deref() == Some("path") {
+                path = m.next_value::<Str<'de>>()?.0;
+            } else {
+                m.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(path)
+    }
+    none_for!(bool, int, null, seq);
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entry<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(EntryVisitor).map(Entry)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +375,21 @@ mod tests {
         assert_eq!(t.s.0.as_deref(), Some("a\"b"));
         assert_eq!((t.n.0, t.b.0, t.p.0), (Some(25.0), Some(true), true));
         assert_eq!(t.w.0.as_deref(), Some("/x"));
+    }
+
+    #[test]
+    fn lists_of_commands_or_files() {
+        let l = |j: &str| {
+            let l: List = serde_json::from_str(j).unwrap();
+            (l.first.map(Cow::into_owned), l.len)
+        };
+        assert_eq!(l(r#"["a", "b"]"#), (Some("a".into()), 2));
+        assert_eq!(l(r#"[{"path": "/x", "n": 1}, 3]"#), (Some("/x".into()), 1));
+        assert_eq!(l(r#""[\"ls -l\"]""#), (Some("ls -l".into()), 1));
+        assert_eq!(l(r#""ls""#), (Some("ls".into()), 1));
+        assert_eq!(l(r#""[oops""#), (Some("[oops".into()), 1));
+        assert_eq!(l(r#"{"a": 1}"#), (None, 0));
+        assert_eq!(l("[]"), (None, 0));
     }
 
     #[test]

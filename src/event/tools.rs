@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::RawJson;
 
-use super::lenient::{Num, Str};
+use super::lenient::{List, Num, Str};
 
 /// What a tool did to a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,6 +58,12 @@ pub struct ToolInput<'a> {
     path: Str<'a>,
     #[serde(borrow)]
     command: Str<'a>,
+    /// The Cline SDK's batch tools: `run_commands` `commands: ["…"]`, `read_files`
+    /// `files: [{"path": …}]`.
+    #[serde(borrow)]
+    commands: List<'a>,
+    #[serde(borrow)]
+    files: List<'a>,
     #[serde(borrow)]
     pattern: Str<'a>,
     #[serde(borrow)]
@@ -137,10 +143,17 @@ impl<'a> ToolInput<'a> {
         self.path().map(|p| vec![(op, p)]).unwrap_or_default()
     }
 
-    /// A one-line description: the command, the path, the pattern, the URL or the query.
+    /// A one-line description: the command, the path, the pattern, the URL or the query. A
+    /// batch (several commands or files) is named by its first entry and how many follow:
+    /// `npm test (+2 more)`.
     pub fn detail(&self) -> Option<Cow<'a, str>> {
+        if let Some(c) = self.command.0.clone() {
+            return Some(c);
+        }
+        if let Some(c) = batch(&self.commands) {
+            return Some(c);
+        }
         [
-            &self.command,
             &self.file_path,
             &self.file_path_cc,
             &self.notebook_path,
@@ -154,7 +167,17 @@ impl<'a> ToolInput<'a> {
         ]
         .into_iter()
         .find_map(|s| s.0.clone())
+        .or_else(|| batch(&self.files))
     }
+}
+
+/// A batch's description: its first entry, and how many more there are.
+fn batch<'a>(l: &List<'a>) -> Option<Cow<'a, str>> {
+    let first = l.first.clone()?;
+    Some(match l.len {
+        0 | 1 => first,
+        n => Cow::Owned(format!("{first} (+{} more)", n - 1)),
+    })
 }
 
 /// True if the fold reads the response of a call of `tool` (`failed`: the call failed): a
@@ -228,6 +251,33 @@ mod tests {
         assert_eq!(
             ToolInput::parse(r).touched("read"),
             vec![(FileOp::Read, "missing.txt")]
+        );
+    }
+
+    #[test]
+    fn the_cline_sdk_batch_tools_are_named_by_their_first_entry() {
+        let d = |j: &'static str| ToolInput::parse(input(j)).detail().map(Cow::into_owned);
+        assert_eq!(d(r#"{"commands":["exit 3"]}"#).as_deref(), Some("exit 3"));
+        assert_eq!(
+            d(r#"{"commands":["npm test","ls","pwd"]}"#).as_deref(),
+            Some("npm test (+2 more)")
+        );
+        // `preToolUse.parameters` carries the list as JSON text.
+        assert_eq!(
+            d(r#"{"commands":"[\"echo hi\"]"}"#).as_deref(),
+            Some("echo hi")
+        );
+        assert_eq!(
+            d(r#"{"files":[{"path":"/p/a.txt"}]}"#).as_deref(),
+            Some("/p/a.txt")
+        );
+        assert_eq!(
+            d(r#"{"files":[{"path":"/p/a.txt"},{"path":"/p/b.txt"}]}"#).as_deref(),
+            Some("/p/a.txt (+1 more)")
+        );
+        assert_eq!(
+            d(r#"{"path":"/p/n.txt","new_text":"x"}"#).as_deref(),
+            Some("/p/n.txt")
         );
     }
 

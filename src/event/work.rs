@@ -410,7 +410,13 @@ fn with_newline(s: &str) -> String {
 pub fn is_shell_tool(tool: &str) -> bool {
     matches!(
         tool,
-        "Bash" | "run_shell_command" | "shell" | "exec" | "execute_command" | "local_shell"
+        "Bash"
+            | "run_shell_command"
+            | "shell"
+            | "exec"
+            | "execute_command"
+            | "local_shell"
+            | "run_commands"
     )
 }
 
