@@ -259,7 +259,7 @@ fn cline_tasks_with_a_failing_command_a_file_write_and_an_acp_resume() {
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(
             std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o755
+            0o700
         );
     }
     let again = w.sj(&["install", "cline"]);
