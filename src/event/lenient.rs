@@ -57,6 +57,22 @@ impl Num {
 
 /// Generates visitor methods that read the given JSON types as `None`, skipping arrays and
 /// objects in place.
+/// A string, borrowed where the input allows, as `Some(Cow)` (a visitor whose value is
+/// `Option<Cow<'de, str>>`).
+macro_rules! some_cow_str {
+    () => {
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+    };
+}
+
 macro_rules! none_for {
     (bool) => {
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> { Ok(None) }
@@ -99,15 +115,7 @@ impl<'de> Visitor<'de> for StrVisitor {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         expecting(f)
     }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Borrowed(v)))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v.to_owned())))
-    }
+    some_cow_str!();
     none_for!(bool, int, null, seq, map);
 }
 
@@ -317,15 +325,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         expecting(f)
     }
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Borrowed(v)))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(Cow::Owned(v.to_owned())))
-    }
+    some_cow_str!();
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
         let mut path = None;
         while let Some(k) = m.next_key::<Str<'de>>()? {

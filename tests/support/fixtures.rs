@@ -37,16 +37,21 @@ struct Line<'a> {
     payload: &'a RawValue,
 }
 
-/// Every fixture line of `dir/*.jsonl`, in file then line order.
-pub fn load_dir(dir: &str) -> Vec<Fixture> {
+/// The `*.jsonl` files of the fixture directory `dir`, sorted.
+fn jsonl_files(dir: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures_dir().join(dir))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
+    files
+}
+
+/// Every fixture line of `dir/*.jsonl`, in file then line order.
+pub fn load_dir(dir: &str) -> Vec<Fixture> {
     let mut out = Vec::new();
-    for f in files {
+    for f in jsonl_files(dir) {
         let text = std::fs::read_to_string(&f).unwrap();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let l: Line = serde_json::from_str(line).unwrap();
@@ -98,13 +103,7 @@ pub fn all_payloads() -> Vec<Payload> {
     }
     let mut out = Vec::new();
     for dir in PAYLOAD_DIRS {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures_dir().join(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-            .collect();
-        files.sort();
-        for f in files {
+        for f in jsonl_files(dir) {
             let text = std::fs::read_to_string(&f).unwrap();
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 let l: AnyLine = serde_json::from_str(line).unwrap();
