@@ -1,20 +1,94 @@
-//! Links the `sjournal` binary as a position-dependent executable (`-no-pie`) on x86_64 Linux
-//! with glibc. Agent hosts start `sjournal hook` on every event of a session, so its start-up
-//! is on their path: as a PIE, the dynamic loader first applies about 9,000 relative
-//! relocations to the binary, copying the pages they touch; linked at a fixed address it
-//! applies none (BENCHMARKS.md, "Hook start-up"). Shared libraries stay position independent
-//! and randomized; the binary's own image is then at a fixed address (no ASLR for it). Set
-//! `SJOURNAL_PIE=1` when building to keep a PIE. Other targets are linked as their defaults.
+//! How the `sjournal` binary is linked. Agent hosts start `sjournal hook` on every event of a
+//! session, so its start-up is on their path. On x86_64 Linux with glibc the binary is linked
+//! as a **static PIE**: no dynamic loader, no shared libraries to find, map and relocate, no
+//! symbol lookups, and the image is still randomized by ASLR. A PostToolUse hook then takes
+//! about 0.7x the wall time of the dynamically linked binary (BENCHMARKS.md, "A static hook
+//! binary").
+//!
+//! Cargo cannot give one binary `-C target-feature=+crt-static`: set for the package, it
+//! reaches the proc-macro crates, which cannot be linked statically. So this script links the
+//! binary the way that flag would. It passes `-static-pie`, and it makes the C libraries rustc
+//! names on the link line (`-lc`, `-lm`, `-lgcc_s`, ...) resolve to their static archives:
+//! a directory in `OUT_DIR`, searched first, holds one small linker script per library
+//! (`libc.so` containing `GROUP ( ".../libc.a" ... )`) that stands in for the shared one. The
+//! archives are found by asking the C compiler that links (`cc -print-file-name`, or the
+//! linker cargo was given). Only the `sjournal` binary is linked this way; tests and benches
+//! are not.
+//!
+//! If an archive is missing (no `libc6-dev`/`glibc-static`), or with `SJOURNAL_LINK=dynamic`,
+//! the binary is linked as the platform's default (a dynamic PIE), and the build says why.
+//! `SJOURNAL_LINKED` (`static-pie` or `dynamic`) tells the package's tests what was done.
+//! Other targets are linked as their defaults.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The libraries rustc puts on the link line for std on x86_64-unknown-linux-gnu, each with
+/// the archives that stand in for it. libgcc_s (the unwinder, for panics) becomes libgcc_eh.
+const SHADOWS: &[(&str, &[&str])] = &[
+    ("c", &["libc.a", "libgcc.a", "libgcc_eh.a"]),
+    ("gcc_s", &["libgcc_eh.a", "libgcc.a"]),
+    ("m", &["libm.a"]),
+    ("pthread", &["libpthread.a"]),
+    ("dl", &["libdl.a"]),
+    ("rt", &["librt.a"]),
+    ("util", &["libutil.a"]),
+];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=SJOURNAL_PIE");
+    println!("cargo:rerun-if-env-changed=SJOURNAL_LINK");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
     let measured = var("CARGO_CFG_TARGET_OS") == "linux"
         && var("CARGO_CFG_TARGET_ENV") == "gnu"
         && var("CARGO_CFG_TARGET_ARCH") == "x86_64";
-    let keep_pie = !matches!(var("SJOURNAL_PIE").as_str(), "" | "0");
-    if measured && !keep_pie {
-        println!("cargo:rustc-link-arg-bin=sjournal=-no-pie");
+    let linked = match (measured, var("SJOURNAL_LINK").as_str()) {
+        (false, _) | (true, "dynamic") => "dynamic",
+        (true, "" | "static") => match static_pie(&var("RUSTC_LINKER"), &var("OUT_DIR")) {
+            Ok(()) => "static-pie",
+            Err(why) => {
+                println!(
+                    "cargo:warning=sjournal is linked dynamically: {why}. A static binary \
+                     starts faster on every hook; install the C library's static archives \
+                     (Debian/Ubuntu: libc6-dev; Fedora: glibc-static) and rebuild"
+                );
+                "dynamic"
+            }
+        },
+        (true, other) => panic!("SJOURNAL_LINK={other:?}: expected \"static\" or \"dynamic\""),
+    };
+    println!("cargo:rustc-env=SJOURNAL_LINKED={linked}");
+}
+
+/// Writes the stand-in linker scripts and asks for a static PIE; Err says what is missing.
+fn static_pie(linker: &str, out_dir: &str) -> Result<(), String> {
+    let cc = if linker.is_empty() { "cc" } else { linker };
+    let find = |name: &str| -> Result<PathBuf, String> {
+        let out = Command::new(cc)
+            .arg(format!("-print-file-name={name}"))
+            .output()
+            .map_err(|e| format!("could not run `{cc}` to find {name}: {e}"))?;
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        // An archive the compiler does not know comes back as the bare name.
+        match path.is_absolute() && path.is_file() {
+            true => Ok(path),
+            false => Err(format!("`{cc}` finds no {name}")),
+        }
+    };
+    find("rcrt1.o")?; // the start file of a static PIE
+    let dir = Path::new(out_dir).join("static-link");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (lib, archives) in SHADOWS {
+        let mut paths = Vec::new();
+        for a in *archives {
+            paths.push(format!("{:?}", find(a)?));
+        }
+        let script = format!("GROUP ( {} )\n", paths.join(" "));
+        let file = dir.join(format!("lib{lib}.so"));
+        std::fs::write(&file, script).map_err(|e| format!("{}: {e}", file.display()))?;
     }
+    println!("cargo:rustc-link-arg-bin=sjournal=-static-pie");
+    println!("cargo:rustc-link-arg-bin=sjournal=-L{}", dir.display());
+    Ok(())
 }

@@ -371,23 +371,66 @@ fn symlinked_quarantine_path_is_refused() {
     assert_eq!(fs::read(&target).unwrap(), content);
 }
 
-/// The `sjournal` binary is linked as `build.rs` says: position-dependent (ELF type EXEC) on
-/// x86_64 Linux with glibc, unless built with `SJOURNAL_PIE=1`, and a PIE (DYN) otherwise.
+/// The `sjournal` binary is linked as `build.rs` says (`SJOURNAL_LINKED`): a static PIE on
+/// x86_64 Linux with glibc (an ELF of type DYN with no
+/// interpreter, so no dynamic loader runs at start, and still position independent for ASLR),
+/// and a dynamic PIE with `SJOURNAL_LINK=dynamic` or on other targets (type DYN, with an
+/// interpreter).
 #[test]
 fn the_binary_is_linked_as_the_build_script_says() {
     let path = assert_cmd::cargo::cargo_bin("sjournal");
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(&bytes[..4], b"\x7fELF", "{}", path.display());
-    let e_type = match bytes[5] {
-        1 => u16::from_le_bytes([bytes[16], bytes[17]]),
-        _ => u16::from_be_bytes([bytes[16], bytes[17]]),
+    assert_eq!(bytes[4], 2, "a 64-bit ELF: {}", path.display());
+    let le = bytes[5] == 1;
+    let u16_at = |o: usize| {
+        let b = [bytes[o], bytes[o + 1]];
+        if le {
+            u16::from_le_bytes(b)
+        } else {
+            u16::from_be_bytes(b)
+        }
     };
-    let keep_pie = !matches!(option_env!("SJOURNAL_PIE").unwrap_or(""), "" | "0");
-    let no_pie = cfg!(all(
+    let u32_at = |o: usize| {
+        let b: [u8; 4] = bytes[o..o + 4].try_into().unwrap();
+        if le {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let u64_at = |o: usize| {
+        let b: [u8; 8] = bytes[o..o + 8].try_into().unwrap();
+        if le {
+            u64::from_le_bytes(b)
+        } else {
+            u64::from_be_bytes(b)
+        }
+    };
+    // ET_DYN = 3: position independent (ASLR), whichever way it is linked.
+    assert_eq!(u16_at(16), 3, "{}", path.display());
+    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
+    let has_interp = (0..phnum as usize).any(|i| u32_at(phoff + i * phentsize) == 3); // PT_INTERP
+    let linked = env!("SJOURNAL_LINKED");
+    let measured = cfg!(all(
         target_os = "linux",
         target_env = "gnu",
         target_arch = "x86_64"
-    )) && !keep_pie;
-    // ET_EXEC = 2, ET_DYN = 3 (a PIE).
-    assert_eq!(e_type, if no_pie { 2 } else { 3 }, "{}", path.display());
+    ));
+    let expected = match option_env!("SJOURNAL_LINK") {
+        Some("dynamic") => "dynamic",
+        _ if measured => "static-pie",
+        _ => "dynamic",
+    };
+    assert_eq!(
+        linked, expected,
+        "the build linked sjournal {linked} (its warning says why: usually the C library's \
+         static archives are missing; Debian/Ubuntu: libc6-dev, Fedora: glibc-static)"
+    );
+    assert_eq!(
+        has_interp,
+        expected == "dynamic",
+        "{} is linked {linked}, but its program headers say otherwise",
+        path.display()
+    );
 }
