@@ -1,8 +1,8 @@
 //! A `config.toml` that blocks when read must not hang the hook. A FIFO there (with no writer)
 //! used to block the hook forever in `read`; a hung network mount can block even `open`. The
 //! hook reads only a regular file (opened non-blocking, without following links, checked with
-//! fstat), waits for the read at most half its deadline, and otherwise answers with the
-//! defaults, says why on stderr, and journals the event.
+//! fstat); anything else is refused, and the hook answers with the defaults, says why on
+//! stderr, and journals the event.
 
 use crate::support as common;
 

@@ -41,7 +41,6 @@ mod hook_failopen;
 mod hook_hosts;
 mod hook_input;
 mod hook_watchdog;
-mod hook_worker_thread;
 mod inspect;
 mod install;
 mod install_cline;

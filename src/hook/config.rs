@@ -221,28 +221,6 @@ impl Config {
         Self::parse(&text, &path)
     }
 
-    /// [`Config::load`] on a helper thread, waited for at most `within`: a read that blocks
-    /// (a hung network mount, where even `open` can hang) then costs the hook that long, not
-    /// its answer, and the defaults are used.
-    pub fn load_within(root: &Root, within: std::time::Duration) -> Result<Config, ConfigError> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let r = root.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sjournal-config".into())
-            .spawn(move || {
-                let _ = tx.send(Config::load(&r));
-            });
-        if spawned.is_err() {
-            return Config::load(root);
-        }
-        rx.recv_timeout(within).unwrap_or_else(|_| {
-            Err(err(
-                &Self::path(root),
-                format!("could not be read within {} ms", within.as_millis()),
-            ))
-        })
-    }
-
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let c: Config = toml::from_str(text).map_err(|e| err(path, e.to_string()))?;
         let mut names = std::collections::BTreeSet::new();

@@ -25,8 +25,11 @@
 //!   timely), only a notice if there is one. A due snapshot is written after the reply
 //!   ([`HookOutcome::snapshot`]).
 //!
-//! The work runs on a worker thread; the calling thread is the watchdog (`watchdog`). At the
-//! deadline, if the worker has the event but has not started writing it (it is waiting for
+//! Two threads share the hook: a worker and a watchdog (`watchdog`). In [`run`] the work runs
+//! on a new thread and the calling thread is the watchdog; in [`run_then_exit`] (the
+//! `sjournal hook` process) the calling thread does the work, and the watchdog thread, which
+//! only sleeps until the deadline, delivers the outcome and ends the process if it settles the
+//! hook first. At the deadline, if the worker has the event but has not started writing it (it is waiting for
 //! the lock, running exec handlers, or folding), the watchdog takes the event over and spools
 //! it itself; the worker, which must claim the event right before its one write, then writes
 //! nothing. If the worker has already claimed the event, the watchdog waits for it to finish,
@@ -41,10 +44,7 @@ pub mod config;
 pub mod exec;
 pub mod input;
 pub mod protocol;
-mod thread;
 mod watchdog;
-
-pub use thread::WorkerThread;
 
 use std::fmt;
 use std::io::{ErrorKind, Read};
@@ -187,40 +187,14 @@ pub struct HookOutcome {
 /// Returns within `opts.deadline`, unless the event's own write is under way then (it is waited
 /// for), or stdin is still arriving or ready but unread (see the module docs).
 pub fn run<R: Read + Send + 'static>(opts: HookOptions, input: R) -> HookOutcome {
-    run_with(None, opts, input)
-}
-
-/// [`run`], on `thread` (which has read the configuration) rather than on a new thread; on a
-/// new one after all if `thread` cannot take the work.
-pub fn run_on<R: Read + Send + 'static>(
-    thread: WorkerThread,
-    opts: HookOptions,
-    input: R,
-) -> HookOutcome {
-    run_with(Some(thread), opts, input)
-}
-
-fn run_with<R: Read + Send + 'static>(
-    thread: Option<WorkerThread>,
-    opts: HookOptions,
-    input: R,
-) -> HookOutcome {
     let start = Instant::now();
     let shared = Shared::new();
     let job = Arc::new(std::sync::Mutex::new(Some(input)));
     let (worker_shared, worker_opts, worker_job) = (shared.clone(), opts.clone(), job.clone());
-    let body: thread::Job =
-        Box::new(move || run_worker(&worker_shared, &worker_opts, &worker_job, start));
-    let body = match thread {
-        Some(t) => t.run(body).err(),
-        None => Some(body),
-    };
-    let spawned = body.map_or(Ok(()), |body| {
-        std::thread::Builder::new()
-            .name("sjournal-hook".into())
-            .spawn(body)
-            .map(drop)
-    });
+    let spawned = std::thread::Builder::new()
+        .name("sjournal-hook".into())
+        .spawn(move || run_worker(&worker_shared, &worker_opts, &worker_job, start))
+        .map(drop);
     if let Err(e) = spawned {
         // Out of threads. The input is still here: do the work on this thread, without a
         // watchdog (past the deadline if it comes to that) rather than drop the event.
@@ -237,6 +211,65 @@ fn run_with<R: Read + Send + 'static>(
     watchdog::watch(&shared, &opts, start)
 }
 
+/// Delivers a hook's outcome (prints it, does what comes after the reply) and ends the
+/// process: it never returns.
+pub type Deliver = Box<dyn FnOnce(HookOutcome) -> std::convert::Infallible + Send>;
+
+/// [`run`] for a process that ends once it has answered (`sjournal hook`): the calling thread
+/// does the work, a watchdog thread keeps the deadline (as [`run`]'s does, by the same rules),
+/// and whichever of the two settles the hook hands the outcome to `deliver`, which ends the
+/// process; the other one then waits for that. While the work goes as it should, neither
+/// thread waits for or wakes the other: the watchdog sleeps until the deadline, and the
+/// process ends first. On this path each hand-over between threads cost the hook more than
+/// its own work (BENCHMARKS.md, "The hook's work on the calling thread").
+pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> ! {
+    let start = Instant::now();
+    let shared = Shared::new();
+    let deliver = Arc::new(std::sync::Mutex::new(Some(deliver)));
+    let watchdog = {
+        let (shared, deliver, opts) = (shared.clone(), deliver.clone(), opts.clone());
+        std::thread::Builder::new()
+            .name("sjournal-watchdog".into())
+            .spawn(move || {
+                let out = watchdog::watch(&shared, &opts, start);
+                match shared.watchdog_settles(out) {
+                    Some(out) => deliver_once(&deliver, out),
+                    None => park_forever(),
+                }
+            })
+    };
+    caught(&shared, || work(&shared, &opts, input, start));
+    if let Err(e) = watchdog {
+        // Out of threads: the work was done without a watchdog (past the deadline if it came
+        // to that) rather than drop the event.
+        let mut out = shared.outcome(false);
+        out.diagnostics.insert(
+            0,
+            format!("could not start the hook's watchdog thread ({e}); did the work without one"),
+        );
+        deliver_once(&deliver, out);
+    }
+    match shared.worker_settles() {
+        Some(out) => deliver_once(&deliver, out),
+        None => park_forever(),
+    }
+}
+
+fn deliver_once(deliver: &std::sync::Mutex<Option<Deliver>>, out: HookOutcome) -> ! {
+    let taken = deliver.lock().unwrap_or_else(|p| p.into_inner()).take();
+    match taken {
+        Some(d) => match d(out) {},
+        None => park_forever(),
+    }
+}
+
+/// The other thread is delivering, and ends the process.
+fn park_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
 /// The worker's body: [`work`], with a panic caught and reported.
 fn run_worker<R: Read>(
     shared: &Shared,
@@ -246,26 +279,30 @@ fn run_worker<R: Read>(
 ) {
     let taken = job.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(input) = taken {
-        let r = catch_unwind(AssertUnwindSafe(|| work(shared, opts, input, start)));
-        if let Err(p) = r {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown".into());
-            let mut st = shared.lock();
-            let what = if st.claim == Claim::Worker && st.landed.is_none() {
-                // A panic inside the write itself: a bug in the write path, not a state the
-                // hook can settle. Say so plainly.
-                "; it had claimed the event, which may or may not have been written"
-            } else {
-                ""
-            };
-            st.diag
-                .push(format!("internal error (panic: {msg}){what}; failing open"));
-        }
+        caught(shared, || work(shared, opts, input, start));
     }
     shared.finish();
+}
+
+/// Runs the worker's `body`, with a panic caught and reported.
+fn caught(shared: &Shared, body: impl FnOnce()) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(body)) {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        let mut st = shared.lock();
+        let what = if st.claim == Claim::Worker && st.landed.is_none() {
+            // A panic inside the write itself: a bug in the write path, not a state the
+            // hook can settle. Say so plainly.
+            "; it had claimed the event, which may or may not have been written"
+        } else {
+            ""
+        };
+        st.diag
+            .push(format!("internal error (panic: {msg}){what}; failing open"));
+    }
 }
 
 /// Reads stdin to its end into the shared state (where the watchdog can take what arrived

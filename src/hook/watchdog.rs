@@ -38,6 +38,9 @@ pub(super) struct State {
     captured_at: Option<Instant>,
     pub(super) claim: Claim,
     finished: bool,
+    /// One thread has begun delivering the outcome (`super::run_then_exit`): the other one
+    /// delivers nothing, and the worker can no longer claim the event.
+    delivering: bool,
     reply: Option<String>,
     pub(super) landed: Option<Landed>,
     snapshot: Option<SnapshotJob>,
@@ -60,6 +63,7 @@ impl Shared {
                 captured_at: None,
                 claim: Claim::Free,
                 finished: false,
+                delivering: false,
                 reply: None,
                 landed: None,
                 snapshot: None,
@@ -82,7 +86,7 @@ impl Shared {
     /// Claims the event for `who`. Returns (whether `who` holds it, whether it just took it).
     pub(super) fn claim(&self, who: Claim) -> (bool, bool) {
         let mut st = self.lock();
-        let taken = st.claim == Claim::Free;
+        let taken = st.claim == Claim::Free && !st.delivering;
         if taken {
             st.claim = who;
         }
@@ -145,6 +149,30 @@ impl Shared {
     /// The outcome as the worker left it.
     pub(super) fn outcome(&self, timed_out: bool) -> HookOutcome {
         outcome(&mut self.lock(), timed_out)
+    }
+
+    /// The worker is done (`super::run_then_exit`): its outcome, to deliver, if it settles the
+    /// hook. None if the watchdog has the event (it took it over, or the worker left it
+    /// unclaimed by a panic) or is already delivering: the watchdog is woken to settle it.
+    /// Without a wake-up when the worker settles it: the watchdog is not waited for.
+    pub(super) fn worker_settles(&self) -> Option<HookOutcome> {
+        let mut st = self.lock();
+        st.finished = true;
+        let abandoned = st.claim == Claim::Free && st.captured.is_some();
+        if st.claim == Claim::Watchdog || abandoned || st.delivering {
+            drop(st);
+            self.notify();
+            return None;
+        }
+        st.delivering = true;
+        Some(outcome(&mut st, false))
+    }
+
+    /// The watchdog settled the hook with `out`: Some(out) to deliver, unless the worker
+    /// already is delivering its own.
+    pub(super) fn watchdog_settles(&self, out: HookOutcome) -> Option<HookOutcome> {
+        let mut st = self.lock();
+        (!std::mem::replace(&mut st.delivering, true)).then_some(out)
     }
 }
 
@@ -404,4 +432,78 @@ fn wait_until(
         };
     }
     st
+}
+
+#[cfg(test)]
+mod tests {
+    //! Who delivers the outcome in `run_then_exit`: exactly one of the worker and the
+    //! watchdog, and never the worker once the watchdog has the event or has begun to deliver
+    //! (then the worker cannot claim the event either).
+
+    use super::*;
+
+    fn captured() -> Arc<Captured> {
+        Arc::new(Captured {
+            session_id: "s".into(),
+            kind: "PostToolUse".into(),
+            payload: Vec::new(),
+            raw_json: None,
+            event: None,
+            protocol: None,
+            detected: None,
+            cut: None,
+        })
+    }
+
+    fn with_event() -> Shared {
+        let sh = Shared::new();
+        sh.captured(captured(), &mut Vec::new());
+        sh
+    }
+
+    #[test]
+    fn a_worker_that_wrote_the_event_delivers_and_the_watchdog_then_does_not() {
+        let sh = with_event();
+        assert_eq!(sh.claim(Claim::Worker), (true, true));
+        sh.done(Some("reply".into()), None, None, None, &mut Vec::new());
+        let out = sh.worker_settles().expect("the worker settles it");
+        assert_eq!(out.stdout.as_deref(), Some("reply"));
+        let late = HookOutcome {
+            stdout: Some("watchdog".into()),
+            ..sh.outcome(true)
+        };
+        assert!(sh.watchdog_settles(late).is_none());
+    }
+
+    #[test]
+    fn a_worker_whose_event_was_taken_over_leaves_the_delivery_to_the_watchdog() {
+        let sh = with_event();
+        assert_eq!(sh.claim(Claim::Watchdog), (true, true));
+        assert_eq!(sh.claim(Claim::Worker), (false, false));
+        assert!(sh.worker_settles().is_none());
+        assert!(sh.watchdog_settles(sh.outcome(true)).is_some());
+    }
+
+    #[test]
+    fn an_event_left_unclaimed_by_a_panic_is_the_watchdogs_to_settle() {
+        let sh = with_event();
+        assert!(sh.worker_settles().is_none());
+        assert!(sh.watchdog_settles(sh.outcome(false)).is_some());
+    }
+
+    #[test]
+    fn once_the_watchdog_delivers_the_worker_can_no_longer_claim_the_event() {
+        let sh = with_event();
+        assert!(sh.watchdog_settles(sh.outcome(true)).is_some());
+        assert_eq!(sh.claim(Claim::Worker), (false, false));
+        assert!(sh.worker_settles().is_none());
+    }
+
+    #[test]
+    fn a_worker_that_read_no_event_delivers_its_outcome() {
+        let sh = Shared::new();
+        sh.note(&mut vec!["nothing was read".into()]);
+        let out = sh.worker_settles().expect("no event: the worker settles it");
+        assert_eq!(out.diagnostics, ["nothing was read"]);
+    }
 }

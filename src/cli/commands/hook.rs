@@ -14,7 +14,6 @@ use sjournal::hook::config::Config;
 use sjournal::hook::protocol::HostFlag;
 use sjournal::hook::{self, HookOptions};
 use sjournal::journal::Root;
-use sjournal::limits::HOOK_DEADLINE_MS_DEFAULT;
 
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
@@ -79,16 +78,11 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
             return Ok(Outcome::Ok);
         }
     };
-    // The configuration says the deadline, so reading it is bounded by the flag's deadline
-    // (else the default): half of it at most, so a blocked read cannot hang the hook.
-    let flag_ms = args
-        .deadline_ms
-        .as_deref()
-        .and_then(|d| d.parse::<u64>().ok());
-    let read_within = Duration::from_millis(flag_ms.unwrap_or(HOOK_DEADLINE_MS_DEFAULT).max(2) / 2);
-    // The hook's worker thread reads it, then does the hook's work (one thread start).
-    let mut thread = hook::WorkerThread::start(&root);
-    let config = thread.config(read_within).unwrap_or_else(|e| {
+    // The configuration says the deadline. It is read here, before the watchdog starts: it
+    // is opened without blocking and only as a regular file (`Config::load`), and a root on
+    // a mount that hangs would hang the event's write, and the watchdog's spool in the same
+    // root, all the same.
+    let config = Config::load(&root).unwrap_or_else(|e| {
         diag.push(e.to_string());
         Config::default()
     });
@@ -118,9 +112,23 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     }
     let (root, config) = (opts.root.clone(), opts.config.clone());
     let project_dir = opts.env_project_dir.clone();
-    let mut out = hook::run_on(thread, opts, std::io::stdin());
-    diag.extend(out.diagnostics);
-    if let Some(s) = out.stdout {
+    let deliver = Box::new(move |out: hook::HookOutcome| -> std::convert::Infallible {
+        deliver(out, diag, &root, &config, project_dir.as_deref());
+        std::process::exit(0)
+    });
+    hook::run_then_exit(opts, std::io::stdin(), deliver)
+}
+
+/// Prints the reply, then does what comes after it, then the diagnostics.
+fn deliver(
+    mut out: hook::HookOutcome,
+    mut diag: Vec<String>,
+    root: &Root,
+    config: &Config,
+    project_dir: Option<&str>,
+) {
+    diag.extend(std::mem::take(&mut out.diagnostics));
+    if let Some(s) = &out.stdout {
         use std::io::Write;
         let mut o = std::io::stdout().lock();
         // One write of the whole reply; a closed stdout is the host's business.
@@ -129,7 +137,7 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     }
     // After the reply: a snapshot only saves later loads time, so it is not written inside
     // the deadline or under the session's lock.
-    if let Some(job) = out.snapshot {
+    if let Some(job) = out.snapshot.take() {
         if let Err(e) = job.run() {
             diag.push(format!("writing the snapshot failed: {e} (only a cache)"));
         }
@@ -138,11 +146,11 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     // accepted (the project journal, after the reply; see `sjournal::memory::hook`).
     if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
         if let Err(e) = memory_after(
-            &root,
-            &config,
+            root,
+            config,
             cap,
             (out.memory.take(), out.memory_planned),
-            project_dir.as_deref(),
+            project_dir,
         ) {
             diag.push(format!(
                 "writing to the project's memory journal failed: {e}"
@@ -151,10 +159,9 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     }
     // Shipping at session end (`[remote] ship_on_session_end`), once the event is kept.
     if let (Some(cap), Some(_)) = (&out.captured, &out.landed) {
-        diag.extend(ship_after(&root, &config, cap));
+        diag.extend(ship_after(root, config, cap));
     }
     print_diag(&diag);
-    Ok(Outcome::Ok)
 }
 
 /// Starts the detached `sjournal ship` if the configuration asks for it and the event ends
