@@ -138,3 +138,27 @@ fn watchdog_takes_over_a_slow_worker_without_duplicating() {
         .collect();
     assert_eq!(kinds, ["sjournal.spool-merge", "SessionStart"]);
 }
+
+/// A host that stops reading the hook's stderr (its end of the pipe closed) still gets exit 0
+/// and the event kept: a warning that cannot be written is dropped, not a panic (exit 101).
+#[test]
+fn a_closed_stderr_pipe_does_not_turn_a_warning_into_a_failure() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = support::spawnable(dir.path())
+        .arg("hook")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the hook reads its input, so before it has anything to warn about.
+    drop(child.stderr.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{not json").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(unparsed(dir.path(), UNATTRIBUTED_SESSION).len(), 1);
+}

@@ -57,7 +57,10 @@ pub fn warn(msg: &str) {
         .split('\n')
         .map(|l| sjournal::escape::text(l).into_owned())
         .collect();
-    eprintln!("{}", shown.join("\n"));
+    // Not `eprintln!`, which panics when stderr is a pipe nobody reads any more: a warning
+    // that cannot be shown must not turn the hook's exit 0 into a panic's 101.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{}", shown.join("\n"));
 }
 
 /// Unix nanoseconds as RFC 3339 UTC.
