@@ -382,35 +382,19 @@ fn the_binary_is_linked_as_the_build_script_says() {
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(&bytes[..4], b"\x7fELF", "{}", path.display());
     assert_eq!(bytes[4], 2, "a 64-bit ELF: {}", path.display());
+    // An unsigned field of `n` bytes at `o`, in the file's byte order.
     let le = bytes[5] == 1;
-    let u16_at = |o: usize| {
-        let b = [bytes[o], bytes[o + 1]];
-        if le {
-            u16::from_le_bytes(b)
-        } else {
-            u16::from_be_bytes(b)
-        }
-    };
-    let u32_at = |o: usize| {
-        let b: [u8; 4] = bytes[o..o + 4].try_into().unwrap();
-        if le {
-            u32::from_le_bytes(b)
-        } else {
-            u32::from_be_bytes(b)
-        }
-    };
-    let u64_at = |o: usize| {
-        let b: [u8; 8] = bytes[o..o + 8].try_into().unwrap();
-        if le {
-            u64::from_le_bytes(b)
-        } else {
-            u64::from_be_bytes(b)
-        }
+    let int = |o: usize, n: usize| -> u64 {
+        let field = &bytes[o..o + n];
+        (0..n).fold(0, |v, i| {
+            (v << 8) | u64::from(if le { field[n - 1 - i] } else { field[i] })
+        })
     };
     // ET_DYN = 3: position independent (ASLR), whichever way it is linked.
-    assert_eq!(u16_at(16), 3, "{}", path.display());
-    let (phoff, phentsize, phnum) = (u64_at(32) as usize, u16_at(54) as usize, u16_at(56));
-    let has_interp = (0..phnum as usize).any(|i| u32_at(phoff + i * phentsize) == 3); // PT_INTERP
+    assert_eq!(int(16, 2), 3, "{}", path.display());
+    let (phoff, phentsize, phnum) = (int(32, 8), int(54, 2), int(56, 2));
+    // PT_INTERP = 3: the program asks for a dynamic loader.
+    let has_interp = (0..phnum).any(|i| int((phoff + i * phentsize) as usize, 4) == 3);
     let linked = env!("SJOURNAL_LINKED");
     let measured = cfg!(all(
         target_os = "linux",

@@ -503,7 +503,9 @@ mod tests {
     fn a_worker_that_read_no_event_delivers_its_outcome() {
         let sh = Shared::new();
         sh.note(&mut vec!["nothing was read".into()]);
-        let out = sh.worker_settles().expect("no event: the worker settles it");
+        let out = sh
+            .worker_settles()
+            .expect("no event: the worker settles it");
         assert_eq!(out.diagnostics, ["nothing was read"]);
     }
 }
