@@ -13,12 +13,14 @@
 //!
 //! [`decode`] reads the bytes directly (over `rmp`, not serde) and borrows every str from
 //! them; the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses
-//! each where it reads it.
+//! each where it reads it. Version 2 keeps the strs in one block after the body, so that
+//! decoding checks their UTF-8 once per digest, not once per str.
 //!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
-//! wrote it ([`FOLD_VERSION`]); the fold uses only digests of the current pair and derives
-//! the event from the JSON otherwise, so journals without digests, or with digests of
-//! another build, fold to the same state. What a digest holds depends on more than this
+//! wrote it ([`FOLD_VERSION`]); the fold uses only digests of its own fold version and of a
+//! digest version it reads ([`READ_VERSIONS`]: this one and 1, whose strs are inline), and
+//! derives the event from the JSON otherwise, so journals without digests, or with digests
+//! of another build, fold to the same state. What a digest holds depends on more than this
 //! file (the host adapters, the lenient pre-pass, `tools::file_op`), and any change there
 //! that changes a state already bumps `FOLD_VERSION`, which retires every stored digest with
 //! it. Change what is kept here and bump `DIGEST_VERSION`. `tests/digests.rs` folds a
@@ -30,70 +32,88 @@ use serde::Serialize;
 
 use super::{Event, EventKind, FileOp, Host, RawJson, Tool};
 
-/// Version of the digest's schema and of what it keeps.
-pub const DIGEST_VERSION: u32 = 1;
+/// Version of the digest's schema and of what it keeps: 2 keeps what 1 did, its strs in one
+/// block after the body (checked as UTF-8 once per digest, not once per str).
+pub const DIGEST_VERSION: u32 = 2;
 
 use crate::fold::FOLD_VERSION;
 
+/// A tool call in the body; `S` as in [`Wire`].
 #[derive(Serialize)]
-struct WireTool<'a> {
-    name: &'a str,
-    use_id: Option<&'a str>,
-    input: Option<&'a str>,
-    response: Option<&'a str>,
+struct WireTool<S> {
+    name: S,
+    use_id: Option<S>,
+    input: Option<S>,
+    response: Option<S>,
     failed: bool,
     duration_ms: Option<u64>,
-    detail: Option<&'a str>,
+    detail: Option<S>,
     exit_code: Option<i64>,
     interrupted: bool,
 }
 
-/// The digest body: a MessagePack array, fields in this order.
+/// The digest body: a MessagePack array, fields in this order. `S` is what stands for a
+/// str: the str itself in version 1, its length in bytes in version 2 (whose strs follow
+/// the body in one block, in the order the body names them).
 #[derive(Serialize)]
-struct Wire<'a> {
-    host: &'a str,
-    kind: &'a str,
-    name: &'a str,
+struct Wire<S> {
+    host: S,
+    kind: S,
+    name: S,
     parsed: bool,
-    session_id: Option<&'a str>,
-    cwd: Option<&'a str>,
-    model: Option<&'a str>,
-    permission_mode: Option<&'a str>,
-    prompt_id: Option<&'a str>,
-    agent_id: Option<&'a str>,
-    agent_type: Option<&'a str>,
-    tool: Option<WireTool<'a>>,
-    prompt: Option<&'a str>,
-    source: Option<&'a str>,
-    trigger: Option<&'a str>,
-    reason: Option<&'a str>,
-    error: Option<&'a str>,
-    message: Option<&'a str>,
-    file_path: Option<&'a str>,
-    file_touch: Option<(u8, &'a str)>,
-    new_cwd: Option<&'a str>,
-    summary: Option<&'a str>,
-    custom_instructions: Option<&'a str>,
-    session_kind: Option<&'a str>,
-    parent_session: Option<&'a str>,
+    session_id: Option<S>,
+    cwd: Option<S>,
+    model: Option<S>,
+    permission_mode: Option<S>,
+    prompt_id: Option<S>,
+    agent_id: Option<S>,
+    agent_type: Option<S>,
+    tool: Option<WireTool<S>>,
+    prompt: Option<S>,
+    source: Option<S>,
+    trigger: Option<S>,
+    reason: Option<S>,
+    error: Option<S>,
+    message: Option<S>,
+    file_path: Option<S>,
+    file_touch: Option<(u8, S)>,
+    new_cwd: Option<S>,
+    summary: Option<S>,
+    custom_instructions: Option<S>,
+    session_kind: Option<S>,
+    parent_session: Option<S>,
     session_duration_ms: Option<u64>,
     context_usage_percent: Option<f64>,
     message_count: Option<u64>,
-    turn_tool_calls: Option<&'a str>,
-    background_tasks: Option<&'a str>,
-    task_id: Option<&'a str>,
-    task_subject: Option<&'a str>,
-    model_messages: Option<Vec<&'a str>>,
+    turn_tool_calls: Option<S>,
+    background_tasks: Option<S>,
+    task_id: Option<S>,
+    task_subject: Option<S>,
+    model_messages: Option<Vec<S>>,
 }
 
-/// The digest as stored: `[version, fold version, body]`, the body (a [`Wire`]) as
-/// MessagePack bin, so a reader can tell the versions before it reads a body of a schema it
-/// may not know.
+/// A digest of version 1 as stored: `[version, fold version, body]`, the body (a [`Wire`])
+/// as MessagePack bin, so a reader can tell the versions before it reads a body of a schema
+/// it may not know.
 #[derive(Serialize)]
 struct Stored<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8]);
 
+/// A digest of version 2 as stored: `[version, fold version, body, strs]`, the body's strs
+/// in one str after it (validated as UTF-8 once, not str by str).
+#[derive(Serialize)]
+struct StoredV2<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
+
 /// The versions a digest of this build carries: `(DIGEST_VERSION, FOLD_VERSION)`.
 pub const CURRENT: (u32, u32) = (DIGEST_VERSION, FOLD_VERSION);
+
+/// The digest versions the fold reads (with its own `FOLD_VERSION`): this build's, and
+/// version 1, which journals written before version 2 carry (same fields, strs inline).
+pub const READ_VERSIONS: [u32; 2] = [1, DIGEST_VERSION];
+
+/// The fold reads a digest of these versions `(digest version, fold version)`.
+pub fn readable((version, fold_version): (u32, u32)) -> bool {
+    fold_version == FOLD_VERSION && READ_VERSIONS.contains(&version)
+}
 
 fn op_code(op: FileOp) -> u8 {
     match op {
@@ -123,6 +143,18 @@ pub fn derive(record_kind: &str, raw_json: &str) -> Vec<u8> {
     encode(&Event::parse(record_kind, &raw))
 }
 
+/// The digest of version `version` (one of [`READ_VERSIONS`]) that `record_kind` and
+/// `raw_json` derive: what `verify --digests` compares a stored digest with.
+pub fn derive_as(version: u32, record_kind: &str, raw_json: &str) -> Option<Vec<u8>> {
+    let raw = super::lenient_json::text(raw_json);
+    let e = Event::parse(record_kind, &raw);
+    match version {
+        1 => Some(encode_v1(&e)),
+        DIGEST_VERSION => Some(encode(&e)),
+        _ => None,
+    }
+}
+
 /// Encodes what the fold reads of `e`.
 pub fn encode(e: &Event<'_>) -> Vec<u8> {
     // Every field of `Event` and `Tool` is named here, so a new field does not compile until
@@ -148,73 +180,95 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
             outcome_unknown: _,
         } = t;
     }
-    let tool = e.tool.as_ref().map(|t| WireTool {
-        name: &t.name,
-        use_id: cow(&t.use_id),
-        input: t.input.map(RawJson::get),
-        // The fold reads a response only through `Tool::read_response`.
-        response: t.read_response().map(RawJson::get),
-        failed: t.failed,
-        duration_ms: t.duration_ms,
-        detail: cow(&t.detail),
-        exit_code: t.exit_code,
-        interrupted: t.interrupted,
+    let mut strs = String::new();
+    let w = wire(e, |s| {
+        strs.push_str(s);
+        s.len() as u64
     });
-    let w = Wire {
-        host: e.host.as_str(),
-        kind: e.kind.as_str(),
-        name: &e.name,
+    let body = rmp_serde::to_vec(&w).expect("a digest always encodes");
+    rmp_serde::to_vec(&StoredV2(DIGEST_VERSION, FOLD_VERSION, &body, &strs))
+        .expect("a digest always encodes")
+}
+
+/// What [`encode`] wrote before version 2: the same fields, each str inline.
+fn encode_v1(e: &Event<'_>) -> Vec<u8> {
+    let body = rmp_serde::to_vec(&wire(e, |s| s)).expect("a digest always encodes");
+    rmp_serde::to_vec(&Stored(1, FOLD_VERSION, &body)).expect("a digest always encodes")
+}
+
+/// The body of `e`'s digest, each str as `s` makes it. Fields are built in the body's order
+/// (a struct literal evaluates its fields as written), so `s` sees the strs in that order.
+fn wire<'a, S>(e: &'a Event<'_>, mut s: impl FnMut(&'a str) -> S) -> Wire<S> {
+    Wire {
+        host: s(e.host.as_str()),
+        kind: s(e.kind.as_str()),
+        name: s(&e.name),
         parsed: e.parsed,
-        session_id: cow(&e.session_id),
-        cwd: cow(&e.cwd),
-        model: cow(&e.model),
-        permission_mode: cow(&e.permission_mode),
-        prompt_id: cow(&e.prompt_id),
-        agent_id: cow(&e.agent_id),
-        agent_type: cow(&e.agent_type),
-        tool,
-        prompt: cow(&e.prompt),
-        source: cow(&e.source),
-        trigger: cow(&e.trigger),
-        reason: cow(&e.reason),
-        error: cow(&e.error),
-        message: cow(&e.message),
-        file_path: cow(&e.file_path),
+        session_id: o(&mut s, cow(&e.session_id)),
+        cwd: o(&mut s, cow(&e.cwd)),
+        model: o(&mut s, cow(&e.model)),
+        permission_mode: o(&mut s, cow(&e.permission_mode)),
+        prompt_id: o(&mut s, cow(&e.prompt_id)),
+        agent_id: o(&mut s, cow(&e.agent_id)),
+        agent_type: o(&mut s, cow(&e.agent_type)),
+        tool: e.tool.as_ref().map(|t| WireTool {
+            name: s(&t.name),
+            use_id: o(&mut s, cow(&t.use_id)),
+            input: o(&mut s, t.input.map(RawJson::get)),
+            // The fold reads a response only through `Tool::read_response`.
+            response: o(&mut s, t.read_response().map(RawJson::get)),
+            failed: t.failed,
+            duration_ms: t.duration_ms,
+            detail: o(&mut s, cow(&t.detail)),
+            exit_code: t.exit_code,
+            interrupted: t.interrupted,
+        }),
+        prompt: o(&mut s, cow(&e.prompt)),
+        source: o(&mut s, cow(&e.source)),
+        trigger: o(&mut s, cow(&e.trigger)),
+        reason: o(&mut s, cow(&e.reason)),
+        error: o(&mut s, cow(&e.error)),
+        message: o(&mut s, cow(&e.message)),
+        file_path: o(&mut s, cow(&e.file_path)),
         file_touch: e
             .file_touch
             .as_ref()
-            .map(|(op, p)| (op_code(*op), p.as_ref())),
-        new_cwd: cow(&e.new_cwd),
-        summary: cow(&e.summary),
-        custom_instructions: cow(&e.custom_instructions),
-        session_kind: cow(&e.session_kind),
-        parent_session: cow(&e.parent_session),
+            .map(|(op, p)| (op_code(*op), s(p.as_ref()))),
+        new_cwd: o(&mut s, cow(&e.new_cwd)),
+        summary: o(&mut s, cow(&e.summary)),
+        custom_instructions: o(&mut s, cow(&e.custom_instructions)),
+        session_kind: o(&mut s, cow(&e.session_kind)),
+        parent_session: o(&mut s, cow(&e.parent_session)),
         session_duration_ms: e.session_duration_ms,
         context_usage_percent: e.context_usage_percent,
         message_count: e.message_count,
-        turn_tool_calls: e.turn_tool_calls.map(RawJson::get),
-        background_tasks: e.background_tasks.map(RawJson::get),
-        task_id: cow(&e.task_id),
-        task_subject: cow(&e.task_subject),
+        turn_tool_calls: o(&mut s, e.turn_tool_calls.map(RawJson::get)),
+        background_tasks: o(&mut s, e.background_tasks.map(RawJson::get)),
+        task_id: o(&mut s, cow(&e.task_id)),
+        task_subject: o(&mut s, cow(&e.task_subject)),
         model_messages: e
             .model_messages
             .as_ref()
-            .map(|m| m.iter().map(|r| r.get()).collect()),
-    };
-    let body = rmp_serde::to_vec(&w).expect("a digest always encodes");
-    rmp_serde::to_vec(&Stored(DIGEST_VERSION, FOLD_VERSION, &body))
-        .expect("a digest always encodes")
+            .map(|m| m.iter().map(|r| s(r.get())).collect()),
+    }
+}
+
+/// `c` made by `s`, if set.
+fn o<'a, S>(s: &mut impl FnMut(&'a str) -> S, c: Option<&'a str>) -> Option<S> {
+    c.map(s)
 }
 
 /// The versions of a stored digest, `(digest version, fold version)`, if it reads as one.
 pub fn version(digest: &[u8]) -> Option<(u32, u32)> {
-    stored(digest).map(|(v, f, _)| (v, f))
+    stored(digest).map(|(v, f, _, _)| (v, f))
 }
 
 /// A MessagePack reader over the digest's bytes, written for exactly the layout `encode`
-/// writes (rmp-serde's: structs as arrays, `None` as nil). Strings are borrowed from the
-/// bytes; anything unexpected reads as `None`, and the fold then reads the JSON.
-struct Rd<'a>(&'a [u8]);
+/// writes (rmp-serde's: structs as arrays, `None` as nil). Strs are borrowed: inline in the
+/// body (version 1), or from the digest's block of strs (version 2, the second field: what
+/// is left of it), the body giving each one's length. Anything unexpected reads as `None`,
+/// and the fold then reads the JSON.
+struct Rd<'a>(&'a [u8], Option<&'a str>);
 
 impl<'a> Rd<'a> {
     fn nil(&mut self) -> bool {
@@ -229,9 +283,28 @@ impl<'a> Rd<'a> {
         (rmp::decode::read_array_len(&mut self.0).ok()? == len).then_some(())
     }
 
-    /// A str (fixstr, str 8, 16 or 32), borrowed: most digest fields are, so this reads the
-    /// marker itself rather than through `rmp`'s generic reader.
+    /// A str of the body: the next `len` bytes of the block (version 2; `split_at_checked`
+    /// refuses a length that ends inside a character), or inline (version 1).
     fn str(&mut self) -> Option<&'a str> {
+        let Some(strs) = self.1 else {
+            return self.inline_str();
+        };
+        let len = match self.0.first() {
+            // A positive fixint: most lengths are.
+            Some(&m) if m < 0x80 => {
+                self.0 = &self.0[1..];
+                usize::from(m)
+            }
+            _ => usize::try_from(self.uint()?).ok()?,
+        };
+        let (s, rest) = strs.split_at_checked(len)?;
+        self.1 = Some(rest);
+        Some(s)
+    }
+
+    /// A str (fixstr, str 8, 16 or 32) where it stands, borrowed: this reads the marker
+    /// itself rather than through `rmp`'s generic reader.
+    fn inline_str(&mut self) -> Option<&'a str> {
         let b = self.0;
         let (skip, len): (usize, usize) = match *b.first()? {
             m @ 0xa0..=0xbf => (1, usize::from(m & 0x1f)),
@@ -294,12 +367,36 @@ impl<'a> Rd<'a> {
     }
 }
 
-/// `[version, fold version, body]`, and nothing after it (the digest ends the payload).
-fn stored(digest: &[u8]) -> Option<(u32, u32, &[u8])> {
-    let mut r = Rd(digest);
-    r.array(3)?;
-    let s = (r.u32()?, r.u32()?, r.bin()?);
-    r.0.is_empty().then_some(s)
+/// `[version, fold version, body]` (version 1) or `[version, fold version, body, strs]`
+/// (version 2), and nothing after it (the digest ends the payload).
+fn stored(digest: &[u8]) -> Option<(u32, u32, &[u8], Option<&str>)> {
+    let mut r = Rd(digest, None);
+    let n = rmp::decode::read_array_len(&mut r.0).ok()?;
+    let (v, f, body) = (r.u32()?, r.u32()?, r.bin()?);
+    let strs = match n {
+        3 => None,
+        4 => Some(r.inline_str()?),
+        _ => return None,
+    };
+    r.0.is_empty().then_some((v, f, body, strs))
+}
+
+/// A reader over the body of a digest the fold reads ([`readable`]; what [`stored`] reads,
+/// read as `encode` and `encode_v1` write the head: both versions are positive fixints),
+/// holding the block of strs of a version 2 digest, checked as UTF-8 here, once.
+fn readable_body(digest: &[u8]) -> Option<Rd<'_>> {
+    const _: () = assert!(DIGEST_VERSION < 0x80 && FOLD_VERSION < 0x80);
+    const V: u8 = DIGEST_VERSION as u8;
+    const F: u8 = FOLD_VERSION as u8;
+    let (strs, rest) = match digest {
+        [0x94, V, F, rest @ ..] => (true, rest),
+        [0x93, 1, F, rest @ ..] => (false, rest),
+        _ => return None,
+    };
+    let mut r = Rd(rest, None);
+    let body = r.bin()?;
+    let strs = if strs { Some(r.inline_str()?) } else { None };
+    r.0.is_empty().then_some(Rd(body, strs))
 }
 
 fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
@@ -321,11 +418,21 @@ fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
 /// The event a digest of the current version describes, as the fold reads it; None for a
 /// digest of another version or one that does not decode (the fold then reads the JSON).
 pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
-    let (version, fold_version, body) = stored(digest)?;
-    if (version, fold_version) != CURRENT {
-        return None;
-    }
-    let r = &mut Rd(body);
+    read(digest, Event::clone)
+}
+
+/// Calls `f` with the event a digest of the current version describes (see [`decode`]);
+/// None, without calling it, for a digest that [`decode`] reads as None. The event stays on
+/// this function's stack: an `Event` is large, and handing it out by value moves it (the
+/// fold's load path calls this once per record).
+#[inline]
+pub fn with_decoded<R>(digest: &[u8], f: impl FnOnce(&Event<'_>) -> R) -> Option<R> {
+    read(digest, f)
+}
+
+#[inline(always)]
+fn read<'a, R>(digest: &'a [u8], f: impl FnOnce(&Event<'a>) -> R) -> Option<R> {
+    let r = &mut readable_body(digest)?;
     r.array(33)?;
     let host = Host::from_name(r.str()?)?;
     let kind_name = r.str()?;
@@ -333,45 +440,55 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
     if kind.as_str() != kind_name {
         return None;
     }
-    let mut e = Event::bare(host, kind, Cow::Borrowed(r.str()?));
-    e.parsed = r.bool()?;
-    e.session_id = r.opt_str()?;
-    e.cwd = r.opt_str()?;
-    e.model = r.opt_str()?;
-    e.permission_mode = r.opt_str()?;
-    e.prompt_id = r.opt_str()?;
-    e.agent_id = r.opt_str()?;
-    e.agent_type = r.opt_str()?;
-    e.tool = r.opt(tool)?;
-    e.prompt = r.opt_str()?;
-    e.source = r.opt_str()?;
-    e.trigger = r.opt_str()?;
-    e.reason = r.opt_str()?;
-    e.error = r.opt_str()?;
-    e.message = r.opt_str()?;
-    e.file_path = r.opt_str()?;
-    e.file_touch = r.opt(|r| {
-        r.array(2)?;
-        let op = op_from(r.uint()?.try_into().ok()?)?;
-        Some((op, Cow::Borrowed(r.str()?)))
-    })?;
-    e.new_cwd = r.opt_str()?;
-    e.summary = r.opt_str()?;
-    e.custom_instructions = r.opt_str()?;
-    e.session_kind = r.opt_str()?;
-    e.parent_session = r.opt_str()?;
-    e.session_duration_ms = r.opt(Rd::uint)?;
-    e.context_usage_percent = r.opt(|r| rmp::decode::read_f64(&mut r.0).ok())?;
-    e.message_count = r.opt(Rd::uint)?;
-    e.turn_tool_calls = r.opt_raw()?;
-    e.background_tasks = r.opt_raw()?;
-    e.task_id = r.opt_str()?;
-    e.task_subject = r.opt_str()?;
-    e.model_messages = r.opt(|r| {
-        let n = rmp::decode::read_array_len(&mut r.0).ok()?;
-        (0..n).map(|_| r.str().map(RawJson::kept)).collect()
-    })?;
-    r.0.is_empty().then_some(e)
+    // One struct literal, fields in the digest's order: the event is built where it stays.
+    let e = Event {
+        host,
+        kind,
+        name: Cow::Borrowed(r.str()?),
+        parsed: r.bool()?,
+        session_id: r.opt_str()?,
+        cwd: r.opt_str()?,
+        model: r.opt_str()?,
+        permission_mode: r.opt_str()?,
+        prompt_id: r.opt_str()?,
+        agent_id: r.opt_str()?,
+        agent_type: r.opt_str()?,
+        tool: r.opt(tool)?,
+        prompt: r.opt_str()?,
+        source: r.opt_str()?,
+        trigger: r.opt_str()?,
+        reason: r.opt_str()?,
+        error: r.opt_str()?,
+        message: r.opt_str()?,
+        file_path: r.opt_str()?,
+        file_touch: r.opt(|r| {
+            r.array(2)?;
+            let op = op_from(r.uint()?.try_into().ok()?)?;
+            Some((op, Cow::Borrowed(r.str()?)))
+        })?,
+        new_cwd: r.opt_str()?,
+        summary: r.opt_str()?,
+        custom_instructions: r.opt_str()?,
+        session_kind: r.opt_str()?,
+        parent_session: r.opt_str()?,
+        session_duration_ms: r.opt(Rd::uint)?,
+        context_usage_percent: r.opt(|r| rmp::decode::read_f64(&mut r.0).ok())?,
+        message_count: r.opt(Rd::uint)?,
+        turn_tool_calls: r.opt_raw()?,
+        background_tasks: r.opt_raw()?,
+        task_id: r.opt_str()?,
+        task_subject: r.opt_str()?,
+        model_messages: r.opt(|r| {
+            let n = rmp::decode::read_array_len(&mut r.0).ok()?;
+            (0..n).map(|_| r.str().map(RawJson::kept)).collect()
+        })?,
+        // Not kept (see `encode`).
+        turn_id: None,
+    };
+    if !r.0.is_empty() || r.1.is_some_and(|strs| !strs.is_empty()) {
+        return None;
+    }
+    Some(f(&e))
 }
 
 #[cfg(test)]
@@ -452,16 +569,58 @@ mod tests {
             assert!(decode(&bytes[..n]).is_none(), "cut at {n}");
         }
         // A body with a byte after its last field is not one this build wrote.
-        let (v, f, body) = stored(&bytes).unwrap();
+        let (v, f, body, strs) = stored(&bytes).unwrap();
+        let strs = strs.expect("version 2 has its strs");
         let mut longer = body.to_vec();
         longer.push(0xc0);
-        let again = rmp_serde::to_vec(&Stored(v, f, &longer)).unwrap();
+        let again = rmp_serde::to_vec(&StoredV2(v, f, &longer, strs)).unwrap();
         assert!(decode(&again).is_none());
+        // Nor one with more strs than its body names.
+        let more = format!("{strs}x");
+        let again = rmp_serde::to_vec(&StoredV2(v, f, body, &more)).unwrap();
+        assert!(decode(&again).is_none());
+        assert!(decode(&rmp_serde::to_vec(&StoredV2(v, f, body, strs)).unwrap()).is_some());
         // Nor a digest with a byte after it: not a digest at all (`verify --digests` says so).
         let mut after = bytes.clone();
         after.push(0xc0);
         assert!(decode(&after).is_none());
         assert_eq!(version(&after), None);
         assert_eq!(version(&bytes), Some(CURRENT));
+    }
+
+    #[test]
+    fn a_version_1_digest_decodes_as_the_same_event() {
+        let raws: Vec<RawJson> = ["{}", r#"{"é":1}"#, "[]", "[]", "{}", r#""ü""#]
+            .iter()
+            .map(|t| RawJson::kept(t))
+            .collect();
+        let mut e = full(&raws);
+        e.prompt = Some("naïve – ok".into());
+        let (v1, v2) = (encode_v1(&e), encode(&e));
+        assert_eq!(version(&v1), Some((1, FOLD_VERSION)));
+        assert_eq!(version(&v2), Some(CURRENT));
+        assert!(readable((1, FOLD_VERSION)) && readable(CURRENT));
+        assert!(!readable((1, FOLD_VERSION - 1)) && !readable((DIGEST_VERSION + 1, FOLD_VERSION)));
+        let (a, b) = (decode(&v1).expect("v1"), decode(&v2).expect("v2"));
+        assert_eq!(format!("{a:?}"), format!("{e:?}"));
+        assert_eq!(format!("{b:?}"), format!("{e:?}"));
+        // Version 2's strs are one block, after the body.
+        let (_, _, _, strs) = stored(&v2).unwrap();
+        assert!(strs.unwrap().contains("naïve – ok"));
+        assert_eq!(stored(&v1).unwrap().3, None);
+    }
+
+    #[test]
+    fn a_str_length_that_ends_inside_a_character_does_not_decode() {
+        let mut e = Event::bare(Host::Claude, EventKind::Stop, "Stop".into());
+        e.message = Some("é".into());
+        let bytes = encode(&e);
+        let (v, f, body, strs) = stored(&bytes).unwrap();
+        // The body's last str length (1 byte before the trailing nils) is the message's: 2.
+        let at = body.iter().rposition(|&b| b == 2).unwrap();
+        let mut body = body.to_vec();
+        body[at] = 1;
+        let bad = rmp_serde::to_vec(&StoredV2(v, f, &body, strs.unwrap())).unwrap();
+        assert!(decode(&bad).is_none());
     }
 }
