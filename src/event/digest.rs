@@ -418,7 +418,8 @@ fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
 /// The event a digest of the current version describes, as the fold reads it; None for a
 /// digest of another version or one that does not decode (the fold then reads the JSON).
 pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
-    read(digest, Event::clone)
+    let_event!(e = digest);
+    Some(e)
 }
 
 /// Calls `f` with the event a digest of the current version describes (see [`decode`]);
@@ -427,69 +428,74 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
 /// fold's load path calls this once per record).
 #[inline]
 pub fn with_decoded<R>(digest: &[u8], f: impl FnOnce(&Event<'_>) -> R) -> Option<R> {
-    read(digest, f)
-}
-
-#[inline(always)]
-fn read<'a, R>(digest: &'a [u8], f: impl FnOnce(&Event<'a>) -> R) -> Option<R> {
-    let r = &mut readable_body(digest)?;
-    r.array(33)?;
-    let host = Host::from_name(r.str()?)?;
-    let kind_name = r.str()?;
-    let kind = EventKind::from_claude(kind_name);
-    if kind.as_str() != kind_name {
-        return None;
-    }
-    // One struct literal, fields in the digest's order: the event is built where it stays.
-    let e = Event {
-        host,
-        kind,
-        name: Cow::Borrowed(r.str()?),
-        parsed: r.bool()?,
-        session_id: r.opt_str()?,
-        cwd: r.opt_str()?,
-        model: r.opt_str()?,
-        permission_mode: r.opt_str()?,
-        prompt_id: r.opt_str()?,
-        agent_id: r.opt_str()?,
-        agent_type: r.opt_str()?,
-        tool: r.opt(tool)?,
-        prompt: r.opt_str()?,
-        source: r.opt_str()?,
-        trigger: r.opt_str()?,
-        reason: r.opt_str()?,
-        error: r.opt_str()?,
-        message: r.opt_str()?,
-        file_path: r.opt_str()?,
-        file_touch: r.opt(|r| {
-            r.array(2)?;
-            let op = op_from(r.uint()?.try_into().ok()?)?;
-            Some((op, Cow::Borrowed(r.str()?)))
-        })?,
-        new_cwd: r.opt_str()?,
-        summary: r.opt_str()?,
-        custom_instructions: r.opt_str()?,
-        session_kind: r.opt_str()?,
-        parent_session: r.opt_str()?,
-        session_duration_ms: r.opt(Rd::uint)?,
-        context_usage_percent: r.opt(|r| rmp::decode::read_f64(&mut r.0).ok())?,
-        message_count: r.opt(Rd::uint)?,
-        turn_tool_calls: r.opt_raw()?,
-        background_tasks: r.opt_raw()?,
-        task_id: r.opt_str()?,
-        task_subject: r.opt_str()?,
-        model_messages: r.opt(|r| {
-            let n = rmp::decode::read_array_len(&mut r.0).ok()?;
-            (0..n).map(|_| r.str().map(RawJson::kept)).collect()
-        })?,
-        // Not kept (see `encode`).
-        turn_id: None,
-    };
-    if !r.0.is_empty() || r.1.is_some_and(|strs| !strs.is_empty()) {
-        return None;
-    }
+    let_event!(e = digest);
     Some(f(&e))
 }
+
+/// `let $e` = the event `$digest` describes, in the caller's frame (built there, not moved
+/// in: `decode` returns it, `with_decoded` lends it); the caller returns None if it does not
+/// decode.
+macro_rules! let_event {
+    ($e:ident = $digest:expr) => {
+        let r = &mut readable_body($digest)?;
+        r.array(33)?;
+        let host = Host::from_name(r.str()?)?;
+        let kind_name = r.str()?;
+        let kind = EventKind::from_claude(kind_name);
+        if kind.as_str() != kind_name {
+            return None;
+        }
+        // One struct literal, fields in the digest's order: the event is built where it stays.
+        let $e = Event {
+            host,
+            kind,
+            name: Cow::Borrowed(r.str()?),
+            parsed: r.bool()?,
+            session_id: r.opt_str()?,
+            cwd: r.opt_str()?,
+            model: r.opt_str()?,
+            permission_mode: r.opt_str()?,
+            prompt_id: r.opt_str()?,
+            agent_id: r.opt_str()?,
+            agent_type: r.opt_str()?,
+            tool: r.opt(tool)?,
+            prompt: r.opt_str()?,
+            source: r.opt_str()?,
+            trigger: r.opt_str()?,
+            reason: r.opt_str()?,
+            error: r.opt_str()?,
+            message: r.opt_str()?,
+            file_path: r.opt_str()?,
+            file_touch: r.opt(|r| {
+                r.array(2)?;
+                let op = op_from(r.uint()?.try_into().ok()?)?;
+                Some((op, Cow::Borrowed(r.str()?)))
+            })?,
+            new_cwd: r.opt_str()?,
+            summary: r.opt_str()?,
+            custom_instructions: r.opt_str()?,
+            session_kind: r.opt_str()?,
+            parent_session: r.opt_str()?,
+            session_duration_ms: r.opt(Rd::uint)?,
+            context_usage_percent: r.opt(|r| rmp::decode::read_f64(&mut r.0).ok())?,
+            message_count: r.opt(Rd::uint)?,
+            turn_tool_calls: r.opt_raw()?,
+            background_tasks: r.opt_raw()?,
+            task_id: r.opt_str()?,
+            task_subject: r.opt_str()?,
+            model_messages: r.opt(|r| {
+                let n = rmp::decode::read_array_len(&mut r.0).ok()?;
+                (0..n).map(|_| r.str().map(RawJson::kept)).collect()
+            })?,
+            // Not kept (see `encode`).
+            turn_id: None,
+        };
+        if !r.0.is_empty() || r.1.is_some_and(|strs| !strs.is_empty()) {
+            return None;
+        }
+    };
+}
+use let_event;
 
 #[cfg(test)]
 mod tests {

@@ -116,11 +116,12 @@ fn fold_on_two_threads<'a>(records: Records<'a>, at: Option<u64>, state: &mut St
             stop: None,
         };
         for mut batch in full_rx {
-            for (rec, event) in batch.drain(..) {
-                state.apply_decoded(&RecordView::from(&rec), event.as_ref());
-                f.records += 1;
-                f.last = Some(rec);
+            for (rec, event) in &batch {
+                state.apply_decoded(&RecordView::from(rec), event.as_ref());
             }
+            f.records += batch.len() as u64;
+            f.last = batch.last().map(|(rec, _)| *rec).or(f.last);
+            batch.clear();
             // The reader may be done: a buffer it will not take back is dropped here.
             let _ = empty_tx.send(batch);
         }
