@@ -268,8 +268,10 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
     // "Loading a state" in journal-format.md). The last record folded is hashed at the end.
     let records = reader.records_from(start, chain).first_link_only();
     // A long tail (a cold load of a large journal) is read and decoded on a second thread
-    // while this one folds (see `tail`); the state is the same either way.
-    let two_threads = journal.len().saturating_sub(start) >= tail::TWO_THREADS_MIN_BYTES;
+    // while this one folds, where a core is likely free (see `tail`); the state is the same
+    // either way.
+    let two_threads =
+        journal.len().saturating_sub(start) >= tail::TWO_THREADS_MIN_BYTES && tail::spare_core();
     let folded = tail::fold(records, opts.at, &mut state, two_threads);
     info.tail_records += folded.records;
     let last = folded.last;

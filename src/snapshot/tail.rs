@@ -1,9 +1,10 @@
 //! Folding the records after the snapshot (or all of them): on one thread for a short tail
-//! (the hook's case), on two for a long one (a cold load of a large journal): a reader thread
-//! checks each frame (CRC, seq) and decodes its event's digest, the caller's thread applies
-//! the records in seq order. Decoding an event reads nothing of the state, so it can run ahead;
-//! applying is sequential, and stays on one thread, in the journal's order: the state is the
-//! same, byte for byte, whichever path folded it.
+//! (the hook's case), on two for a long one (a cold load of a large journal) on a machine of
+//! three cores or more: a reader thread checks each frame (CRC, seq) and decodes its event's
+//! digest, the caller's thread applies the records in seq order. Decoding an event reads
+//! nothing of the state, so it can run ahead; applying is sequential, and stays on one
+//! thread, in the journal's order: the state is the same, byte for byte, whichever path
+//! folded it.
 //!
 //! The two threads pass batches of decoded records through a bounded channel, and the
 //! batches' buffers come back to the reader to be filled again: memory stays flat (a few
@@ -17,9 +18,19 @@ use crate::format::payload::{event_digest, is_system_kind};
 use crate::journal::reader::{Record, Records};
 use crate::journal::scan::Stop;
 
-/// A tail at least this long (bytes of journal) is folded on two threads; a shorter one is
-/// over before a second thread would have started.
+/// A tail at least this long (bytes of journal) is folded on two threads (where a core is
+/// likely to be free: [`spare_core`]); a shorter one is over before a second thread would have
+/// started.
 pub(super) const TWO_THREADS_MIN_BYTES: usize = 4 << 20;
+
+/// Whether a second thread is likely to find a core of its own: with three cores or more.
+/// On two, the second thread competes with the agent host and everything else the machine
+/// runs: on the shared 2-core machine the two-thread load measured 0.86x–1.07x of one thread
+/// (BENCHMARKS.md, "Digest version 2, a leaner apply, and a second core for long loads"),
+/// though it needs 1.48x fewer instructions on its slower thread than one thread does.
+pub(super) fn spare_core() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 3)
+}
 
 /// Records per batch handed from the reader thread to the folding one.
 const BATCH: usize = 256;
