@@ -3,7 +3,10 @@
 //! (Under `cargo test` the same code runs once over 20k events.)
 //!
 //! - `cold_from_journal`: open + mmap the journal, validate every record (CRC, seq; the first
-//!   record's chain link) and fold all 1M from their digests: `load_state` without a snapshot.
+//!   record's chain link) and fold all 1M from their digests: `load_state` without a snapshot
+//!   (a tail this long is read and decoded on a second thread while the caller's folds).
+//! - `cold_one_thread`: the same checks and fold on one thread (what `load_state` does for a
+//!   tail under 4 MiB).
 //! - `cold_every_link`: the same with every chain link checked (the reader's `records()`),
 //!   as loads did before digests.
 //! - `fold_only`: `State::apply` over the 1M records already validated and in memory: the
@@ -188,6 +191,18 @@ fn bench(c: &mut Criterion) {
         })
     });
     let journal = f.root.session(SESSION).unwrap().journal;
+    g.bench_function("cold_one_thread", |b| {
+        b.iter(|| {
+            let reader = JournalReader::open(&journal, None).unwrap();
+            let (_, hlen, genesis) = reader.header().unwrap();
+            let chain = sjournal::journal::scan::Chain::genesis(genesis);
+            let mut s = State::new();
+            for r in reader.records_from(hlen, chain).first_link_only() {
+                s.apply(&RecordView::from(&r.unwrap()));
+            }
+            assert_eq!(s.seq, events());
+        })
+    });
     g.bench_function("cold_every_link", |b| {
         b.iter(|| {
             let reader = JournalReader::open(&journal, None).unwrap();
@@ -313,11 +328,26 @@ fn bench_digest(c: &mut Criterion) {
         .iter()
         .map(|(_, payload)| p::event_digest(payload).expect("this build writes digests"))
         .collect();
+    // The same events' digests of version 1 (strs inline, each checked as UTF-8 on its own),
+    // as journals written before digest version 2 carry them.
+    let digests_v1: Vec<Vec<u8>> = payloads
+        .iter()
+        .zip(&texts)
+        .map(|((k, _), t)| sjournal::event::digest::derive_as(1, k, t).unwrap())
+        .collect();
     let mut g = c.benchmark_group("event_read");
     g.throughput(Throughput::Elements(payloads.len() as u64));
     g.bench_function("digest_decode", |b| {
         b.iter(|| {
             digests
+                .iter()
+                .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
+                .count()
+        })
+    });
+    g.bench_function("digest_decode_version_1", |b| {
+        b.iter(|| {
+            digests_v1
                 .iter()
                 .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
                 .count()

@@ -11,7 +11,7 @@
 use crate::support;
 
 use sjournal::event::digest;
-use sjournal::fold::{fold, RecordView, State};
+use sjournal::fold::{fold, RecordView, State, FOLD_VERSION};
 use sjournal::format::payload::{
     decode_event, encode_event, encode_event_json, event_digest, is_system_kind,
 };
@@ -19,14 +19,14 @@ use sjournal::format::record::valid_kind;
 use sjournal::journal::{verify_digests, verify_file, JournalReader, Root, Writer, WriterOptions};
 use sjournal::snapshot::{load_paths, LoadOptions};
 
-/// The checked-in journals written before digests (all but `*-digests.sjl`).
+/// The checked-in journals written before digests (all but `*-digests*.sjl`).
 fn checked_in_journals() -> Vec<std::path::PathBuf> {
     let dir = support::fixtures_dir().join("journals");
     let mut v: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "sjl"))
-        .filter(|p| !p.to_string_lossy().ends_with("-digests.sjl"))
+        .filter(|p| !p.to_string_lossy().contains("-digests"))
         .collect();
     v.sort();
     v
@@ -93,12 +93,24 @@ fn journals_written_before_digests_load_alike_rewritten_with_them() {
 /// The digests a build stored are trusted by every later build of the same versions, so what
 /// `digest::derive` makes of an event must not change without a `FOLD_VERSION` (or
 /// `DIGEST_VERSION`) bump, even where the change is outside digest.rs (a host adapter, the
-/// lenient pre-pass). A journal written with digests by an earlier build of these versions
-/// is checked in: its digests are all current, each equals what this build derives, and it
-/// folds, record by record, as the same records with the digests cut off.
+/// lenient pre-pass). Journals written with digests by earlier builds of these versions are
+/// checked in, one with digests of version 1 (strs inline, what builds before version 2
+/// wrote) and one of this build's version: each digest is of a version the fold reads,
+/// equals what this build derives for that version, and the journal folds, record by
+/// record, as the same records with the digests cut off.
 #[test]
-fn a_checked_in_journal_with_digests_folds_as_its_json() {
-    let path = support::fixtures_dir().join("journals/claude-real-digests.sjl");
+fn the_checked_in_journals_with_digests_fold_as_their_json() {
+    let files = [
+        ("claude-real-digests.sjl", 1),
+        ("claude-real-digests-v2.sjl", digest::DIGEST_VERSION),
+    ];
+    for (file, version) in files {
+        a_checked_in_journal_with_digests_folds_as_its_json(file, version);
+    }
+}
+
+fn a_checked_in_journal_with_digests_folds_as_its_json(file: &str, version: u32) {
+    let path = support::fixtures_dir().join("journals").join(file);
     let reader = JournalReader::open(&path, None).unwrap();
     let recs: Vec<_> = reader.records().unwrap().map(|r| r.unwrap()).collect();
     let mut stripped = Vec::new();
@@ -110,17 +122,20 @@ fn a_checked_in_journal_with_digests_folds_as_its_json() {
         let stored = event_digest(r.payload).expect("every event has its digest");
         assert_eq!(
             digest::version(stored),
-            Some(digest::CURRENT),
-            "seq {}: the checked-in digests are of another FOLD_VERSION or DIGEST_VERSION; \
-             regenerate tests/fixtures/journals/claude-real-digests.sjl \
-             (cargo run --example gen_fixture_journals -- DIR, copy that file)",
+            Some((version, FOLD_VERSION)),
+            "{file} seq {}: the checked-in digests are of another FOLD_VERSION or \
+             DIGEST_VERSION; regenerate tests/fixtures/journals/claude-real-digests-v2.sjl \
+             (cargo run --example gen_fixture_journals -- DIR, copy that file); after a \
+             FOLD_VERSION bump no build writes digests of version 1: remove \
+             claude-real-digests.sjl and version 1 from digest::READ_VERSIONS",
             r.seq
         );
+        assert!(digest::decode(stored).is_some(), "{file} seq {}", r.seq);
         let json = decode_event(r.seq, r.payload).unwrap();
         assert_eq!(
-            digest::derive(r.kind, json),
-            stored,
-            "seq {} ({}): this build derives another digest from the same JSON: bump \
+            digest::derive_as(version, r.kind, json).as_deref(),
+            Some(stored),
+            "{file} seq {} ({}): this build derives another digest from the same JSON: bump \
              FOLD_VERSION (or DIGEST_VERSION) and regenerate the fixture",
             r.seq,
             r.kind
@@ -134,9 +149,16 @@ fn a_checked_in_journal_with_digests_folds_as_its_json() {
             payload: p,
             ..RecordView::from(r)
         });
-        assert_eq!(with.encode(), without.encode(), "after seq {}", r.seq);
+        assert_eq!(
+            with.encode(),
+            without.encode(),
+            "{file} after seq {}",
+            r.seq
+        );
     }
-    assert!(verify_digests(&path, None).unwrap().mismatch.is_none());
+    let d = verify_digests(&path, None).unwrap();
+    assert!(d.mismatch.is_none(), "{file}: {d:?}");
+    assert_eq!((d.checked, d.other_version), (d.events, 0), "{file}");
 }
 
 /// A checked-in journal copied into a scratch root (loading takes locks beside it).
@@ -183,6 +205,33 @@ fn every_fixture_payload_folds_alike_from_its_digest_and_its_json() {
     }
     assert!(seq > 200, "{seq} fixture payloads");
     assert!(with.tools.calls > 0 && with.files.by_path.len() > 1 && with.compactions.count > 0);
+}
+
+/// A digest of version 1 (what journals written before version 2 carry) and one of this
+/// build's version decode to the same event, for every fixture payload of every host.
+#[test]
+fn digests_of_version_1_and_of_this_version_decode_alike() {
+    let mut n = 0;
+    for p in support::all_payloads() {
+        let kind = p
+            .event
+            .as_deref()
+            .filter(|k| valid_kind(k))
+            .unwrap_or("event");
+        let v1 = digest::derive_as(1, kind, &p.json).unwrap();
+        let now = digest::derive_as(digest::DIGEST_VERSION, kind, &p.json).unwrap();
+        assert_eq!(now, digest::derive(kind, &p.json));
+        let (a, b) = (digest::decode(&v1), digest::decode(&now));
+        assert!(a.is_some(), "{}: {kind}", p.file.display());
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{}: {kind}",
+            p.file.display()
+        );
+        n += 1;
+    }
+    assert!(n > 200, "{n} fixture payloads");
 }
 
 const JSON: &str =
@@ -258,11 +307,11 @@ fn the_fold_reads_the_digest_and_verify_digests_catches_one_that_disagrees() {
 #[test]
 fn a_digest_of_another_version_is_left_alone() {
     let mut p = disagreeing();
-    // The digest is `[version, fold version, body]`: a fixarray of three, then the versions
-    // (positive fixints while they are below 128).
+    // The digest is `[version, fold version, body, strs]`: a fixarray of four, then the
+    // versions (positive fixints while they are below 128).
     let at = p.len() - event_digest(&p).unwrap().len();
     let (v, f) = digest::CURRENT;
-    assert_eq!(p[at..at + 3], [0x93, v as u8, f as u8]);
+    assert_eq!(p[at..at + 3], [0x94, v as u8, f as u8]);
     p[at + 1] = 0x7f;
     assert_eq!(digest::version(event_digest(&p).unwrap()), Some((127, f)));
     assert_eq!(prompt_folded(&p), "from the json");

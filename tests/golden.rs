@@ -175,7 +175,15 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
     // Version 7: the Cline CLI (the Cline SDK's hook names, `sessionContext.rootSessionId`,
     // failed items of `tool_result.output`, a subagent's run as SubagentStart/SubagentStop,
     // the SDK's `editor` as a write or an edit). These journals' states are unchanged; the
-    // journal with digests is rewritten with digests of version 7.
+    // journal with digests is rewritten with digests of version 7. Digest version 2 (its
+    // strs in one block) adds the same journal with digests of that version; the one with
+    // digests of version 1 stays as it was written, and both fold to the same state.
+    (
+        7,
+        "claude-real-digests-v2.sjl",
+        37,
+        "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
+    ),
     (
         7,
         "claude-real-digests.sjl",

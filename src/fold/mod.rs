@@ -25,6 +25,7 @@ use std::sync::LazyLock;
 
 pub use state::*;
 
+use crate::event::Event;
 use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
@@ -77,8 +78,39 @@ impl State {
     /// Folds one record in. Records at or below the state's seq were folded already and
     /// are skipped, so folding a snapshot's tail twice changes nothing.
     pub fn apply(&mut self, rec: &RecordView<'_>) {
-        if rec.seq <= self.seq {
+        if !self.takes_event(rec) {
             return;
+        }
+        // The digest stored with the event (a version the fold reads) is what the JSON
+        // reads as; a payload without one (or with another version's) is read from its JSON.
+        let from_digest = event_digest(rec.payload).and_then(|d| {
+            crate::event::digest::with_decoded(d, |event| self.apply_event(event, rec))
+        });
+        if from_digest.is_some() {
+            return;
+        }
+        self.apply_json(rec);
+    }
+
+    /// [`State::apply`] with the event's digest decoded already: `event` is what
+    /// `event::digest::decode` reads of the record's digest (None for a system record, or an
+    /// event without a digest that decodes, read from its JSON). For a reader that decodes
+    /// ahead of the fold, on another thread.
+    pub fn apply_decoded(&mut self, rec: &RecordView<'_>, event: Option<&Event<'_>>) {
+        if !self.takes_event(rec) {
+            return;
+        }
+        match event {
+            Some(event) => self.apply_event(event, rec),
+            None => self.apply_json(rec),
+        }
+    }
+
+    /// The bookkeeping of every record; false when there is no event left to fold (a record
+    /// folded already, or a system record, folded here).
+    fn takes_event(&mut self, rec: &RecordView<'_>) -> bool {
+        if rec.seq <= self.seq {
+            return false;
         }
         self.seq = rec.seq;
         self.records += 1;
@@ -88,17 +120,11 @@ impl State {
         self.last_ts_unix_ns = rec.ts_unix_ns;
         if is_system_kind(rec.kind) {
             self.apply_system(rec);
-            return;
+            return false;
         }
         // The extras journaled with an event hold for that event only.
         self.extras = None;
-        // The digest stored with the event (current version) is what the JSON reads as; a
-        // payload without one (or with another version's) is read from its JSON.
-        if let Some(event) = event_digest(rec.payload).and_then(crate::event::digest::decode) {
-            self.apply_event(&event, rec);
-            return;
-        }
-        self.apply_json(rec);
+        true
     }
 
     /// Folds an event record from its JSON text, ignoring any digest.

@@ -38,7 +38,7 @@ use crate::event::{Event, EventKind, FileOp};
 use crate::format::payload::Injected;
 use crate::limits::{
     BACKGROUND_KEPT, DETAIL_MAX_BYTES, ERROR_LINE_MAX_BYTES, ERROR_TAIL_LINES, FAILURES_KEPT,
-    INSTRUCTIONS_KEPT, INSTRUCTION_MAX_BYTES, LAUNCHES_KEPT, LEFT_OFF_MAX_BYTES,
+    INSTRUCTIONS_KEPT, INSTRUCTION_MAX_BYTES, LAUNCHES_KEPT, LEFT_OFF_MAX_BYTES, NAME_MAX_BYTES,
     PLAN_HEAD_MAX_BYTES, SEEN_MAX, SUBAGENT_TEXT_MAX_BYTES, SUMMARY_MAX_BYTES, TODOS_MAX,
     TODO_TEXT_MAX_BYTES, TURN_ACTIONS_KEPT,
 };
@@ -61,7 +61,20 @@ fn tail(s: &str, max: usize) -> String {
 
 /// Whitespace runs collapsed to one space, trimmed: how details and instructions compare.
 pub fn squash(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(s.len());
+    push_words(&mut out, s.split_whitespace());
+    out
+}
+
+/// Appends `words` to `out`, one space between them (what `join(" ")` gives, without the
+/// vector of words: the fold does this on every tool call).
+fn push_words<'a>(out: &mut String, words: impl Iterator<Item = &'a str>) {
+    for (i, w) in words.enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
 }
 
 /// `squash(a) == squash(b)`, without building either.
@@ -75,12 +88,17 @@ fn same_words(a: &str, b: &str) -> bool {
 /// --release`), so one passing fixes the other's failure; `cargo test -p m1` is another
 /// family than `cargo test -p m0`.
 pub fn command_family(command: &str) -> String {
+    let mut out = String::with_capacity(command.len());
+    push_words(&mut out, family_words(command));
+    out
+}
+
+/// The words of `command`'s family ([`command_family`] joins them).
+fn family_words(command: &str) -> impl Iterator<Item = &str> {
     command
         .split_whitespace()
         .skip_while(|w| w.contains('=') && !w.starts_with('-'))
         .filter(|w| !w.starts_with('-'))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[derive(Deserialize, Default)]
@@ -433,7 +451,8 @@ impl State {
         }
         let k = failure_key(tool, detail);
         let shell = work::is_shell_tool(tool);
-        let family = command_family(detail);
+        // `command_family(detail)` is not empty: compared word by word below, unbuilt.
+        let has_family = family_words(detail).next().is_some();
         let turn = self.turns.count;
         for f in self
             .failures
@@ -443,8 +462,8 @@ impl State {
         {
             let variant = if f.key == k {
                 None
-            } else if shell && f.tool == tool && !family.is_empty() {
-                if command_family(&f.detail) != family {
+            } else if shell && f.tool == tool && has_family {
+                if !family_words(&f.detail).eq(family_words(detail)) {
                     continue;
                 }
                 Some(detail.to_owned())
@@ -656,7 +675,19 @@ impl State {
 
 /// How failures of the same call are recognised: the tool and its normalised detail.
 pub fn failure_key(tool: &str, detail: &str) -> String {
-    key(&format!("{tool} {}", squash(detail)))
+    // `key(&format!("{tool} {}", squash(detail)))`, built in one allocation.
+    let mut out = String::with_capacity(tool.len() + 1 + detail.len());
+    out.push_str(tool);
+    out.push(' ');
+    push_words(&mut out, detail.split_whitespace());
+    if out.len() > NAME_MAX_BYTES {
+        let mut end = NAME_MAX_BYTES;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+    }
+    out
 }
 
 /// Applies a change's line counts to its file's stats (already touched by the fold).

@@ -7,9 +7,9 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use super::{Head, SnapshotHeader, Written, FORMAT_VERSION, HEADER_LEN};
+use super::{tail, Head, SnapshotHeader, Written, FORMAT_VERSION, HEADER_LEN};
 use crate::error::{Error, Result};
-use crate::fold::{hash_encoded, RecordView, State, FOLD_VERSION};
+use crate::fold::{hash_encoded, State, FOLD_VERSION};
 use crate::format::hash::content_hash;
 use crate::format::record;
 use crate::journal::paths::{self, Root, SessionPaths};
@@ -267,36 +267,31 @@ pub fn load_paths(paths: &SessionPaths, opts: &LoadOptions) -> Result<(State, Lo
     // snapshot's record (or the header); not every link, which is `verify`'s job (see
     // "Loading a state" in journal-format.md). The last record folded is hashed at the end.
     let records = reader.records_from(start, chain).first_link_only();
-    let mut last = None;
-    for r in records {
-        match r {
-            Ok(rec) => {
-                if opts.at.is_some_and(|at| rec.seq > at) {
-                    break;
-                }
-                state.apply(&RecordView::from(&rec));
-                info.tail_records += 1;
-                last = Some(rec);
-            }
-            Err(stop) => {
-                let msg = format!(
-                    "journal {} stops at offset {}: {}; the state covers the records before it \
-                     (run `sjournal verify`)",
-                    paths.journal.display(),
-                    stop.offset,
-                    stop.problem
-                );
-                // An incomplete last record may be another writer's append in flight.
-                let in_flight = matches!(
-                    stop.problem,
-                    Problem::Frame(record::FrameError::Incomplete { .. })
-                );
-                if !in_flight {
-                    info.warnings.push(msg.clone());
-                }
-                info.stopped = Some(msg);
-            }
+    // A long tail (a cold load of a large journal) is read and decoded on a second thread
+    // while this one folds, where a core is likely free (see `tail`); the state is the same
+    // either way.
+    let two_threads =
+        journal.len().saturating_sub(start) >= tail::TWO_THREADS_MIN_BYTES && tail::spare_core();
+    let folded = tail::fold(records, opts.at, &mut state, two_threads);
+    info.tail_records += folded.records;
+    let last = folded.last;
+    if let Some(stop) = folded.stop {
+        let msg = format!(
+            "journal {} stops at offset {}: {}; the state covers the records before it \
+             (run `sjournal verify`)",
+            paths.journal.display(),
+            stop.offset,
+            stop.problem
+        );
+        // An incomplete last record may be another writer's append in flight.
+        let in_flight = matches!(
+            stop.problem,
+            Problem::Frame(record::FrameError::Incomplete { .. })
+        );
+        if !in_flight {
+            info.warnings.push(msg.clone());
         }
+        info.stopped = Some(msg);
     }
     if let Some(rec) = last {
         info.head = Some(Head {

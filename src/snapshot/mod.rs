@@ -14,6 +14,7 @@
 
 mod header;
 mod load;
+mod tail;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::event::digest::{self, CURRENT, DIGEST_VERSION};
+use crate::event::digest;
 use crate::format::header::Header;
 use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::journal::reader::{JournalReader, Records};
@@ -25,7 +25,8 @@ pub struct DigestReport {
     /// Event records read (up to the first record that is not valid, if any: `verify` reports
     /// that one).
     pub events: u64,
-    /// Events whose digest, of this build's version, was compared with the JSON's.
+    /// Events whose digest, of a version this build's fold reads
+    /// (`digest::READ_VERSIONS`, with its `FOLD_VERSION`), was compared with the JSON's.
     pub checked: u64,
     /// Events without a digest (written before digests): the fold reads their JSON.
     pub without: u64,
@@ -68,8 +69,8 @@ pub fn check(records: Records<'_>) -> DigestReport {
             what,
             torn_tail: false,
         };
-        match digest::version(stored) {
-            Some(v) if v == CURRENT => {}
+        let version = match digest::version(stored) {
+            Some(v) if digest::readable(v) => v.0,
             Some(_) => {
                 r.other_version += 1;
                 continue;
@@ -81,15 +82,15 @@ pub fn check(records: Records<'_>) -> DigestReport {
                 ));
                 return r;
             }
-        }
+        };
         r.checked += 1;
         let Ok(json) = decode_event(rec.seq, rec.payload) else {
             r.mismatch = Some(found("the event's JSON text does not decode".into()));
             return r;
         };
-        if digest::derive(rec.kind, json) != stored {
+        if digest::derive_as(version, rec.kind, json).as_deref() != Some(stored) {
             r.mismatch = Some(found(format!(
-                "the event's digest (version {DIGEST_VERSION}) differs from the one its JSON \
+                "the event's digest (version {version}) differs from the one its JSON \
                  derives (a writer bug or an edit): the fold reads the digest, replay and \
                  export read the JSON"
             )));
