@@ -333,3 +333,18 @@ fn loads_check_crcs_and_seqs_and_leave_every_link_to_verify() {
     assert_eq!(s.seq, 0);
     assert!(info.stopped.unwrap().contains("does not link"));
 }
+
+/// The session's own fold (the hook's, under the lock: `Session::state`) follows the same
+/// rule: an edit with a recomputed CRC is folded without a word (it used to hash every link of
+/// the tail and warn of damage), and `verify` reports it.
+#[test]
+fn the_sessions_fold_checks_crcs_and_seqs_and_leaves_every_link_to_verify() {
+    use sjournal::journal::{Session, WriterOptions};
+    let f = fixture();
+    fs::write(&f.path, edit_payload(&f, 3, true)).unwrap();
+    let mut s = Session::open(&f.root, SESSION, &WriterOptions::default()).unwrap();
+    assert_eq!(s.state().unwrap().seq, 6);
+    assert_eq!(s.warnings().unwrap(), Vec::<String>::new());
+    drop(s);
+    assert_reported(&f.root, SESSION, &f.path, f.offset(4), "edit+crc");
+}

@@ -160,6 +160,19 @@ pub struct ScanEnd {
     pub stop: Option<Stop>,
 }
 
+/// How much of the chain a scan checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Every record's link to the one before it (a blake3 of every frame): what recovery
+    /// and the writer's open need, to cut only a provably torn tail.
+    Every,
+    /// The first record's link to the chain the scan starts from (the header's genesis or
+    /// a snapshot's head), then CRCs and seqs: what a fold of the state checks
+    /// (journal-format.md, "Loading a state: what is checked"). The returned chain's
+    /// `prev_hash` is then unknown ([`Hash::ZERO`]).
+    First,
+}
+
 /// Scans records in `[start, len)` of a storage through a chunked buffer, so memory stays
 /// bounded by the largest frame whatever the journal's size.
 pub fn scan_storage<S: Storage + ?Sized>(
@@ -168,16 +181,18 @@ pub fn scan_storage<S: Storage + ?Sized>(
     len: u64,
     chain: Chain,
 ) -> std::io::Result<ScanEnd> {
-    scan_storage_with(storage, start, len, chain, &mut |_, _| {})
+    scan_storage_with(storage, start, len, chain, Links::Every, &mut |_, _| {})
 }
 
-/// [`scan_storage`], calling `visit(offset, record)` for every valid record (the session's
-/// state is folded from the writer's own storage this way, without a second open).
+/// [`scan_storage`], checking `links`, calling `visit(offset, record)` for every valid record
+/// (the session's state is folded from the writer's own storage this way, without a second
+/// open).
 pub fn scan_storage_with<S: Storage + ?Sized>(
     storage: &S,
     start: u64,
     len: u64,
     mut chain: Chain,
+    links: Links,
     visit: &mut dyn FnMut(u64, &FrameRef<'_>),
 ) -> std::io::Result<ScanEnd> {
     let mut buf: Vec<u8> = Vec::new();
@@ -202,7 +217,11 @@ pub fn scan_storage_with<S: Storage + ?Sized>(
         };
         match record::parse(&buf[pos..]) {
             Ok(frame) => {
-                if let Err(p) = chain.accept(&frame) {
+                let accepted = match links {
+                    Links::Every => chain.accept(&frame).map(drop),
+                    Links::First => chain.accept_unhashed(&frame),
+                };
+                if let Err(p) = accepted {
                     return Ok(ScanEnd {
                         chain,
                         end: at,

@@ -240,16 +240,18 @@ impl Writer {
 
     /// Calls `visit(offset, record)` for every valid record from `offset` (a record
     /// boundary, at or after the header) to the tail, reading through the writer's own
-    /// storage. `chain` is what the record at `offset` must link to (None: from the header).
+    /// storage. `chain` is what the record at `offset` must link to (None: from the header);
+    /// `links` says whether the links after it are checked too.
     /// Returns where the scan ended: short of the tail only if a record before the tail is
     /// damaged (a writer that trusted a valid hint past it, case-table row 17).
     pub(crate) fn visit_records(
         &self,
         offset: Option<(u64, Chain)>,
+        links: scan::Links,
         visit: &mut dyn FnMut(u64, &FrameRef<'_>),
     ) -> Result<ScanEnd> {
         let (start, chain) = offset.unwrap_or((self.header_len, self.genesis));
-        scan::scan_storage_with(&*self.storage, start, self.end, chain, visit)
+        scan::scan_storage_with(&*self.storage, start, self.end, chain, links, visit)
             .map_err(|e| self.io_err("read", e))
     }
 

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::fold::{RecordView, State};
 use crate::format::record;
 use crate::journal::reader::JournalReader;
-use crate::journal::scan::{self, Chain};
+use crate::journal::scan::{self, Chain, Links};
 use crate::journal::writer::Appended;
 use crate::limits::SNAPSHOT_EVERY_RECORDS;
 use crate::snapshot::{self, Head, LoadOptions};
@@ -71,7 +71,11 @@ impl Session {
             }
         }
         let state = &mut l.state;
-        let end = w.visit_records(from, &mut |_, f| state.apply(&RecordView::from(f)))?;
+        // A fold: CRCs, seqs and the first record's link to the snapshot (or the header),
+        // as every load checks (journal-format.md, "Loading a state: what is checked").
+        let end = w.visit_records(from, Links::First, &mut |_, f| {
+            state.apply(&RecordView::from(f))
+        })?;
         if let Some(stop) = end.stop.filter(|_| end.end < w.len()) {
             // Damage before the record the writer's hint names (case-table row 17): the
             // writer appends after it, so fold what is readable past it too.
@@ -120,7 +124,7 @@ impl Session {
         let shift = l.state.seq;
         l.seq_shift = shift;
         let st = &mut l.state;
-        self.writer.visit_records(None, &mut |_, f| {
+        self.writer.visit_records(None, Links::First, &mut |_, f| {
             let mut v = RecordView::from(f);
             v.seq += shift;
             st.apply(&v);

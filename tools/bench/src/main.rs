@@ -203,6 +203,27 @@ fn task_clock(bin: &Path, root: &Path, stdin: &[u8]) -> Option<Duration> {
     Some(Duration::from_secs_f64(ms / 1e3))
 }
 
+/// The floor, timed right before every hook that is timed: each hook sample and each floor
+/// sample then follows a run of another program. Run back to back, the second of two runs of
+/// one binary found its code in warm caches and answered faster (the session that came second
+/// in a round measured 0.88x-0.90x of the first, whatever its size).
+struct Floor {
+    bin: PathBuf,
+    file: PathBuf,
+    stdin: Vec<u8>,
+    t: Samples,
+}
+
+impl Floor {
+    /// Times a floor run, then `cmd` (returned).
+    fn then(&mut self, cmd: &mut Command, stdin: &[u8]) -> Duration {
+        let mut f = Command::new(&self.bin);
+        f.arg("floor").arg(&self.file);
+        self.t.push(time_spawn(&mut f, &self.stdin));
+        time_spawn(cmd, stdin)
+    }
+}
+
 fn time_spawn(cmd: &mut Command, stdin: &[u8]) -> Duration {
     let t = Instant::now();
     let mut child = cmd
@@ -260,12 +281,14 @@ fn report(args: &[String]) {
     let (p_small, p_big) = (with_session("bench-small"), with_session("bench-big"));
     let floor_file = tmp.path().join("floor.bin");
     let jq_file = tmp.path().join("jq.jsonl");
-    let (mut floor_t, mut small_t, mut big_t, mut jq_t) = (
-        Samples::default(),
-        Samples::default(),
-        Samples::default(),
-        Samples::default(),
-    );
+    let mut floor = Floor {
+        bin: me.clone(),
+        file: floor_file.clone(),
+        stdin: p_small.clone().into_bytes(),
+        t: Samples::default(),
+    };
+    let (mut small_t, mut big_t, mut jq_t) =
+        (Samples::default(), Samples::default(), Samples::default());
     let (q_small, q_big) = (
         gen::payload_for(&o.prompt, "bench-small"),
         gen::payload_for(&o.prompt, "bench-big"),
@@ -278,7 +301,7 @@ fn report(args: &[String]) {
     for run in 0..runs {
         // The earlier build runs before this one's samples on even rounds, after on odd ones.
         let before_first = run % 2 == 0;
-        let time_before = |before_t: &mut [Samples; 4], cpu: &mut [Samples; 4]| {
+        let time_before = |floor: &mut Floor, before_t: &mut [Samples; 4], cpu: &mut [Samples; 4]| {
             let Some(b) = &o.before else { return };
             for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
                 if p.is_empty() {
@@ -286,7 +309,7 @@ fn report(args: &[String]) {
                 }
                 let mut c = Command::new(b);
                 c.arg("--root").arg(&root_before).arg("hook");
-                before_t[k].push(time_spawn(&mut c, p.as_bytes()));
+                before_t[k].push(floor.then(&mut c, p.as_bytes()));
                 if let Some(t) = task_clock(b, &root_before, p.as_bytes()) {
                     cpu[k].push(t);
                 }
@@ -307,32 +330,28 @@ fn report(args: &[String]) {
             cpu_this(&mut cpu_after);
         }
         if before_first {
-            time_before(&mut before_t, &mut cpu_before);
+            time_before(&mut floor, &mut before_t, &mut cpu_before);
         }
         if o.hook && !o.prompt.is_empty() {
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
-            qs_t.push(time_spawn(&mut c, q_small.as_bytes()));
+            qs_t.push(floor.then(&mut c, q_small.as_bytes()));
             let mut c = Command::new(&o.sjournal);
             c.arg("--root").arg(&root).arg(sub);
-            qb_t.push(time_spawn(&mut c, q_big.as_bytes()));
+            qb_t.push(floor.then(&mut c, q_big.as_bytes()));
         }
-        floor_t.push(time_spawn(
-            Command::new(&me).arg("floor").arg(&floor_file),
-            p_small.as_bytes(),
-        ));
         let mut c = Command::new(&o.sjournal);
         c.arg("--root").arg(&root).arg(sub);
         if !o.hook {
             c.args(["--session", "bench-small"]);
         }
-        small_t.push(time_spawn(&mut c, p_small.as_bytes()));
+        small_t.push(floor.then(&mut c, p_small.as_bytes()));
         let mut c = Command::new(&o.sjournal);
         c.arg("--root").arg(&root).arg(sub);
         if !o.hook {
             c.args(["--session", "bench-big"]);
         }
-        big_t.push(time_spawn(&mut c, p_big.as_bytes()));
+        big_t.push(floor.then(&mut c, p_big.as_bytes()));
         jq_t.push(time_spawn(
             Command::new("sh")
                 .arg("-c")
@@ -340,11 +359,12 @@ fn report(args: &[String]) {
             p_small.as_bytes(),
         ));
         if !before_first {
-            time_before(&mut before_t, &mut cpu_before);
+            time_before(&mut floor, &mut before_t, &mut cpu_before);
         } else {
             cpu_this(&mut cpu_after);
         }
     }
+    let floor_t = floor.t;
     let cmd = format!("`sjournal {sub}`");
     row(format!(
         "| hook latency p50, 10 prior events ({cmd}) | {} | floor {} | {:.2}x | <= 1.5x |",
