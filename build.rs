@@ -1,9 +1,9 @@
 //! How the `sjournal` binary is linked. Agent hosts start `sjournal hook` on every event of a
 //! session, so its start-up is on their path. On x86_64 Linux with glibc the binary is linked
 //! as a **static PIE**: no dynamic loader, no shared libraries to find, map and relocate, no
-//! symbol lookups, and the image is still randomized by ASLR. A PostToolUse hook then takes
-//! about 0.7x the wall time of the dynamically linked binary (BENCHMARKS.md, "A static hook
-//! binary").
+//! symbol lookups, and the image is still randomized by ASLR. A hook then takes about 0.7x
+//! the wall time of the dynamically linked `-no-pie` build before it (BENCHMARKS.md, "A static
+//! hook binary").
 //!
 //! Cargo cannot give one binary `-C target-feature=+crt-static`: set for the package, it
 //! reaches the proc-macro crates, which cannot be linked statically. So this script links the
@@ -16,7 +16,10 @@
 //! are not.
 //!
 //! If an archive is missing (no `libc6-dev`/`glibc-static`), or with `SJOURNAL_LINK=dynamic`,
-//! the binary is linked as the platform's default (a dynamic PIE), and the build says why.
+//! the binary is linked as the platform's default (a dynamic PIE), and the build says why
+//! (`SJOURNAL_LINK=static` makes a missing archive an error). Only missing files are caught:
+//! a C toolchain that has the archives but cannot link a static PIE (gcc before 8, sanitizer
+//! builds) fails the build; set `SJOURNAL_LINK=dynamic` there.
 //! `SJOURNAL_LINKED` (`static-pie` or `dynamic`) tells the package's tests what was done.
 //! Other targets are linked as their defaults.
 
@@ -38,25 +41,29 @@ const SHADOWS: &[(&str, &[&str])] = &[
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=SJOURNAL_LINK");
-    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
-    let measured = var("CARGO_CFG_TARGET_OS") == "linux"
-        && var("CARGO_CFG_TARGET_ENV") == "gnu"
-        && var("CARGO_CFG_TARGET_ARCH") == "x86_64";
+    let measured = var("TARGET") == "x86_64-unknown-linux-gnu";
     let linked = match (measured, var("SJOURNAL_LINK").as_str()) {
-        (false, _) | (true, "dynamic") => "dynamic",
-        (true, "" | "static") => match static_pie(&var("RUSTC_LINKER"), &var("OUT_DIR")) {
-            Ok(()) => "static-pie",
-            Err(why) => {
-                println!(
-                    "cargo:warning=sjournal is linked dynamically: {why}. A static binary \
+        (false, "" | "dynamic") | (true, "dynamic") => "dynamic",
+        (false, "static") => {
+            panic!("SJOURNAL_LINK=static is built for x86_64-unknown-linux-gnu only")
+        }
+        (true, asked @ ("" | "static")) => {
+            match static_pie(&var("RUSTC_LINKER"), &var("OUT_DIR")) {
+                Ok(()) => "static-pie",
+                Err(why) if asked == "static" => panic!("SJOURNAL_LINK=static, but {why}"),
+                Err(why) => {
+                    println!(
+                        "cargo:warning=sjournal is linked dynamically: {why}. A static binary \
                      starts faster on every hook; install the C library's static archives \
-                     (Debian/Ubuntu: libc6-dev; Fedora: glibc-static) and rebuild"
-                );
-                "dynamic"
+                     (Debian/Ubuntu: libc6-dev; Fedora: glibc-static), then `cargo clean -p \
+                     sjournal` and build again"
+                    );
+                    "dynamic"
+                }
             }
-        },
-        (true, other) => panic!("SJOURNAL_LINK={other:?}: expected \"static\" or \"dynamic\""),
+        }
+        (_, other) => panic!("SJOURNAL_LINK={other:?}: expected \"static\" or \"dynamic\""),
     };
     println!("cargo:rustc-env=SJOURNAL_LINKED={linked}");
 }

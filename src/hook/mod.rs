@@ -230,11 +230,29 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
         let (shared, deliver, opts) = (shared.clone(), deliver.clone(), opts.clone());
         std::thread::Builder::new()
             .name("sjournal-watchdog".into())
+            // What the calling thread has: a take-over may write memory after its reply.
+            .stack_size(WATCHDOG_STACK_BYTES)
             .spawn(move || {
-                let out = watchdog::watch(&shared, &opts, start);
-                match shared.watchdog_settles(out) {
-                    Some(out) => deliver_once(&deliver, out),
-                    None => park_forever(),
+                let settled = catch_unwind(AssertUnwindSafe(|| {
+                    shared.watchdog_settles(watchdog::watch(&shared, &opts, start))
+                }));
+                match settled {
+                    Ok(Some(out)) => deliver_once(&deliver, out),
+                    Ok(None) => park_forever(),
+                    // A bug in the watchdog: whatever the worker left, failing open, rather
+                    // than leave a worker that waits for the watchdog waiting forever.
+                    Err(p) => {
+                        let mut out = shared.outcome(true);
+                        out.diagnostics.push(format!(
+                            "internal error in the hook's watchdog (panic: {}); failing open, \
+                             the event may not have been kept",
+                            panic_message(&*p)
+                        ));
+                        match shared.watchdog_settles(out) {
+                            Some(out) => deliver_once(&deliver, out),
+                            None => park_forever(),
+                        }
+                    }
                 }
             })
     };
@@ -249,11 +267,15 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
         );
         deliver_once(&deliver, out);
     }
-    match shared.worker_settles() {
+    match shared.worker_settles(start + opts.deadline) {
         Some(out) => deliver_once(&deliver, out),
         None => park_forever(),
     }
 }
+
+/// The watchdog's stack: the main thread's default, since a take-over runs the same
+/// after-reply work (memory) as the main thread does.
+const WATCHDOG_STACK_BYTES: usize = 8 << 20;
 
 fn deliver_once(deliver: &std::sync::Mutex<Option<Deliver>>, out: HookOutcome) -> ! {
     let taken = deliver.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -284,14 +306,18 @@ fn run_worker<R: Read>(
     shared.finish();
 }
 
+/// What a caught panic said.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
 /// Runs the worker's `body`, with a panic caught and reported.
 fn caught(shared: &Shared, body: impl FnOnce()) {
     if let Err(p) = catch_unwind(AssertUnwindSafe(body)) {
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown".into());
+        let msg = panic_message(&*p);
         let mut st = shared.lock();
         let what = if st.claim == Claim::Worker && st.landed.is_none() {
             // A panic inside the write itself: a bug in the write path, not a state the

@@ -155,7 +155,9 @@ impl Shared {
     /// hook. None if the watchdog has the event (it took it over, or the worker left it
     /// unclaimed by a panic) or is already delivering: the watchdog is woken to settle it.
     /// Without a wake-up when the worker settles it: the watchdog is not waited for.
-    pub(super) fn worker_settles(&self) -> Option<HookOutcome> {
+    /// Past the `deadline` the outcome says so (the event's write was under way then: the
+    /// watchdog waited for it, as it does whatever the disk takes).
+    pub(super) fn worker_settles(&self, deadline: Instant) -> Option<HookOutcome> {
         let mut st = self.lock();
         st.finished = true;
         let abandoned = st.claim == Claim::Free && st.captured.is_some();
@@ -165,7 +167,12 @@ impl Shared {
             return None;
         }
         st.delivering = true;
-        Some(outcome(&mut st, false))
+        let late = Instant::now() > deadline && st.claim == Claim::Worker;
+        if late {
+            st.diag
+                .push("the hook finished after its deadline (a write was under way)".into());
+        }
+        Some(outcome(&mut st, late))
     }
 
     /// The watchdog settled the hook with `out`: Some(out) to deliver, unless the worker
@@ -455,6 +462,11 @@ mod tests {
         })
     }
 
+    /// A deadline that has not passed.
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
     fn with_event() -> Shared {
         let sh = Shared::new();
         sh.captured(captured(), &mut Vec::new());
@@ -466,7 +478,7 @@ mod tests {
         let sh = with_event();
         assert_eq!(sh.claim(Claim::Worker), (true, true));
         sh.done(Some("reply".into()), None, None, None, &mut Vec::new());
-        let out = sh.worker_settles().expect("the worker settles it");
+        let out = sh.worker_settles(far()).expect("the worker settles it");
         assert_eq!(out.stdout.as_deref(), Some("reply"));
         let late = HookOutcome {
             stdout: Some("watchdog".into()),
@@ -480,14 +492,14 @@ mod tests {
         let sh = with_event();
         assert_eq!(sh.claim(Claim::Watchdog), (true, true));
         assert_eq!(sh.claim(Claim::Worker), (false, false));
-        assert!(sh.worker_settles().is_none());
+        assert!(sh.worker_settles(far()).is_none());
         assert!(sh.watchdog_settles(sh.outcome(true)).is_some());
     }
 
     #[test]
     fn an_event_left_unclaimed_by_a_panic_is_the_watchdogs_to_settle() {
         let sh = with_event();
-        assert!(sh.worker_settles().is_none());
+        assert!(sh.worker_settles(far()).is_none());
         assert!(sh.watchdog_settles(sh.outcome(false)).is_some());
     }
 
@@ -496,7 +508,22 @@ mod tests {
         let sh = with_event();
         assert!(sh.watchdog_settles(sh.outcome(true)).is_some());
         assert_eq!(sh.claim(Claim::Worker), (false, false));
-        assert!(sh.worker_settles().is_none());
+        assert!(sh.worker_settles(far()).is_none());
+    }
+
+    #[test]
+    fn a_worker_that_wrote_the_event_after_the_deadline_says_so() {
+        let sh = with_event();
+        assert_eq!(sh.claim(Claim::Worker), (true, true));
+        let out = sh
+            .worker_settles(Instant::now())
+            .expect("the worker settles it");
+        assert!(out.timed_out);
+        assert!(
+            out.diagnostics[0].contains("after its deadline"),
+            "{:?}",
+            out.diagnostics
+        );
     }
 
     #[test]
@@ -504,7 +531,7 @@ mod tests {
         let sh = Shared::new();
         sh.note(&mut vec!["nothing was read".into()]);
         let out = sh
-            .worker_settles()
+            .worker_settles(far())
             .expect("no event: the worker settles it");
         assert_eq!(out.diagnostics, ["nothing was read"]);
     }

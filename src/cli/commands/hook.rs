@@ -79,9 +79,9 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
         }
     };
     // The configuration says the deadline. It is read here, before the watchdog starts: it
-    // is opened without blocking and only as a regular file (`Config::load`), and a root on
-    // a mount that hangs would hang the event's write, and the watchdog's spool in the same
-    // root, all the same.
+    // is opened without blocking and only as a regular file (`Config::load`). An `open` that
+    // hangs (a dead mount under the root) hangs the hook here, with no watchdog yet; a hung
+    // root would hang the event's write, and the watchdog's spool in the same root, anyway.
     let config = Config::load(&root).unwrap_or_else(|e| {
         diag.push(e.to_string());
         Config::default()
@@ -113,7 +113,11 @@ pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
     let (root, config) = (opts.root.clone(), opts.config.clone());
     let project_dir = opts.env_project_dir.clone();
     let deliver = Box::new(move |out: hook::HookOutcome| -> std::convert::Infallible {
-        deliver(out, diag, &root, &config, project_dir.as_deref());
+        // Exit 0 whatever happens after the reply (a panic in memory's write would otherwise
+        // end the process with 101, and on the watchdog's thread not end it at all).
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            deliver(out, diag, &root, &config, project_dir.as_deref())
+        }));
         std::process::exit(0)
     });
     hook::run_then_exit(opts, std::io::stdin(), deliver)
