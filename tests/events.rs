@@ -252,6 +252,15 @@ fn garbage_never_stops_the_fold() {
     assert_eq!(s.seq, 100);
 }
 
+/// The Cline CLI 3.0.65's captured payloads, one JSON object a line.
+fn cline_cli_payloads() -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/cline/payloads-3.0.65.jsonl"),
+    )
+    .unwrap()
+}
+
 /// The Cline CLI 3.0.65's real payloads (tests/fixtures/cline/payloads-3.0.65.jsonl, captured
 /// by tests/real_hosts/cline.rs): the SDK's event names, the session in `sessionContext`, and
 /// a command that exits non-zero (or a file that is missing) as a failed call although
@@ -259,11 +268,7 @@ fn garbage_never_stops_the_fold() {
 /// SubagentStart/SubagentStop.
 #[test]
 fn real_cline_cli_payloads_parse_and_fold() {
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/cline/payloads-3.0.65.jsonl"),
-    )
-    .unwrap();
+    let text = cline_cli_payloads();
     let lines: Vec<(String, String, String)> = text
         .lines()
         .map(|l| {
@@ -335,11 +340,7 @@ fn real_cline_cli_payloads_parse_and_fold() {
 #[test]
 fn real_cline_cli_failures_keep_their_call_and_error() {
     use sjournal::context::{inject, Extras, InjectionPoint, Policy};
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/cline/payloads-3.0.65.jsonl"),
-    )
-    .unwrap();
+    let text = cline_cli_payloads();
     let mut lines: Vec<(String, String)> = Vec::new();
     for l in text.lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
