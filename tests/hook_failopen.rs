@@ -162,3 +162,57 @@ fn a_closed_stderr_pipe_does_not_turn_a_warning_into_a_failure() {
     assert!(out.stdout.is_empty());
     assert_eq!(unparsed(dir.path(), UNATTRIBUTED_SESSION).len(), 1);
 }
+
+/// A host that starts the hook with stdout and stderr closed: the first files the hook opened
+/// would take descriptors 1 and 2, and a reply or a warning would be written into them (the
+/// session's lock file, the journal itself). The process opens `/dev/null` on closed standard
+/// descriptors before anything else: the hook, blocked reading its stdin (a FIFO the test
+/// holds open), already has 1 and 2 on `/dev/null`. Then it takes its event, exits 0, and
+/// the journal verifies.
+#[test]
+fn a_hook_started_with_stdout_and_stderr_closed_has_them_on_dev_null() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let fifo = dir.path().join("stdin");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    // `exec` with `>&- 2>&-`: the hook starts with descriptors 1 and 2 closed.
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"exec "$0" --root "$1" hook --deadline-ms "$2" <"$3" >&- 2>&-"#)
+        .arg(support::bin())
+        .arg(&root)
+        .arg(support::PATIENT_MS)
+        .arg(&fifo)
+        .env_remove("SJOURNAL_HOME")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .spawn()
+        .unwrap();
+    // Opening the FIFO for writing waits for the shell to open it for reading.
+    let mut stdin = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    let fd = |n: u32| std::fs::read_link(format!("/proc/{}/fd/{n}", child.id()));
+    let exe = || std::fs::read_link(format!("/proc/{}/exe", child.id()));
+    // Until the shell has become the hook, and the hook has set up its descriptors (on the
+    // old code, they never appear while the hook waits for its input).
+    let waited = std::time::Instant::now();
+    while !(exe().is_ok_and(|e| e.ends_with("sjournal")) && fd(1).is_ok() && fd(2).is_ok()) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the hook never opened descriptors 1 and 2 (exe {:?}, 1: {:?}, 2: {:?})",
+            exe(),
+            fd(1),
+            fd(2)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(fd(1).unwrap(), std::path::Path::new("/dev/null"));
+    assert_eq!(fd(2).unwrap(), std::path::Path::new("/dev/null"));
+    stdin
+        .write_all(br#"{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"hello","cwd":"/tmp","transcript_path":"/tmp/x"}"#)
+        .unwrap();
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    support::verify_all(&root);
+    assert_eq!(support::payloads(&root, "s1", "UserPromptSubmit").len(), 1);
+}

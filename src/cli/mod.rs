@@ -10,7 +10,6 @@ pub mod shared;
 pub mod target;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
@@ -88,7 +87,7 @@ pub enum Outcome {
     Findings,
 }
 
-pub fn run(cli: Cli) -> ExitCode {
+pub fn run(cli: Cli) -> u8 {
     let result = (|| -> error::Result<Outcome> {
         let root = || Root::resolve(cli.root.as_deref());
         match cli.command {
@@ -129,12 +128,12 @@ pub fn run(cli: Cli) -> ExitCode {
         }
     })();
     match result {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Findings) => ExitCode::from(1),
-        Err(e) if e.lib().is_some_and(output::is_broken_pipe) => ExitCode::SUCCESS,
+        Ok(Outcome::Ok) => 0,
+        Ok(Outcome::Findings) => 1,
+        Err(e) if e.lib().is_some_and(output::is_broken_pipe) => 0,
         Err(e) => {
             shared::report_error(&e);
-            ExitCode::from(2)
+            2
         }
     }
 }
@@ -142,13 +141,13 @@ pub fn run(cli: Cli) -> ExitCode {
 /// A command line clap could not parse. Help and version requests print as usual; errors exit
 /// 2, except for `hook`, which must fail open (exit 0): a host running a mistyped hook command
 /// would otherwise block its action on every event.
-pub fn parse_error(e: clap::Error) -> ExitCode {
+pub fn parse_error(e: clap::Error) -> u8 {
     use clap::error::ErrorKind;
     let is_hook = std::env::args().skip(1).any(|a| a == "hook");
     if is_hook && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         output::warn(&format!("sjournal hook: {}", e.to_string().trim_end()));
         output::warn("sjournal hook: the command line is invalid; the event was not recorded (exit 0, fail-open)");
-        return ExitCode::SUCCESS;
+        return 0;
     }
     e.exit()
 }

@@ -48,6 +48,10 @@ pub(super) struct State {
     /// The worker planned memory's part (so `memory` None means nothing to write).
     memory_planned: bool,
     pub(super) diag: Vec<String>,
+    /// The watchdog is past the deadline, where it may wait for the capture. Before that it
+    /// waits for `finished` alone, so a capture does not wake it: each wake-up of the other
+    /// thread costs the hook a cross-CPU hand-over (BENCHMARKS.md, "Start-up and exit").
+    past_deadline: bool,
 }
 
 #[derive(Clone)]
@@ -70,6 +74,7 @@ impl Shared {
                 memory: None,
                 memory_planned: false,
                 diag: Vec::new(),
+                past_deadline: false,
             }),
             Condvar::new(),
         )))
@@ -117,7 +122,9 @@ impl Shared {
         st.captured = Some(cap);
         st.captured_at = Some(Instant::now());
         st.diag.append(diag);
-        self.notify();
+        if st.past_deadline {
+            self.notify();
+        }
     }
 
     pub(super) fn note(&self, diag: &mut Vec<String>) {
@@ -201,6 +208,9 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
     let deadline = start + opts.deadline;
     let grace = Duration::from_millis(HOOK_COMMIT_GRACE_MS);
     let mut st = wait_until(shared, Some(deadline), |st| st.finished);
+    // Set under the same lock as the check: a capture after this wakes the watchdog, and one
+    // before it is in `st`.
+    st.past_deadline = true;
     if let (false, Some(c)) = (st.finished, &opts.checkpoints) {
         drop(st);
         c.deadline_passed();

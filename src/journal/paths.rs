@@ -193,8 +193,13 @@ pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Res
         Ok(m) if m.file_type().is_symlink() && !allow_link => {
             Err(Error::Symlink { path: path.into() })
         }
-        Ok(_) => {
-            if !path.is_dir() {
+        Ok(m) => {
+            // Only a symlink (allowed here) needs a second look, through the link.
+            let is_dir = match m.file_type().is_symlink() {
+                true => path.is_dir(),
+                false => m.is_dir(),
+            };
+            if !is_dir {
                 return Err(Error::WrongFileType {
                     path: path.into(),
                     expected: "directory",
