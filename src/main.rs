@@ -17,6 +17,7 @@ mod cli;
 use clap::Parser;
 
 /// The program: the exit status of the command line.
+#[cfg_attr(test, allow(dead_code))]
 fn run() -> u8 {
     if let Some(cli) = lean::hook() {
         return cli::run(cli);
@@ -136,11 +137,68 @@ mod lean {
         if !args.iter().skip(1).any(|a| a == "hook") {
             return None;
         }
+        if let Some(cli) = common(&args) {
+            return Some(cli);
+        }
         let parsed = HookOnly::try_parse_from(args).ok()?;
         let HookCommand::Hook(a) = parsed.command;
         Some(Cli {
             root: parsed.root,
             command: Command::Hook(a),
+        })
+    }
+
+    /// The command lines hosts are configured with — `[--root DIR] hook [--host HOST]
+    /// [--deadline-ms MS] [HOST]`, each option at most once, `--opt value` or `--opt=value` —
+    /// read without clap; None for anything else (a value that is empty or starts with `-`,
+    /// a repeated option, a second word, `--`, help, ...), which then goes to clap. Building
+    /// even the hook-only clap command is about a tenth of the hook's instructions and a
+    /// dozen pages of code to fault in (BENCHMARKS.md, "Start-up and exit"). The tests
+    /// check that whatever this accepts, the full CLI parses to the same.
+    fn common(args: &[OsString]) -> Option<Cli> {
+        let (mut root, mut host, mut deadline_ms) = (None, None, None);
+        let mut rest: Vec<String> = Vec::new();
+        let mut in_hook = false;
+        let mut words = args.iter().skip(1).map(|a| a.to_str());
+        while let Some(word) = words.next() {
+            let word = word?;
+            if !rest.is_empty() {
+                return None;
+            }
+            if word == "hook" && !in_hook {
+                in_hook = true;
+                continue;
+            }
+            if in_hook && !word.starts_with('-') {
+                rest.push(word.to_owned());
+                continue;
+            }
+            let (name, inline) = match word.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (word, None),
+            };
+            let slot = match name {
+                "--root" => &mut root,
+                "--host" if in_hook => &mut host,
+                "--deadline-ms" if in_hook => &mut deadline_ms,
+                _ => return None,
+            };
+            let value = match inline {
+                Some(v) => v,
+                None => words.next()??,
+            };
+            if slot.is_some() || value.is_empty() || value.starts_with('-') {
+                return None;
+            }
+            *slot = Some(value.to_owned());
+        }
+        in_hook.then(|| Cli {
+            root: root.map(PathBuf::from),
+            command: Command::Hook(Args {
+                host: host.unwrap_or_else(|| "auto".to_owned()),
+                deadline_ms,
+                rest,
+            }),
         })
     }
 
@@ -205,6 +263,58 @@ mod lean {
                 let lean = hook_from(os(line))
                     .unwrap_or_else(|| panic!("the lean parser declines {line:?}"));
                 assert_eq!(format!("{lean:?}"), format!("{full:?}"), "{line:?}");
+                if let Some(fast) = common(&os(line)) {
+                    assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line:?}");
+                }
+            }
+        }
+
+        #[test]
+        fn the_command_lines_hosts_are_configured_with_are_read_without_clap() {
+            let lines: &[&[&str]] = &[
+                &["hook"],
+                &["hook", "--host", "claude"],
+                &["hook", "--host=gemini"],
+                &[
+                    "--root",
+                    "r",
+                    "hook",
+                    "--host",
+                    "codex",
+                    "--deadline-ms",
+                    "900",
+                ],
+                &["--root=r", "hook", "--deadline-ms=900"],
+                &["hook", "--root", "r", "--host", "cline"],
+                &["hook", "claude"],
+                &["hook", "--host", "openclaw", "pi"],
+                &["--root", "hook", "hook"],
+                &["hook", "hook"],
+            ];
+            for line in lines {
+                let fast = common(&os(line)).unwrap_or_else(|| panic!("declines {line:?}"));
+                let full = Cli::try_parse_from(os(line)).unwrap();
+                assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line:?}");
+            }
+        }
+
+        proptest::proptest! {
+            #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+            /// Any line of these words (most of them valid, so that many lines are accepted):
+            /// what the clap-free reader accepts, the full CLI parses to the same.
+            #[test]
+            fn what_is_read_without_clap_is_what_clap_reads(
+                words in proptest::collection::vec(proptest::sample::select(vec![
+                    "hook", "hook", "hook", "--root", "--root=r", "r", "--host", "--host",
+                    "--host=codex", "claude", "--deadline-ms", "--deadline-ms=5", "900", "-5",
+                    "--", "-h", "--bogus", "", "--host=", "x=y", "log", "=", "--root=",
+                ]), 0..7)
+            ) {
+                if let Some(fast) = common(&os(&words)) {
+                    let full = Cli::try_parse_from(os(&words));
+                    proptest::prop_assert!(full.is_ok(), "{words:?}: {:?}", full.err());
+                    proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", full.unwrap()));
+                }
             }
         }
 

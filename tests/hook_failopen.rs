@@ -175,7 +175,10 @@ fn a_hook_started_with_stdout_and_stderr_closed_has_them_on_dev_null() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
     let fifo = dir.path().join("stdin");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     // `exec` with `>&- 2>&-`: the hook starts with descriptors 1 and 2 closed.
     let mut child = std::process::Command::new("sh")
