@@ -259,8 +259,9 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
     caught(&shared, || work(&shared, &opts, input, start));
     if let Err(e) = watchdog {
         // Out of threads: the work was done without a watchdog (past the deadline if it came
-        // to that) rather than drop the event.
-        let mut out = shared.outcome(false);
+        // to that) rather than drop the event, and what the watchdog would settle is settled
+        // here (an event the work abandoned is spooled).
+        let mut out = watchdog::settle_alone(&shared, &opts, start);
         out.diagnostics.insert(
             0,
             format!("could not start the hook's watchdog thread ({e}); did the work without one"),

@@ -318,6 +318,14 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
     }
 }
 
+/// Settles the hook when no watchdog thread could be started, once the work has run on the
+/// calling thread: what the watchdog does with a finished worker, at once. An event the
+/// worker read and then abandoned (a panic) is spooled, as the watchdog would.
+pub(super) fn settle_alone(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
+    shared.lock().finished = true;
+    watch(shared, opts, start)
+}
+
 /// The watchdog writes the event it claimed: spooled (or, failing that, in the fallback
 /// spool), and answers with the fail-open reply plus any notice the user must see.
 fn take_over(
@@ -481,6 +489,42 @@ mod tests {
         let sh = Shared::new();
         sh.captured(captured(), &mut Vec::new());
         sh
+    }
+
+    /// Out of threads (no watchdog), the worker panicked after reading its event: the event
+    /// is spooled on the calling thread, not dropped.
+    #[test]
+    fn without_a_watchdog_an_event_the_worker_abandoned_is_spooled() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::journal::Root::new(dir.path());
+        let opts = HookOptions::new(
+            root.clone(),
+            crate::host::HostFlag::Auto,
+            Duration::from_secs(60),
+            Default::default(),
+        );
+        let sh = with_event();
+        let out = settle_alone(&sh, &opts, Instant::now());
+        assert!(
+            matches!(out.landed, Some(Landed::Spooled { .. })),
+            "{:?}",
+            out.landed
+        );
+        assert!(
+            out.diagnostics
+                .iter()
+                .any(|d| d.contains("failed internally")),
+            "{:?}",
+            out.diagnostics
+        );
+        assert_eq!(crate::journal::spool::pending(&root, "s").unwrap().len(), 1);
+        // A worker that wrote its event is settled as it left it.
+        let sh = with_event();
+        assert_eq!(sh.claim(Claim::Worker), (true, true));
+        sh.done(Some("reply".into()), None, None, None, &mut Vec::new());
+        let out = settle_alone(&sh, &opts, Instant::now());
+        assert_eq!(out.stdout.as_deref(), Some("reply"));
+        assert_eq!(crate::journal::spool::pending(&root, "s").unwrap().len(), 1);
     }
 
     #[test]
