@@ -1,6 +1,7 @@
 //! The standing-instruction scan is part of the fold, so its fast form must give exactly the
-//! answers of the rule as first written: lowercase the sentence into single-spaced words, then
-//! look for each marker between spaces. `oracle` below is that first implementation, kept
+//! answers of the rule as first written: split the prompt into sentences walking its
+//! characters, lowercase each sentence into single-spaced words, then look for each marker
+//! between spaces. `oracle_sentences` and `oracle` below are that first implementation, kept
 //! verbatim; the scan is compared with it on generated text (marker words in every case, split
 //! by punctuation, curly apostrophes, characters whose lowercase is ASCII or longer than one
 //! character, questions) and on every string of the recorded host payloads, sentence by
@@ -8,6 +9,7 @@
 
 use proptest::prelude::*;
 use sjournal::fold::instructions::{instructions, is_instruction, sentences, MARKERS, MIN_WORDS};
+use sjournal::limits::INSTRUCTION_SENTENCES_MAX;
 
 /// The rule's first implementation (before the one-pass scan), the reference.
 fn oracle(sentence: &str) -> bool {
@@ -43,14 +45,45 @@ fn oracle(sentence: &str) -> bool {
     MARKERS.iter().any(|m| w.contains(&format!(" {m} ")))
 }
 
+/// The sentence split's first implementation (a walk over the characters), the reference.
+fn oracle_sentences(text: &str) -> Vec<&str> {
+    fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+        let s = s.trim();
+        if !s.is_empty() {
+            out.push(s);
+        }
+    }
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut start = 0;
+        let bytes = line.as_bytes();
+        for (i, c) in line.char_indices() {
+            if matches!(c, '.' | '!' | '?') {
+                let next = bytes.get(i + 1).copied();
+                if next.is_none_or(|b| b.is_ascii_whitespace()) {
+                    push(&mut out, &line[start..=i]);
+                    start = i + 1;
+                }
+            }
+        }
+        push(&mut out, &line[start..]);
+        if out.len() >= INSTRUCTION_SENTENCES_MAX {
+            out.truncate(INSTRUCTION_SENTENCES_MAX);
+            break;
+        }
+    }
+    out
+}
+
 fn oracle_instructions(prompt: &str) -> Vec<&str> {
-    sentences(prompt)
+    oracle_sentences(prompt)
         .into_iter()
         .filter(|s| oracle(s))
         .collect()
 }
 
 fn check(text: &str) {
+    assert_eq!(sentences(text), oracle_sentences(text), "{text:?}");
     assert_eq!(is_instruction(text), oracle(text), "{text:?}");
     for s in sentences(text) {
         assert_eq!(is_instruction(s), oracle(s), "{s:?}");
@@ -133,6 +166,18 @@ proptest! {
     #[test]
     fn the_scan_answers_as_the_first_rule_on_arbitrary_strings(s in any::<String>()) {
         check(&s);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn long_prompts_split_as_with_the_first_rule(
+        parts in proptest::collection::vec(cased(), 100..400)
+    ) {
+        // Past `INSTRUCTION_SENTENCES_MAX` sentences the split stops where the first one did.
+        check(&parts.concat());
     }
 }
 

@@ -49,13 +49,13 @@ pub fn sentences(text: &str) -> Vec<&str> {
     for line in text.lines() {
         let mut start = 0;
         let bytes = line.as_bytes();
-        for (i, c) in line.char_indices() {
-            if matches!(c, '.' | '!' | '?') {
-                let next = bytes.get(i + 1).copied();
-                if next.is_none_or(|b| b.is_ascii_whitespace()) {
-                    push(&mut out, &line[start..=i]);
-                    start = i + 1;
-                }
+        // The ends are ASCII, so never inside a longer character: a byte search finds
+        // exactly the characters a walk over them would.
+        for i in memchr::memchr3_iter(b'.', b'!', b'?', bytes) {
+            let next = bytes.get(i + 1).copied();
+            if next.is_none_or(|b| b.is_ascii_whitespace()) {
+                push(&mut out, &line[start..=i]);
+                start = i + 1;
             }
         }
         push(&mut out, &line[start..]);
@@ -85,18 +85,31 @@ pub fn is_instruction(sentence: &str) -> bool {
     if sentence.trim_end().ends_with('?') {
         return false;
     }
+    if sentence.is_ascii() {
+        // Every character is one byte, and only ASCII letters and digits are alphanumeric.
+        let words = sentence
+            .as_bytes()
+            .split(|b| !(b.is_ascii_alphanumeric() || *b == b'\''))
+            .filter(|w| !w.is_empty());
+        return states_rule(words.map(ascii_class));
+    }
+    let mut lower = String::new();
+    let words = sentence
+        .split(|c: char| !is_word_char(c))
+        .filter(|w| !w.is_empty());
+    states_rule(words.map(|w| classify(w, &mut lower)))
+}
+
+/// Whether the words (as [`WORDS`] indices) are at least [`MIN_WORDS`] and hold a marker.
+fn states_rule(classes: impl Iterator<Item = u8>) -> bool {
     let mut count = 0usize;
     let mut matched = false;
-    // The marker words of the last three words, most recent last (`NONE`: not one).
+    // The classes of the last three words, most recent last (`NONE`: not a marker word).
     let mut last = [NONE; 3];
-    let mut lower = String::new();
-    for word in sentence
-        .split(|c: char| !is_word_char(c))
-        .filter(|w| !w.is_empty())
-    {
+    for class in classes {
         count += 1;
-        last = [last[1], last[2], classify(word, &mut lower)];
-        if !matched && last[2] != NONE {
+        last = [last[1], last[2], class];
+        if !matched && class != NONE {
             matched = SEQUENCES.iter().any(|m| ends_with(&last, m));
         }
         if matched && count >= MIN_WORDS {
