@@ -1,86 +1,16 @@
 //! The standing-instruction scan is part of the fold, so its fast form must give exactly the
 //! answers of the rule as first written: split the prompt into sentences walking its
 //! characters, lowercase each sentence into single-spaced words, then look for each marker
-//! between spaces. `oracle_sentences` and `oracle` below are that first implementation, kept
-//! verbatim; the scan is compared with it on generated text (marker words in every case, split
-//! by punctuation, curly apostrophes, characters whose lowercase is ASCII or longer than one
-//! character, questions) and on every string of the recorded host payloads, sentence by
-//! sentence and prompt by prompt.
+//! between spaces. That first implementation is kept verbatim as the reference
+//! (`support::instruction_oracle`, also measured against in `benches/fold.rs`); the scan is
+//! compared with it on generated text (marker words in every case, split by punctuation,
+//! curly apostrophes, characters whose lowercase is ASCII or longer than one character,
+//! questions) and on every string of the recorded host payloads, sentence by sentence and
+//! prompt by prompt.
 
+use crate::support::instruction_oracle::{oracle, oracle_instructions, oracle_sentences};
 use proptest::prelude::*;
-use sjournal::fold::instructions::{instructions, is_instruction, sentences, MARKERS, MIN_WORDS};
-use sjournal::limits::INSTRUCTION_SENTENCES_MAX;
-
-/// The rule's first implementation (before the one-pass scan), the reference.
-fn oracle(sentence: &str) -> bool {
-    fn words(sentence: &str) -> String {
-        let mut w = String::with_capacity(sentence.len() + 2);
-        w.push(' ');
-        let mut space = true;
-        for c in sentence.chars() {
-            let c = match c {
-                '\u{2019}' | '\u{2018}' => '\'',
-                c => c,
-            };
-            if c.is_alphanumeric() || c == '\'' {
-                w.extend(c.to_lowercase());
-                space = false;
-            } else if !space {
-                w.push(' ');
-                space = true;
-            }
-        }
-        if !space {
-            w.push(' ');
-        }
-        w
-    }
-    if sentence.trim_end().ends_with('?') {
-        return false;
-    }
-    let w = words(sentence);
-    if w.split_whitespace().count() < MIN_WORDS {
-        return false;
-    }
-    MARKERS.iter().any(|m| w.contains(&format!(" {m} ")))
-}
-
-/// The sentence split's first implementation (a walk over the characters), the reference.
-fn oracle_sentences(text: &str) -> Vec<&str> {
-    fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
-        let s = s.trim();
-        if !s.is_empty() {
-            out.push(s);
-        }
-    }
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let mut start = 0;
-        let bytes = line.as_bytes();
-        for (i, c) in line.char_indices() {
-            if matches!(c, '.' | '!' | '?') {
-                let next = bytes.get(i + 1).copied();
-                if next.is_none_or(|b| b.is_ascii_whitespace()) {
-                    push(&mut out, &line[start..=i]);
-                    start = i + 1;
-                }
-            }
-        }
-        push(&mut out, &line[start..]);
-        if out.len() >= INSTRUCTION_SENTENCES_MAX {
-            out.truncate(INSTRUCTION_SENTENCES_MAX);
-            break;
-        }
-    }
-    out
-}
-
-fn oracle_instructions(prompt: &str) -> Vec<&str> {
-    oracle_sentences(prompt)
-        .into_iter()
-        .filter(|s| oracle(s))
-        .collect()
-}
+use sjournal::fold::instructions::{instructions, is_instruction, sentences, MARKERS};
 
 fn check(text: &str) {
     assert_eq!(sentences(text), oracle_sentences(text), "{text:?}");
