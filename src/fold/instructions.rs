@@ -79,8 +79,9 @@ fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
 /// One pass over the sentence's words, no allocation for ASCII text: each word (a run of
 /// alphanumeric characters and apostrophes, curly ones read as `'`) is classified as one of
 /// the marker words or none, and a marker matches when its words follow each other. This is
-/// exactly "the lowercased words, single-spaced, contain the padded marker" (`oracle` in the
-/// tests keeps that literal reading and a property test holds the two equal).
+/// exactly "the lowercased words, single-spaced, contain the padded marker"
+/// (`tests/support/instruction_oracle.rs` keeps that literal reading, and property tests in
+/// `tests/instruction_scan.rs` hold the two equal).
 pub fn is_instruction(sentence: &str) -> bool {
     if sentence.trim_end().ends_with('?') {
         return false;
@@ -278,6 +279,11 @@ mod tests {
         assert_eq!(ascii_class(b"nevermore"), NONE);
         assert_eq!(ascii_class(b"shouldn'ts"), NONE);
         assert_eq!(ascii_class("n\u{e9}ver".as_bytes()), NONE);
+        // Every marker is words of the table, no longer than the words the scan remembers.
+        for (m, seq) in MARKERS.iter().zip(SEQUENCES.iter()) {
+            assert_eq!(seq.len(), m.split(' ').count(), "{m}");
+            assert!(seq.len() <= 3, "{m}: the scan keeps the last 3 words");
+        }
     }
 
     #[test]
