@@ -14,6 +14,10 @@
 //! - `from_snapshot_tail_1000` / `from_snapshot_tail_1`: `load_state` with a snapshot 1000
 //!   records (or 1) before the end, what the hook pays on every event.
 //!
+//! - `instructions/one_pass` against `instructions/first_rule`: the standing-instruction scan
+//!   of `fold::instructions` over a set of prompts, and the rule as first written
+//!   (`tests/support/instruction_oracle.rs`), side by side in one run.
+//!
 //! The journal (about 600 MB) is built once per run in a temporary directory. Run with
 //! `cargo bench --bench fold`.
 
@@ -25,6 +29,9 @@ use sjournal::fold::{RecordView, State};
 use sjournal::format::payload::{self as p, encode_event, encode_system};
 use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
 use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
+
+#[path = "../tests/support/instruction_oracle.rs"]
+mod instruction_oracle;
 
 /// 1M under `cargo bench`; under `cargo test` (which runs each benchmark once to check it
 /// works, without `--bench`) a small journal keeps the test suite fast.
@@ -378,5 +385,53 @@ fn bench_digest(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_lenient, bench_digest, bench);
+/// Prompts as users write them: requests, rules, questions, lists, curly apostrophes.
+const PROMPTS: &[&str] = &[
+    "run echo hello",
+    "Add a greeting module. Never touch vendor/ and always run `make check` before finishing.",
+    "Why does the build fail on CI but not locally? Look at the logs in target/ci.log first.",
+    "Refactor src/fold/state.rs so that each list is bounded.\n- Don\u{2019}t change the on-disk format\n- keep FOLD_VERSION at 7\n- make sure the golden hashes still pass",
+    "From now on, prefer `rg` to grep! Also, please stop adding comments that restate the code. Thanks.",
+    "Fix the flaky test in tests/concurrency.rs; it times out about once in twenty runs on the 2-core machine, usually after the third writer joins. I think the lock is held across the fsync.",
+    "ok",
+    "Implement the export command: it should print the session's records as JSON Lines, payloads byte for byte, one per line. Use serde_json for the envelope only. Remember to document it in the README and add a test that round-trips through import.",
+];
+
+fn bench_instructions(c: &mut Criterion) {
+    let bytes: usize = PROMPTS.iter().map(|p| p.len()).sum();
+    for p in PROMPTS {
+        assert_eq!(
+            sjournal::fold::instructions::instructions(p),
+            instruction_oracle::oracle_instructions(p),
+            "{p:?}"
+        );
+    }
+    let mut g = c.benchmark_group("instructions");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("one_pass", |b| {
+        b.iter(|| {
+            PROMPTS
+                .iter()
+                .map(|p| sjournal::fold::instructions::instructions(p).len())
+                .sum::<usize>()
+        })
+    });
+    g.bench_function("first_rule", |b| {
+        b.iter(|| {
+            PROMPTS
+                .iter()
+                .map(|p| instruction_oracle::oracle_instructions(p).len())
+                .sum::<usize>()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_lenient,
+    bench_digest,
+    bench_instructions,
+    bench
+);
 criterion_main!(benches);

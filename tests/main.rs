@@ -44,6 +44,7 @@ mod hook_watchdog;
 mod inspect;
 mod install;
 mod install_cline;
+mod instruction_scan;
 mod json_outputs;
 mod lenient_input;
 mod memory;

@@ -49,13 +49,13 @@ pub fn sentences(text: &str) -> Vec<&str> {
     for line in text.lines() {
         let mut start = 0;
         let bytes = line.as_bytes();
-        for (i, c) in line.char_indices() {
-            if matches!(c, '.' | '!' | '?') {
-                let next = bytes.get(i + 1).copied();
-                if next.is_none_or(|b| b.is_ascii_whitespace()) {
-                    push(&mut out, &line[start..=i]);
-                    start = i + 1;
-                }
+        // The ends are ASCII, so never inside a longer character: a byte search finds
+        // exactly the characters a walk over them would.
+        for i in memchr::memchr3_iter(b'.', b'!', b'?', bytes) {
+            let next = bytes.get(i + 1).copied();
+            if next.is_none_or(|b| b.is_ascii_whitespace()) {
+                push(&mut out, &line[start..=i]);
+                start = i + 1;
             }
         }
         push(&mut out, &line[start..]);
@@ -74,47 +74,162 @@ fn push<'a>(out: &mut Vec<&'a str>, s: &'a str) {
     }
 }
 
-/// The sentence, lowercased, with its words separated by single spaces (punctuation other
-/// than apostrophes becomes a separator).
-fn words(sentence: &str) -> String {
-    let mut w = String::with_capacity(sentence.len() + 2);
-    w.push(' ');
-    let mut space = true;
-    for c in sentence.chars() {
-        let c = match c {
-            '\u{2019}' | '\u{2018}' => '\'',
-            c => c,
-        };
-        if c.is_alphanumeric() || c == '\'' {
-            w.extend(c.to_lowercase());
-            space = false;
-        } else if !space {
-            w.push(' ');
-            space = true;
-        }
-    }
-    if !space {
-        w.push(' ');
-    }
-    w
-}
-
 /// Whether a sentence states a standing instruction (rule version 1, see the module docs).
+///
+/// One pass over the sentence's words, no allocation for ASCII text: each word (a run of
+/// alphanumeric characters and apostrophes, curly ones read as `'`) is classified as one of
+/// the marker words or none, and a marker matches when its words follow each other. This is
+/// exactly "the lowercased words, single-spaced, contain the padded marker"
+/// (`tests/support/instruction_oracle.rs` keeps that literal reading, and property tests in
+/// `tests/instruction_scan.rs` hold the two equal).
 pub fn is_instruction(sentence: &str) -> bool {
     if sentence.trim_end().ends_with('?') {
         return false;
     }
-    let w = words(sentence);
-    if w.split_whitespace().count() < MIN_WORDS {
-        return false;
+    if sentence.is_ascii() {
+        // Every character is one byte, and only ASCII letters and digits are alphanumeric.
+        let words = sentence
+            .as_bytes()
+            .split(|b| !(b.is_ascii_alphanumeric() || *b == b'\''))
+            .filter(|w| !w.is_empty());
+        return states_rule(words.map(ascii_class));
     }
-    PADDED.iter().any(|m| w.contains(m.as_str()))
+    let mut lower = String::new();
+    let words = sentence
+        .split(|c: char| !is_word_char(c))
+        .filter(|w| !w.is_empty());
+    states_rule(words.map(|w| classify(w, &mut lower)))
 }
 
-/// [`MARKERS`], each between two spaces, as `words` separates them: built once, not per
-/// sentence.
-static PADDED: std::sync::LazyLock<Vec<String>> =
-    std::sync::LazyLock::new(|| MARKERS.iter().map(|m| format!(" {m} ")).collect());
+/// Whether the words (as [`WORDS`] indices) are at least [`MIN_WORDS`] and hold a marker.
+fn states_rule(classes: impl Iterator<Item = u8>) -> bool {
+    let mut count = 0usize;
+    let mut matched = false;
+    // The classes of the last three words, most recent last (`NONE`: not a marker word).
+    let mut last = [NONE; 3];
+    for class in classes {
+        count += 1;
+        last = [last[1], last[2], class];
+        if !matched && class != NONE {
+            matched = SEQUENCES.iter().any(|m| ends_with(&last, m));
+        }
+        if matched && count >= MIN_WORDS {
+            return true;
+        }
+    }
+    false
+}
+
+/// A character that belongs to a word: alphanumeric, or an apostrophe (straight or curly).
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '\'' | '\u{2019}' | '\u{2018}')
+}
+
+/// The distinct words of [`MARKERS`]; a word's class is its index here.
+const WORDS: &[&str] = &[
+    "never",
+    "don't",
+    "dont",
+    "do",
+    "not",
+    "always",
+    "must",
+    "mustn't",
+    "should",
+    "shouldn't",
+    "only",
+    "instead",
+    "of",
+    "stop",
+    "from",
+    "now",
+    "on",
+    "make",
+    "sure",
+    "remember",
+    "prefer",
+    "avoid",
+    "before",
+    "you",
+];
+
+/// Not a marker word.
+const NONE: u8 = u8::MAX;
+
+/// [`MARKERS`] as sequences of [`WORDS`] indices, built once.
+static SEQUENCES: std::sync::LazyLock<Vec<Vec<u8>>> = std::sync::LazyLock::new(|| {
+    MARKERS
+        .iter()
+        .map(|m| {
+            m.split(' ')
+                .map(|w| {
+                    let i = WORDS.iter().position(|x| *x == w);
+                    i.expect("every marker word is in WORDS") as u8
+                })
+                .collect()
+        })
+        .collect()
+});
+
+/// Whether the last words (most recent last) end with the marker's words.
+fn ends_with(last: &[u8; 3], marker: &[u8]) -> bool {
+    marker.len() <= last.len() && last[last.len() - marker.len()..] == *marker
+}
+
+/// The word's index in [`WORDS`] once lowercased (curly apostrophes read as `'`), or `NONE`.
+/// ASCII words are lowercased on the stack; others into `buf` first (a non-ASCII letter can
+/// lowercase to an ASCII one: the Kelvin sign to `k`).
+fn classify(word: &str, buf: &mut String) -> u8 {
+    if word.is_ascii() {
+        return ascii_class(word.as_bytes());
+    }
+    buf.clear();
+    for c in word.chars() {
+        match c {
+            '\u{2019}' | '\u{2018}' => buf.push('\''),
+            c => buf.extend(c.to_lowercase()),
+        }
+    }
+    ascii_class(buf.as_bytes())
+}
+
+/// [`classify`] of an ASCII word (any other word is `NONE`): one `match` on its lowercase
+/// bytes, which compiles to a switch on the length and a few compares.
+fn ascii_class(word: &[u8]) -> u8 {
+    let mut lower = [0u8; 9];
+    let Some(l) = lower.get_mut(..word.len()) else {
+        return NONE;
+    };
+    l.copy_from_slice(word);
+    l.make_ascii_lowercase();
+    match &*l {
+        b"never" => 0,
+        b"don't" => 1,
+        b"dont" => 2,
+        b"do" => 3,
+        b"not" => 4,
+        b"always" => 5,
+        b"must" => 6,
+        b"mustn't" => 7,
+        b"should" => 8,
+        b"shouldn't" => 9,
+        b"only" => 10,
+        b"instead" => 11,
+        b"of" => 12,
+        b"stop" => 13,
+        b"from" => 14,
+        b"now" => 15,
+        b"on" => 16,
+        b"make" => 17,
+        b"sure" => 18,
+        b"remember" => 19,
+        b"prefer" => 20,
+        b"avoid" => 21,
+        b"before" => 22,
+        b"you" => 23,
+        _ => NONE,
+    }
+}
 
 /// The standing instructions of a prompt, in order.
 pub fn instructions(prompt: &str) -> Vec<&str> {
@@ -153,6 +268,22 @@ mod tests {
         // Markers match whole words only.
         assert!(instructions("Update the mustache template now").is_empty());
         assert!(instructions("Fix the nonstop loop here").is_empty());
+    }
+
+    #[test]
+    fn the_word_match_follows_the_marker_table() {
+        for (i, w) in WORDS.iter().enumerate() {
+            assert_eq!(ascii_class(w.as_bytes()) as usize, i, "{w}");
+            assert_eq!(ascii_class(w.to_uppercase().as_bytes()) as usize, i, "{w}");
+        }
+        assert_eq!(ascii_class(b"nevermore"), NONE);
+        assert_eq!(ascii_class(b"shouldn'ts"), NONE);
+        assert_eq!(ascii_class("n\u{e9}ver".as_bytes()), NONE);
+        // Every marker is words of the table, no longer than the words the scan remembers.
+        for (m, seq) in MARKERS.iter().zip(SEQUENCES.iter()) {
+            assert_eq!(seq.len(), m.split(' ').count(), "{m}");
+            assert!(seq.len() <= 3, "{m}: the scan keeps the last 3 words");
+        }
     }
 
     #[test]

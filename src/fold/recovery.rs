@@ -29,8 +29,8 @@ use serde::Deserialize;
 
 use super::bounded::{cut, key};
 use super::{
-    Action, Background, Failure, FileStats, Instruction, Launch, Plan, Prompt, RecordView,
-    Resolution, State, Todo,
+    Action, Background, Failure, FileStats, Instruction, Launch, Plan, RecordView, Resolution,
+    State, Todo,
 };
 use crate::event::lenient::{Obj, Str};
 use crate::event::work::{self, TaskChange, TodoStatus};
@@ -235,15 +235,19 @@ impl State {
             prompt_seq: rec.seq,
             actions: Default::default(),
         });
-        let Some(p) = self.prompts.back().filter(|p| p.seq == rec.seq).cloned() else {
+        let Some(p) = self.prompts.back_mut().filter(|p| p.seq == rec.seq) else {
             return;
         };
         if self.requests.original.is_none() {
-            self.requests.original = Some(Prompt { ..p.clone() });
+            self.requests.original = Some(p.clone());
         }
-        for s in super::instructions::instructions(&p.text) {
+        // The text is lent out while its instructions are kept (they change no prompt),
+        // rather than the prompt cloned for every turn.
+        let text = std::mem::take(&mut p.text);
+        for s in super::instructions::instructions(&text) {
             self.instruction(s, "prompt", rec.seq);
         }
+        self.prompts.back_mut().expect("just seen").text = text;
     }
 
     fn instruction(&mut self, text: &str, source: &str, seq: u64) {

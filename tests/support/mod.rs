@@ -13,6 +13,7 @@ pub mod context;
 pub mod fixtures;
 pub mod fold;
 pub mod hook;
+pub mod instruction_oracle;
 pub mod journal;
 #[cfg(feature = "remote")]
 pub mod remote;
