@@ -8,13 +8,28 @@
 //! The process starts at [`start::main`], not at the Rust runtime's `main` (see there).
 
 // Outside tests the C runtime calls `start::main` directly; the test harness has its own.
-#![cfg_attr(not(test), no_main)]
+// Only where std reads the arguments without its own start-up (glibc hands them to an
+// initialiser; macOS keeps them): elsewhere (musl, the BSDs) `std::env::args` would be empty,
+// and the program starts at an ordinary `main`.
+#![cfg_attr(
+    all(
+        not(test),
+        any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple")
+    ),
+    no_main
+)]
 // `unsafe` only in `start`: the C entry point and the libc calls that set up the process.
 #![deny(unsafe_code)]
 
 mod cli;
 
 use clap::Parser;
+
+/// Where the program starts at an ordinary `main` (see `no_main` above).
+#[cfg(not(any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple")))]
+fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(run())
+}
 
 /// The program: the exit status of the command line.
 #[cfg_attr(test, allow(dead_code))]
@@ -40,13 +55,18 @@ fn run() -> u8 {
 ///   guard page.
 ///
 /// That is 18 system calls fewer per hook, and the watchdog thread starts with 5 fewer
-/// (BENCHMARKS.md, "Start-up and exit"). It also asks glibc for one malloc arena: otherwise
-/// the watchdog thread's first allocation maps and trims a 128 MiB arena of its own.
-#[cfg(not(test))]
+/// (BENCHMARKS.md, "Start-up and exit"). A hook also asks glibc for one malloc arena:
+/// otherwise the watchdog thread's first allocation maps and trims a 128 MiB arena of its
+/// own. (Other commands keep glibc's default: `verify` and `--features remote` run threads
+/// that allocate.) A panic on the main thread is reported as `thread '<unnamed>'`, not
+/// `'main'`: naming the main thread is part of the skipped start-up.
+#[cfg(all(
+    not(test),
+    any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple")
+))]
 #[allow(unsafe_code)]
 mod start {
     use std::ffi::{c_char, c_int};
-    use std::io::Write;
 
     #[no_mangle]
     extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
@@ -56,16 +76,18 @@ mod start {
             libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         }
         #[cfg(target_env = "gnu")]
-        // SAFETY: a malloc tunable, set before any other thread exists.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 1);
+        if std::env::args_os().skip(1).any(|a| a == "hook") {
+            // SAFETY: a malloc tunable, set before any other thread exists.
+            unsafe {
+                libc::mallopt(libc::M_ARENA_MAX, 1);
+            }
         }
         // A panic must not unwind into the C runtime: report it as the runtime would (the
         // panic hook has printed it) and exit 101.
         let code = std::panic::catch_unwind(super::run).unwrap_or(101);
-        // The Rust runtime flushes stdout at exit; the C runtime knows nothing of its buffer.
-        let _ = std::io::stdout().flush();
-        c_int::from(code)
+        // `process::exit` runs the Rust runtime's clean-up (stdout flushed, as at the end of
+        // an ordinary `main`), then the C library's `exit`.
+        std::process::exit(c_int::from(code))
     }
 
     /// Opens `/dev/null` on each of fds 0-2 that is closed, as the Rust runtime does; aborts

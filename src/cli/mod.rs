@@ -143,7 +143,7 @@ pub fn run(cli: Cli) -> u8 {
 /// would otherwise block its action on every event.
 pub fn parse_error(e: clap::Error) -> u8 {
     use clap::error::ErrorKind;
-    let is_hook = std::env::args().skip(1).any(|a| a == "hook");
+    let is_hook = std::env::args_os().skip(1).any(|a| a == "hook");
     if is_hook && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         output::warn(&format!("sjournal hook: {}", e.to_string().trim_end()));
         output::warn("sjournal hook: the command line is invalid; the event was not recorded (exit 0, fail-open)");

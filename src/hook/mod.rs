@@ -197,9 +197,10 @@ pub fn run<R: Read + Send + 'static>(opts: HookOptions, input: R) -> HookOutcome
         .map(drop);
     if let Err(e) = spawned {
         // Out of threads. The input is still here: do the work on this thread, without a
-        // watchdog (past the deadline if it comes to that) rather than drop the event.
+        // watchdog (past the deadline if it comes to that) rather than drop the event, then
+        // settle what the watchdog would (an event the work abandoned is spooled).
         run_worker(&shared, &opts, &job, start);
-        let mut out = shared.outcome(false);
+        let mut out = watchdog::settle_alone(&shared, &opts, start);
         out.diagnostics.insert(
             0,
             format!(
