@@ -1,9 +1,9 @@
 //! The `sjournal` binary. Agent hosts spawn `sjournal hook` on every event of a session, so
-//! its start-up is on their path: a command line naming `hook` is parsed first by a clap
-//! command that holds the hook alone (see [`lean`]), which costs a fraction of building the
-//! whole command tree. Whatever that parser does not accept as a hook invocation — help,
-//! errors, any other command — goes to the full command line, so output, errors and exit
-//! codes are those of the full CLI.
+//! its start-up is on their path: a command line naming `hook` is read first without clap
+//! when it has the form hosts are configured with, else by a clap command that holds the hook
+//! alone (see [`lean`]); either costs a fraction of building the whole command tree. Whatever
+//! those do not accept as a hook invocation — help, errors, any other command — goes to the
+//! full command line, so output, errors and exit codes are those of the full CLI.
 //!
 //! The process starts at [`start::main`], not at the Rust runtime's `main` (see there).
 
