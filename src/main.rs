@@ -28,13 +28,13 @@ use clap::Parser;
 /// Where the program starts at an ordinary `main` (see `no_main` above).
 #[cfg(not(any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple")))]
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(run())
+    std::process::ExitCode::from(run(lean::hook()))
 }
 
-/// The program: the exit status of the command line.
+/// The program: the exit status of the command line, given what [`lean::hook`] made of it.
 #[cfg_attr(test, allow(dead_code))]
-fn run() -> u8 {
-    if let Some(cli) = lean::hook() {
+fn run(hook: Option<cli::Cli>) -> u8 {
+    if let Some(cli) = hook {
         return cli::run(cli);
     }
     match cli::Cli::try_parse() {
@@ -75,16 +75,20 @@ mod start {
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         }
-        #[cfg(target_env = "gnu")]
-        if std::env::args_os().skip(1).any(|a| a == "hook") {
-            // SAFETY: a malloc tunable, set before any other thread exists.
-            unsafe {
-                libc::mallopt(libc::M_ARENA_MAX, 1);
-            }
-        }
         // A panic must not unwind into the C runtime: report it as the runtime would (the
         // panic hook has printed it) and exit 101.
-        let code = std::panic::catch_unwind(super::run).unwrap_or(101);
+        let code = std::panic::catch_unwind(|| {
+            let hook = super::lean::hook();
+            #[cfg(target_env = "gnu")]
+            if hook.is_some() {
+                // SAFETY: a malloc tunable, set before any other thread exists.
+                unsafe {
+                    libc::mallopt(libc::M_ARENA_MAX, 1);
+                }
+            }
+            super::run(hook)
+        })
+        .unwrap_or(101);
         // `process::exit` runs the Rust runtime's clean-up (stdout flushed, as at the end of
         // an ordinary `main`), then the C library's `exit`.
         std::process::exit(c_int::from(code))
@@ -148,6 +152,7 @@ mod lean {
     }
 
     /// The command line of this process as a hook invocation, if it is one.
+    #[cfg_attr(test, allow(dead_code))]
     pub fn hook() -> Option<Cli> {
         hook_from(std::env::args_os())
     }

@@ -238,8 +238,7 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
                     shared.watchdog_settles(watchdog::watch(&shared, &opts, start))
                 }));
                 match settled {
-                    Ok(Some(out)) => deliver_once(&deliver, out),
-                    Ok(None) => park_forever(),
+                    Ok(settled) => deliver_if(&deliver, settled),
                     // A bug in the watchdog: whatever the worker left, failing open, rather
                     // than leave a worker that waits for the watchdog waiting forever.
                     Err(p) => {
@@ -249,10 +248,7 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
                              the event may not have been kept",
                             panic_message(&*p)
                         ));
-                        match shared.watchdog_settles(out) {
-                            Some(out) => deliver_once(&deliver, out),
-                            None => park_forever(),
-                        }
+                        deliver_if(&deliver, shared.watchdog_settles(out))
                     }
                 }
             })
@@ -269,10 +265,7 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
         );
         deliver_once(&deliver, out);
     }
-    match shared.worker_settles(start + opts.deadline) {
-        Some(out) => deliver_once(&deliver, out),
-        None => park_forever(),
-    }
+    deliver_if(&deliver, shared.worker_settles(start + opts.deadline))
 }
 
 /// The watchdog's stack: the main thread's default, since a take-over runs the same
@@ -283,6 +276,14 @@ fn deliver_once(deliver: &std::sync::Mutex<Option<Deliver>>, out: HookOutcome) -
     let taken = deliver.lock().unwrap_or_else(|p| p.into_inner()).take();
     match taken {
         Some(d) => match d(out) {},
+        None => park_forever(),
+    }
+}
+
+/// Delivers `out` if this thread settled the hook (Some); else the other thread delivers.
+fn deliver_if(deliver: &std::sync::Mutex<Option<Deliver>>, out: Option<HookOutcome>) -> ! {
+    match out {
+        Some(out) => deliver_once(deliver, out),
         None => park_forever(),
     }
 }
