@@ -104,11 +104,23 @@ impl std::fmt::Display for FrameError {
 
 /// True if `kind` is a well-formed kind name.
 pub fn valid_kind(kind: &str) -> bool {
-    !kind.is_empty()
-        && kind.len() <= KIND_MAX_BYTES
-        && kind
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    valid_kind_bytes(kind.as_bytes())
+}
+
+/// [`valid_kind`] over bytes: 1..=`KIND_MAX_BYTES` of `[A-Za-z0-9._-]` (so ASCII, and UTF-8).
+/// One table lookup per byte: every record a load reads passes here.
+fn valid_kind_bytes(kind: &[u8]) -> bool {
+    const ALLOWED: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-');
+            b += 1;
+        }
+        t
+    };
+    !kind.is_empty() && kind.len() <= KIND_MAX_BYTES && kind.iter().all(|&b| ALLOWED[b as usize])
 }
 
 /// Reads the frame length word at the start of `buf` without validating anything else.
@@ -155,9 +167,10 @@ pub fn parse(buf: &[u8]) -> Result<FrameRef<'_>, FrameError> {
     if u16_at(bytes, FLAGS_AT) != 0 {
         return Err(FrameError::BadField("flags"));
     }
-    let kind = std::str::from_utf8(&bytes[FIXED_LEN..FIXED_LEN + kind_len])
-        .ok()
-        .filter(|k| valid_kind(k))
+    let kind = &bytes[FIXED_LEN..FIXED_LEN + kind_len];
+    let kind = valid_kind_bytes(kind)
+        .then(|| std::str::from_utf8(kind).ok())
+        .flatten()
         .ok_or(FrameError::BadField("kind name"))?;
     Ok(FrameRef {
         bytes,
@@ -209,6 +222,19 @@ mod tests {
         let mut v = Vec::new();
         encode(&mut v, 7, 1234, "PostToolUse", &Hash([9; 32]), b"\xa2{}");
         v
+    }
+
+    #[test]
+    fn a_kind_is_letters_digits_dots_underscores_and_dashes_of_every_byte() {
+        for b in 0..=255u8 {
+            let want = b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+            assert_eq!(valid_kind_bytes(&[b]), want, "byte {b:#04x}");
+            assert_eq!(valid_kind_bytes(&[b'a', b, b'z']), want, "byte {b:#04x}");
+        }
+        assert!(!valid_kind_bytes(b""));
+        assert!(valid_kind_bytes(&[b'a'; KIND_MAX_BYTES]));
+        assert!(!valid_kind_bytes(&[b'a'; KIND_MAX_BYTES + 1]));
+        assert!(!valid_kind("Pre\u{e9}Tool"));
     }
 
     #[test]
