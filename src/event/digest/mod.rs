@@ -14,7 +14,7 @@
 //! [`decode`] reads the bytes directly (not through serde) and borrows every str from them;
 //! the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses each where
 //! it reads it. Version 2 keeps the strs in one block after the body, so that decoding checks
-//! their UTF-8 once per digest, not once per str. Version 3 (`v3.rs`) keeps that block and
+//! their UTF-8 once per digest, not once per str. Version 3 (`v3.rs`, `read_v3.rs`) keeps that block and
 //! lays the body out for a cheap read: the host and the kind as one-byte codes, a bitmap of
 //! the fields set, then only their lengths and numbers, where versions 1 and 2 have a
 //! MessagePack marker for every field and the host's and kind's names.
@@ -38,6 +38,7 @@ use super::{Event, FileOp, RawJson, Tool};
 #[cfg(test)]
 mod proptests;
 mod read;
+mod read_v3;
 mod v3;
 
 use read::stored;
@@ -374,25 +375,31 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_digest_decodes_as_the_same_event() {
+    fn digests_of_versions_1_and_2_decode_as_the_same_event() {
         let raws: Vec<RawJson> = ["{}", r#"{"é":1}"#, "[]", "[]", "{}", r#""ü""#]
             .iter()
             .map(|t| RawJson::kept(t))
             .collect();
         let mut e = full(&raws);
         e.prompt = Some("naïve – ok".into());
-        let (v1, v2) = (encode_v1(&e), encode(&e));
+        let (v1, v2, v3) = (encode_v1(&e), encode_v2(&e), encode(&e));
         assert_eq!(version(&v1), Some((1, FOLD_VERSION)));
-        assert_eq!(version(&v2), Some(CURRENT));
-        assert!(readable((1, FOLD_VERSION)) && readable(CURRENT));
+        assert_eq!(version(&v2), Some((2, FOLD_VERSION)));
+        assert_eq!(version(&v3), Some(CURRENT));
+        assert!(READ_VERSIONS.iter().all(|&v| readable((v, FOLD_VERSION))));
         assert!(!readable((1, FOLD_VERSION - 1)) && !readable((DIGEST_VERSION + 1, FOLD_VERSION)));
-        let (a, b) = (decode(&v1).expect("v1"), decode(&v2).expect("v2"));
-        assert_eq!(format!("{a:?}"), format!("{e:?}"));
-        assert_eq!(format!("{b:?}"), format!("{e:?}"));
-        // Version 2's strs are one block, after the body.
-        let (_, _, _, strs) = stored(&v2).unwrap();
-        assert!(strs.unwrap().contains("naïve – ok"));
+        for (v, bytes) in [(1, &v1), (2, &v2), (3, &v3)] {
+            let d = decode(bytes).unwrap_or_else(|| panic!("version {v}"));
+            assert_eq!(format!("{d:?}"), format!("{e:?}"), "version {v}");
+        }
+        // The strs of versions 2 and 3 are one block, after the body; version 3's body is the
+        // smallest (no marker per field, codes for the host and the kind).
+        for bytes in [&v2, &v3] {
+            let (_, _, _, strs) = stored(bytes).unwrap();
+            assert!(strs.unwrap().contains("naïve – ok"));
+        }
         assert_eq!(stored(&v1).unwrap().3, None);
+        assert!(stored(&v3).unwrap().2.len() < stored(&v2).unwrap().2.len());
     }
 
     #[test]

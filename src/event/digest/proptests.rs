@@ -22,7 +22,7 @@ fn kept<'a>(e: &Event<'a>) -> String {
 }
 
 /// Picks field `n`'s str if bit `n` of `set` is set.
-fn pick<'a>(set: u64, strs: &'a [String], n: usize) -> Option<&'a str> {
+fn pick(set: u64, strs: &[String], n: usize) -> Option<&str> {
     (set >> n & 1 == 1).then(|| strs[n].as_str())
 }
 

@@ -1,10 +1,10 @@
 //! Reading a digest: the stored frame of every version, and a MessagePack reader for exactly
-//! the bodies `encode_v1` and `encode_v2` write (version 3's body is read by `v3`), borrowing
+//! the bodies `encode_v1` and `encode_v2` write (version 3's body is read by `read_v3`), borrowing
 //! every str from the digest's bytes.
 
 use std::borrow::Cow;
 
-use super::v3::{let_event_v3, Rd3};
+use super::read_v3::{let_event_v3, Rd3};
 use super::FOLD_VERSION;
 use crate::event::{Event, EventKind, FileOp, Host, RawJson, Tool};
 
