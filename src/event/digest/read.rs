@@ -50,6 +50,19 @@ impl<'a> Rd<'a> {
     /// A str (fixstr, str 8, 16 or 32) where it stands, borrowed: this reads the marker
     /// itself rather than through `rmp`'s generic reader.
     fn inline_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.inline_str_bytes()?).ok()
+    }
+
+    /// The block of strs of a version 2 or 3 digest, as [`inline_str`](Self::inline_str)
+    /// reads a str: checked by `simdutf8` (longer than most strs; the check is once per
+    /// event on a fold).
+    fn block_of_strs(&mut self) -> Option<&'a str> {
+        simdutf8::basic::from_utf8(self.inline_str_bytes()?).ok()
+    }
+
+    /// The bytes of a str where it stands, unchecked.
+    #[inline(always)]
+    fn inline_str_bytes(&mut self) -> Option<&'a [u8]> {
         let b = self.0;
         let (skip, len): (usize, usize) = match *b.first()? {
             m @ 0xa0..=0xbf => (1, usize::from(m & 0x1f)),
@@ -66,7 +79,7 @@ impl<'a> Rd<'a> {
         };
         let text = b.get(skip..skip.checked_add(len)?)?;
         self.0 = &b[skip + len..];
-        std::str::from_utf8(text).ok()
+        Some(text)
     }
 
     fn bool(&mut self) -> Option<bool> {
@@ -148,7 +161,7 @@ fn readable_body(digest: &[u8]) -> Option<Body<'_>> {
     let mut r = Rd(rest, None);
     let body = r.bin()?;
     let strs = if version > 1 {
-        Some(r.inline_str()?)
+        Some(r.block_of_strs()?)
     } else {
         None
     };

@@ -99,15 +99,23 @@ impl<'a> Rd3<'a> {
         }
     }
 
+    /// A str field: [`opt`](Self::opt) of [`str`](Self::str), written out (most fields are
+    /// strs, and a closure here was not always inlined).
     #[inline(always)]
     pub(super) fn opt_str(&mut self, bit: u64) -> Option<Option<Cow<'a, str>>> {
-        self.opt(bit, |r| r.str().map(Cow::Borrowed))
+        if self.bits & bit == 0 {
+            return Some(None);
+        }
+        Some(Some(Cow::Borrowed(self.str()?)))
     }
 
     /// A JSON text kept by `encode` from this build's parse: not parsed again ([`RawJson`]).
     #[inline(always)]
     pub(super) fn opt_raw(&mut self, bit: u64) -> Option<Option<RawJson<'a>>> {
-        self.opt(bit, |r| r.str().map(RawJson::kept))
+        if self.bits & bit == 0 {
+            return Some(None);
+        }
+        Some(Some(RawJson::kept(self.str()?)))
     }
 
     pub(super) fn sint(&mut self) -> Option<i64> {
