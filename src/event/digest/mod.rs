@@ -1,6 +1,6 @@
 //! The fold digest: the facts of an [`Event`] the fold reads, pre-parsed at append time and
 //! stored beside the raw JSON in the event's payload (see "Event digests" in
-//! `journal-format.md`), so that a fold reads MessagePack instead of parsing JSON.
+//! `journal-format.md`), so that a fold reads a compact binary form instead of parsing JSON.
 //!
 //! The digest is a pure function of the record's kind and JSON text ([`derive`]): the same
 //! lenient pre-pass and [`Event::parse`] the fold runs on an event without one. It keeps
@@ -14,20 +14,22 @@
 //! [`decode`] reads the bytes directly (not through serde) and borrows every str from them;
 //! the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses each where
 //! it reads it. Version 2 keeps the strs in one block after the body, so that decoding checks
-//! their UTF-8 once per digest, not once per str. Version 3 (`v3.rs`, `read_v3.rs`) keeps that block and
-//! lays the body out for a cheap read: the host and the kind as one-byte codes, a bitmap of
-//! the fields set, then only their lengths and numbers, where versions 1 and 2 have a
-//! MessagePack marker for every field and the host's and kind's names.
+//! their UTF-8 once per digest, not once per str. Version 3 (`v3.rs` writes it, `read_v3.rs`
+//! reads it) keeps that block and lays the body out for a cheap read: the host and the kind
+//! as one-byte codes, a bitmap of the fields set, then only their lengths and numbers, where
+//! versions 1 and 2 have a MessagePack marker for every field and the host's and kind's
+//! names, which a reader matched against every host and kind.
 //!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
 //! wrote it ([`FOLD_VERSION`]); the fold uses only digests of its own fold version and of a
 //! digest version it reads ([`READ_VERSIONS`]: this one, and 1 and 2, which journals written
-//! before it carry), and derives the event from the JSON otherwise, so journals without digests, or with digests
-//! of another build, fold to the same state. What a digest holds depends on more than this
-//! file (the host adapters, the lenient pre-pass, `tools::file_op`), and any change there
-//! that changes a state already bumps `FOLD_VERSION`, which retires every stored digest with
-//! it. Change what is kept here and bump `DIGEST_VERSION`. `tests/digests.rs` folds a
-//! checked-in journal with digests against the same journal with them cut off.
+//! before it carry), and derives the event from the JSON otherwise, so journals without
+//! digests, or with digests of another build, fold to the same state. What a digest holds
+//! depends on more than this file (the host adapters, the lenient pre-pass,
+//! `tools::file_op`), and any change there that changes a state already bumps
+//! `FOLD_VERSION`, which retires every stored digest with it. Change what is kept here and
+//! bump `DIGEST_VERSION`. `tests/digests.rs` folds a checked-in journal with digests of each
+//! version read against the same journal with them cut off.
 
 use std::borrow::Cow;
 

@@ -1,6 +1,6 @@
 //! Reading a digest: the stored frame of every version, and a MessagePack reader for exactly
-//! the bodies `encode_v1` and `encode_v2` write (version 3's body is read by `read_v3`), borrowing
-//! every str from the digest's bytes.
+//! the bodies `encode_v1` and `encode_v2` write (version 3's body is read by `read_v3`),
+//! borrowing every str from the digest's bytes.
 
 use std::borrow::Cow;
 
@@ -8,8 +8,8 @@ use super::read_v3::{let_event_v3, Rd3};
 use super::FOLD_VERSION;
 use crate::event::{Event, EventKind, FileOp, Host, RawJson, Tool};
 
-/// A MessagePack reader over the digest's bytes, written for exactly the layout `encode`
-/// writes (rmp-serde's: structs as arrays, `None` as nil). Strs are borrowed: inline in the
+/// A MessagePack reader over the digest's bytes, written for exactly the layout `encode_v1`
+/// and `encode_v2` write (rmp-serde's: structs as arrays, `None` as nil). Strs are borrowed: inline in the
 /// body (version 1), or from the digest's block of strs (version 2, the second field: what
 /// is left of it), the body giving each one's length. Anything unexpected reads as `None`,
 /// and the fold then reads the JSON.
@@ -190,8 +190,9 @@ fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
     })
 }
 
-/// The event a digest of the current version describes, as the fold reads it; None for a
-/// digest of another version or one that does not decode (the fold then reads the JSON).
+/// The event a digest describes, as the fold reads it; None for a digest of a version the
+/// fold does not read ([`readable`](super::readable)) or one that does not decode exactly
+/// (the fold then reads the JSON).
 pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
     match readable_body(digest)? {
         Body::V3(body, strs) => {
@@ -205,7 +206,7 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
     }
 }
 
-/// Calls `f` with the event a digest of the current version describes (see [`decode`]);
+/// Calls `f` with the event a digest describes (see [`decode`]);
 /// None, without calling it, for a digest that [`decode`] reads as None. The event stays on
 /// this function's stack: an `Event` is large, and handing it out by value moves it (the
 /// fold's load path calls this once per record).
