@@ -335,18 +335,30 @@ fn bench_digest(c: &mut Criterion) {
         .iter()
         .map(|(_, payload)| p::event_digest(payload).expect("this build writes digests"))
         .collect();
-    // The same events' digests of version 1 (strs inline, each checked as UTF-8 on its own),
-    // as journals written before digest version 2 carry them.
-    let digests_v1: Vec<Vec<u8>> = payloads
-        .iter()
-        .zip(&texts)
-        .map(|((k, _), t)| sjournal::event::digest::derive_as(1, k, t).unwrap())
-        .collect();
+    // The same events' digests of version 1 (strs inline, each checked as UTF-8 on its own)
+    // and 2 (a MessagePack body), as journals written before digest versions 2 and 3 carry
+    // them.
+    let older = |version| -> Vec<Vec<u8>> {
+        payloads
+            .iter()
+            .zip(&texts)
+            .map(|((k, _), t)| sjournal::event::digest::derive_as(version, k, t).unwrap())
+            .collect()
+    };
+    let (digests_v1, digests_v2) = (older(1), older(2));
     let mut g = c.benchmark_group("event_read");
     g.throughput(Throughput::Elements(payloads.len() as u64));
     g.bench_function("digest_decode", |b| {
         b.iter(|| {
             digests
+                .iter()
+                .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
+                .count()
+        })
+    });
+    g.bench_function("digest_decode_version_2", |b| {
+        b.iter(|| {
+            digests_v2
                 .iter()
                 .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
                 .count()

@@ -95,14 +95,16 @@ fn journals_written_before_digests_load_alike_rewritten_with_them() {
 /// `DIGEST_VERSION`) bump, even where the change is outside digest.rs (a host adapter, the
 /// lenient pre-pass). Journals written with digests by earlier builds of these versions are
 /// checked in, one with digests of version 1 (strs inline, what builds before version 2
-/// wrote) and one of this build's version: each digest is of a version the fold reads,
+/// wrote), one of version 2 (a MessagePack body, what builds before version 3 wrote) and one
+/// of this build's version: each digest is of a version the fold reads,
 /// equals what this build derives for that version, and the journal folds, record by
 /// record, as the same records with the digests cut off.
 #[test]
 fn the_checked_in_journals_with_digests_fold_as_their_json() {
     let files = [
         ("claude-real-digests.sjl", 1),
-        ("claude-real-digests-v2.sjl", digest::DIGEST_VERSION),
+        ("claude-real-digests-v2.sjl", 2),
+        ("claude-real-digests-v3.sjl", digest::DIGEST_VERSION),
     ];
     for (file, version) in files {
         a_checked_in_journal_with_digests_folds_as_its_json(file, version);
@@ -124,10 +126,11 @@ fn a_checked_in_journal_with_digests_folds_as_its_json(file: &str, version: u32)
             digest::version(stored),
             Some((version, FOLD_VERSION)),
             "{file} seq {}: the checked-in digests are of another FOLD_VERSION or \
-             DIGEST_VERSION; regenerate tests/fixtures/journals/claude-real-digests-v2.sjl \
+             DIGEST_VERSION; regenerate tests/fixtures/journals/claude-real-digests-v3.sjl \
              (cargo run --example gen_fixture_journals -- DIR, copy that file); after a \
-             FOLD_VERSION bump no build writes digests of version 1: remove \
-             claude-real-digests.sjl and version 1 from digest::READ_VERSIONS",
+             FOLD_VERSION bump no build writes digests of versions 1 and 2: remove \
+             claude-real-digests.sjl, claude-real-digests-v2.sjl and those versions from \
+             digest::READ_VERSIONS",
             r.seq
         );
         assert!(digest::decode(stored).is_some(), "{file} seq {}", r.seq);
@@ -207,10 +210,13 @@ fn every_fixture_payload_folds_alike_from_its_digest_and_its_json() {
     assert!(with.tools.calls > 0 && with.files.by_path.len() > 1 && with.compactions.count > 0);
 }
 
-/// A digest of version 1 (what journals written before version 2 carry) and one of this
-/// build's version decode to the same event, for every fixture payload of every host.
+/// Digests of every version the fold reads (1 and 2, what journals written before this
+/// version carry, and this build's) decode, for every fixture payload of every host, to the
+/// event the fold reads from the JSON (`Event::parse` after the lenient pre-pass), less what
+/// no fold reads: `turn_id`, a tool's `outcome_unknown` and a response outside
+/// `Tool::read_response`.
 #[test]
-fn digests_of_version_1_and_of_this_version_decode_alike() {
+fn digests_of_every_version_decode_as_the_json_parses() {
     let mut n = 0;
     for p in support::all_payloads() {
         let kind = p
@@ -218,17 +224,29 @@ fn digests_of_version_1_and_of_this_version_decode_alike() {
             .as_deref()
             .filter(|k| valid_kind(k))
             .unwrap_or("event");
-        let v1 = digest::derive_as(1, kind, &p.json).unwrap();
-        let now = digest::derive_as(digest::DIGEST_VERSION, kind, &p.json).unwrap();
-        assert_eq!(now, digest::derive(kind, &p.json));
-        let (a, b) = (digest::decode(&v1), digest::decode(&now));
-        assert!(a.is_some(), "{}: {kind}", p.file.display());
+        let raw = sjournal::event::lenient_json::text(&p.json);
+        let mut parsed = sjournal::event::Event::parse(kind, &raw);
+        parsed.turn_id = None;
+        if let Some(t) = &mut parsed.tool {
+            t.response = t.read_response();
+            t.outcome_unknown = false;
+        }
+        let want = format!("{parsed:?}");
         assert_eq!(
-            format!("{a:?}"),
-            format!("{b:?}"),
-            "{}: {kind}",
-            p.file.display()
+            digest::derive_as(digest::DIGEST_VERSION, kind, &p.json).unwrap(),
+            digest::derive(kind, &p.json)
         );
+        for version in digest::READ_VERSIONS {
+            let bytes = digest::derive_as(version, kind, &p.json).unwrap();
+            assert_eq!(digest::version(&bytes), Some((version, FOLD_VERSION)));
+            let got = digest::decode(&bytes).map(|e| format!("{e:?}"));
+            assert_eq!(
+                got.as_deref(),
+                Some(want.as_str()),
+                "{} ({kind}), digest version {version}",
+                p.file.display()
+            );
+        }
         n += 1;
     }
     assert!(n > 200, "{n} fixture payloads");

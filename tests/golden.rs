@@ -177,10 +177,18 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
     // the SDK's `editor` as a write or an edit). These journals' states are unchanged; the
     // journal with digests is rewritten with digests of version 7. Digest version 2 (its
     // strs in one block) adds the same journal with digests of that version; the one with
-    // digests of version 1 stays as it was written, and both fold to the same state.
+    // digests of version 1 stays as it was written, and both fold to the same state. Digest
+    // version 3 (a fixed head, codes for host and kind, a bitmap of the fields set) adds the
+    // same journal with digests of version 3; all three fold to the same state.
     (
         7,
         "claude-real-digests-v2.sjl",
+        37,
+        "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
+    ),
+    (
+        7,
+        "claude-real-digests-v3.sjl",
         37,
         "1a78681a0e399617b6ede09ed69826e3b91823b6a2a59d9c6e7dcb311a02e359",
     ),

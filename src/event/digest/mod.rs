@@ -1,6 +1,6 @@
 //! The fold digest: the facts of an [`Event`] the fold reads, pre-parsed at append time and
 //! stored beside the raw JSON in the event's payload (see "Event digests" in
-//! `journal-format.md`), so that a fold reads MessagePack instead of parsing JSON.
+//! `journal-format.md`), so that a fold reads a compact binary form instead of parsing JSON.
 //!
 //! The digest is a pure function of the record's kind and JSON text ([`derive`]): the same
 //! lenient pre-pass and [`Event::parse`] the fold runs on an event without one. It keeps
@@ -11,20 +11,25 @@
 //! shell call's output, `turn_id`, `outcome_unknown`), which is most of an
 //! event's bytes.
 //!
-//! [`decode`] reads the bytes directly (over `rmp`, not serde) and borrows every str from
-//! them; the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses
-//! each where it reads it. Version 2 keeps the strs in one block after the body, so that
-//! decoding checks their UTF-8 once per digest, not once per str.
+//! [`decode`] reads the bytes directly (not through serde) and borrows every str from them;
+//! the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses each where
+//! it reads it. Version 2 keeps the strs in one block after the body, so that decoding checks
+//! their UTF-8 once per digest, not once per str. Version 3 (`v3.rs` writes it, `read_v3.rs`
+//! reads it) keeps that block and lays the body out for a cheap read: the host and the kind
+//! as one-byte codes, a bitmap of the fields set, then only their lengths and numbers, where
+//! versions 1 and 2 have a MessagePack marker for every field and the host's and kind's
+//! names, which a reader matched against every host and kind.
 //!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
 //! wrote it ([`FOLD_VERSION`]); the fold uses only digests of its own fold version and of a
-//! digest version it reads ([`READ_VERSIONS`]: this one and 1, whose strs are inline), and
-//! derives the event from the JSON otherwise, so journals without digests, or with digests
-//! of another build, fold to the same state. What a digest holds depends on more than this
-//! file (the host adapters, the lenient pre-pass, `tools::file_op`), and any change there
-//! that changes a state already bumps `FOLD_VERSION`, which retires every stored digest with
-//! it. Change what is kept here and bump `DIGEST_VERSION`. `tests/digests.rs` folds a
-//! checked-in journal with digests against the same journal with them cut off.
+//! digest version it reads ([`READ_VERSIONS`]: this one, and 1 and 2, which journals written
+//! before it carry), and derives the event from the JSON otherwise, so journals without
+//! digests, or with digests of another build, fold to the same state. What a digest holds
+//! depends on more than this file (the host adapters, the lenient pre-pass,
+//! `tools::file_op`), and any change there that changes a state already bumps
+//! `FOLD_VERSION`, which retires every stored digest with it. Change what is kept here and
+//! bump `DIGEST_VERSION`. `tests/digests.rs` folds a checked-in journal with digests of each
+//! version read against the same journal with them cut off.
 
 use std::borrow::Cow;
 
@@ -32,14 +37,20 @@ use serde::Serialize;
 
 use super::{Event, FileOp, RawJson, Tool};
 
+#[cfg(test)]
+mod proptests;
 mod read;
+mod read_v3;
+mod v3;
 
 use read::stored;
 pub use read::{decode, with_decoded};
 
 /// Version of the digest's schema and of what it keeps: 2 keeps what 1 did, its strs in one
-/// block after the body (checked as UTF-8 once per digest, not once per str).
-pub const DIGEST_VERSION: u32 = 2;
+/// block after the body (checked as UTF-8 once per digest, not once per str); 3 keeps what 2
+/// did, its body a fixed head (codes for the host and kind, a bitmap of the fields set) and
+/// the lengths and numbers of the fields set.
+pub const DIGEST_VERSION: u32 = 3;
 
 use crate::fold::FOLD_VERSION;
 
@@ -57,7 +68,7 @@ struct WireTool<S> {
     interrupted: bool,
 }
 
-/// The digest body: a MessagePack array, fields in this order. `S` is what stands for a
+/// The digest body of versions 1 and 2: a MessagePack array, fields in this order. `S` is what stands for a
 /// str: the str itself in version 1, its length in bytes in version 2 (whose strs follow
 /// the body in one block, in the order the body names them).
 #[derive(Serialize)]
@@ -103,8 +114,8 @@ struct Wire<S> {
 #[derive(Serialize)]
 struct Stored<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8]);
 
-/// A digest of version 2 as stored: `[version, fold version, body, strs]`, the body's strs
-/// in one str after it (validated as UTF-8 once, not str by str).
+/// A digest of version 2 or 3 as stored: `[version, fold version, body, strs]`, the body's
+/// strs in one str after it (validated as UTF-8 once, not str by str).
 #[derive(Serialize)]
 struct StoredV2<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
 
@@ -112,8 +123,9 @@ struct StoredV2<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
 pub const CURRENT: (u32, u32) = (DIGEST_VERSION, FOLD_VERSION);
 
 /// The digest versions the fold reads (with its own `FOLD_VERSION`): this build's, and
-/// version 1, which journals written before version 2 carry (same fields, strs inline).
-pub const READ_VERSIONS: [u32; 2] = [1, DIGEST_VERSION];
+/// versions 1 and 2, which journals written before version 3 carry (the same fields: strs
+/// inline in 1, a MessagePack body in 2).
+pub const READ_VERSIONS: [u32; 3] = [1, 2, DIGEST_VERSION];
 
 /// The fold reads a digest of these versions `(digest version, fold version)`.
 pub fn readable((version, fold_version): (u32, u32)) -> bool {
@@ -146,6 +158,7 @@ pub fn derive_as(version: u32, record_kind: &str, raw_json: &str) -> Option<Vec<
     let e = Event::parse(record_kind, &raw);
     match version {
         1 => Some(encode_v1(&e)),
+        2 => Some(encode_v2(&e)),
         DIGEST_VERSION => Some(encode(&e)),
         _ => None,
     }
@@ -176,14 +189,20 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
             outcome_unknown: _,
         } = t;
     }
+    let (body, strs) = v3::encode(e);
+    rmp_serde::to_vec(&StoredV2(DIGEST_VERSION, FOLD_VERSION, &body, &strs))
+        .expect("a digest always encodes")
+}
+
+/// What [`encode`] wrote before version 3: the same fields, the body in MessagePack.
+fn encode_v2(e: &Event<'_>) -> Vec<u8> {
     let mut strs = String::new();
     let w = wire(e, |s| {
         strs.push_str(s);
         s.len() as u64
     });
     let body = rmp_serde::to_vec(&w).expect("a digest always encodes");
-    rmp_serde::to_vec(&StoredV2(DIGEST_VERSION, FOLD_VERSION, &body, &strs))
-        .expect("a digest always encodes")
+    rmp_serde::to_vec(&StoredV2(2, FOLD_VERSION, &body, &strs)).expect("a digest always encodes")
 }
 
 /// What [`encode`] wrote before version 2: the same fields, each str inline.
@@ -358,25 +377,31 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_digest_decodes_as_the_same_event() {
+    fn digests_of_versions_1_and_2_decode_as_the_same_event() {
         let raws: Vec<RawJson> = ["{}", r#"{"é":1}"#, "[]", "[]", "{}", r#""ü""#]
             .iter()
             .map(|t| RawJson::kept(t))
             .collect();
         let mut e = full(&raws);
         e.prompt = Some("naïve – ok".into());
-        let (v1, v2) = (encode_v1(&e), encode(&e));
+        let (v1, v2, v3) = (encode_v1(&e), encode_v2(&e), encode(&e));
         assert_eq!(version(&v1), Some((1, FOLD_VERSION)));
-        assert_eq!(version(&v2), Some(CURRENT));
-        assert!(readable((1, FOLD_VERSION)) && readable(CURRENT));
+        assert_eq!(version(&v2), Some((2, FOLD_VERSION)));
+        assert_eq!(version(&v3), Some(CURRENT));
+        assert!(READ_VERSIONS.iter().all(|&v| readable((v, FOLD_VERSION))));
         assert!(!readable((1, FOLD_VERSION - 1)) && !readable((DIGEST_VERSION + 1, FOLD_VERSION)));
-        let (a, b) = (decode(&v1).expect("v1"), decode(&v2).expect("v2"));
-        assert_eq!(format!("{a:?}"), format!("{e:?}"));
-        assert_eq!(format!("{b:?}"), format!("{e:?}"));
-        // Version 2's strs are one block, after the body.
-        let (_, _, _, strs) = stored(&v2).unwrap();
-        assert!(strs.unwrap().contains("naïve – ok"));
+        for (v, bytes) in [(1, &v1), (2, &v2), (3, &v3)] {
+            let d = decode(bytes).unwrap_or_else(|| panic!("version {v}"));
+            assert_eq!(format!("{d:?}"), format!("{e:?}"), "version {v}");
+        }
+        // The strs of versions 2 and 3 are one block, after the body; version 3's body is the
+        // smallest (no marker per field, codes for the host and the kind).
+        for bytes in [&v2, &v3] {
+            let (_, _, _, strs) = stored(bytes).unwrap();
+            assert!(strs.unwrap().contains("naïve – ok"));
+        }
         assert_eq!(stored(&v1).unwrap().3, None);
+        assert!(stored(&v3).unwrap().2.len() < stored(&v2).unwrap().2.len());
     }
 
     #[test]

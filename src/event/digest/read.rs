@@ -1,13 +1,15 @@
-//! Reading a digest: a MessagePack reader for exactly the layouts `encode` and `encode_v1`
-//! write, borrowing every str from the digest's bytes.
+//! Reading a digest: the stored frame of every version, and a MessagePack reader for exactly
+//! the bodies `encode_v1` and `encode_v2` write (version 3's body is read by `read_v3`),
+//! borrowing every str from the digest's bytes.
 
 use std::borrow::Cow;
 
-use super::{DIGEST_VERSION, FOLD_VERSION};
+use super::read_v3::{let_event_v3, Rd3};
+use super::FOLD_VERSION;
 use crate::event::{Event, EventKind, FileOp, Host, RawJson, Tool};
 
-/// A MessagePack reader over the digest's bytes, written for exactly the layout `encode`
-/// writes (rmp-serde's: structs as arrays, `None` as nil). Strs are borrowed: inline in the
+/// A MessagePack reader over the digest's bytes, written for exactly the layout `encode_v1`
+/// and `encode_v2` write (rmp-serde's: structs as arrays, `None` as nil). Strs are borrowed: inline in the
 /// body (version 1), or from the digest's block of strs (version 2, the second field: what
 /// is left of it), the body giving each one's length. Anything unexpected reads as `None`,
 /// and the fold then reads the JSON.
@@ -48,6 +50,19 @@ impl<'a> Rd<'a> {
     /// A str (fixstr, str 8, 16 or 32) where it stands, borrowed: this reads the marker
     /// itself rather than through `rmp`'s generic reader.
     fn inline_str(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.inline_str_bytes()?).ok()
+    }
+
+    /// The block of strs of a version 2 or 3 digest, as [`inline_str`](Self::inline_str)
+    /// reads a str: checked by `simdutf8` (longer than most strs; the check is once per
+    /// event on a fold).
+    fn block_of_strs(&mut self) -> Option<&'a str> {
+        simdutf8::basic::from_utf8(self.inline_str_bytes()?).ok()
+    }
+
+    /// The bytes of a str where it stands, unchecked.
+    #[inline(always)]
+    fn inline_str_bytes(&mut self) -> Option<&'a [u8]> {
         let b = self.0;
         let (skip, len): (usize, usize) = match *b.first()? {
             m @ 0xa0..=0xbf => (1, usize::from(m & 0x1f)),
@@ -64,7 +79,7 @@ impl<'a> Rd<'a> {
         };
         let text = b.get(skip..skip.checked_add(len)?)?;
         self.0 = &b[skip + len..];
-        std::str::from_utf8(text).ok()
+        Some(text)
     }
 
     fn bool(&mut self) -> Option<bool> {
@@ -111,7 +126,7 @@ impl<'a> Rd<'a> {
 }
 
 /// `[version, fold version, body]` (version 1) or `[version, fold version, body, strs]`
-/// (version 2), and nothing after it (the digest ends the payload).
+/// (versions 2 and 3), and nothing after it (the digest ends the payload).
 pub(super) fn stored(digest: &[u8]) -> Option<(u32, u32, &[u8], Option<&str>)> {
     let mut r = Rd(digest, None);
     let n = rmp::decode::read_array_len(&mut r.0).ok()?;
@@ -124,22 +139,39 @@ pub(super) fn stored(digest: &[u8]) -> Option<(u32, u32, &[u8], Option<&str>)> {
     r.0.is_empty().then_some((v, f, body, strs))
 }
 
-/// A reader over the body of a digest the fold reads ([`readable`]; what [`stored`] reads,
-/// read as `encode` and `encode_v1` write the head: both versions are positive fixints),
-/// holding the block of strs of a version 2 digest, checked as UTF-8 here, once.
-fn readable_body(digest: &[u8]) -> Option<Rd<'_>> {
-    const _: () = assert!(DIGEST_VERSION < 0x80 && FOLD_VERSION < 0x80);
-    const V: u8 = DIGEST_VERSION as u8;
+/// The body of a digest the fold reads ([`readable`](super::readable)): a version 3 body
+/// and its block of strs, or a MessagePack reader over a version 1 or 2 body.
+enum Body<'a> {
+    V3(&'a [u8], &'a str),
+    Mp(Rd<'a>),
+}
+
+/// The body of a digest the fold reads (what [`stored`] reads, read as the encoders write
+/// the head: the versions are positive fixints), with its block of strs (versions 2 and 3)
+/// checked as UTF-8 here, once.
+#[inline(always)]
+fn readable_body(digest: &[u8]) -> Option<Body<'_>> {
+    const _: () = assert!(super::DIGEST_VERSION < 0x80 && FOLD_VERSION < 0x80);
     const F: u8 = FOLD_VERSION as u8;
-    let (strs, rest) = match digest {
-        [0x94, V, F, rest @ ..] => (true, rest),
-        [0x93, 1, F, rest @ ..] => (false, rest),
+    let (version, rest) = match digest {
+        [0x94, v @ (2 | 3), F, rest @ ..] => (*v, rest),
+        [0x93, 1, F, rest @ ..] => (1, rest),
         _ => return None,
     };
     let mut r = Rd(rest, None);
     let body = r.bin()?;
-    let strs = if strs { Some(r.inline_str()?) } else { None };
-    r.0.is_empty().then_some(Rd(body, strs))
+    let strs = if version > 1 {
+        Some(r.block_of_strs()?)
+    } else {
+        None
+    };
+    if !r.0.is_empty() {
+        return None;
+    }
+    Some(match (version, strs) {
+        (3, Some(strs)) => Body::V3(body, strs),
+        _ => Body::Mp(Rd(body, strs)),
+    })
 }
 
 fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
@@ -158,29 +190,46 @@ fn tool<'a>(r: &mut Rd<'a>) -> Option<Tool<'a>> {
     })
 }
 
-/// The event a digest of the current version describes, as the fold reads it; None for a
-/// digest of another version or one that does not decode (the fold then reads the JSON).
+/// The event a digest describes, as the fold reads it; None for a digest of a version the
+/// fold does not read ([`readable`](super::readable)) or one that does not decode exactly
+/// (the fold then reads the JSON).
 pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
-    let_event!(e = digest);
-    Some(e)
+    match readable_body(digest)? {
+        Body::V3(body, strs) => {
+            let_event_v3!(e = body, strs);
+            Some(e)
+        }
+        Body::Mp(mut r) => {
+            let_event!(e = r);
+            Some(e)
+        }
+    }
 }
 
-/// Calls `f` with the event a digest of the current version describes (see [`decode`]);
+/// Calls `f` with the event a digest describes (see [`decode`]);
 /// None, without calling it, for a digest that [`decode`] reads as None. The event stays on
 /// this function's stack: an `Event` is large, and handing it out by value moves it (the
 /// fold's load path calls this once per record).
 #[inline]
 pub fn with_decoded<R>(digest: &[u8], f: impl FnOnce(&Event<'_>) -> R) -> Option<R> {
-    let_event!(e = digest);
-    Some(f(&e))
+    match readable_body(digest)? {
+        Body::V3(body, strs) => {
+            let_event_v3!(e = body, strs);
+            Some(f(&e))
+        }
+        Body::Mp(mut r) => {
+            let_event!(e = r);
+            Some(f(&e))
+        }
+    }
 }
 
-/// `let $e` = the event `$digest` describes, in the caller's frame (built there, not moved
-/// in: `decode` returns it, `with_decoded` lends it); the caller returns None if it does not
-/// decode.
+/// `let $e` = the event the version 1 or 2 body `$r` reads describes, in the caller's frame
+/// (built there, not moved in: `decode` returns it, `with_decoded` lends it); the caller
+/// returns None if it does not decode.
 macro_rules! let_event {
-    ($e:ident = $digest:expr) => {
-        let r = &mut readable_body($digest)?;
+    ($e:ident = $r:ident) => {
+        let r = &mut $r;
         r.array(33)?;
         let host = Host::from_name(r.str()?)?;
         let kind_name = r.str()?;
@@ -240,7 +289,7 @@ macro_rules! let_event {
 }
 use let_event;
 
-fn op_from(code: u8) -> Option<FileOp> {
+pub(super) fn op_from(code: u8) -> Option<FileOp> {
     Some(match code {
         0 => FileOp::Read,
         1 => FileOp::Write,
