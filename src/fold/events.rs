@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::bounded::{bump, cut, evict_oldest, key, set};
-use super::{Compaction, Ending, Link, OpenCall, Prompt, RecordView, State, Subagent};
+use super::{tally, Compaction, Ending, Link, OpenCall, Prompt, RecordView, State, Subagent};
 use crate::event::lenient::{Obj, Str};
 use crate::event::{Event, EventKind, FileOp, Host};
 use crate::limits::{
@@ -22,8 +22,8 @@ fn text(s: Option<&str>) -> Option<String> {
 impl State {
     pub(super) fn apply_event(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
         self.counts.events += 1;
-        bump(&mut self.counts.by_kind, e.kind.as_str());
-        bump(&mut self.counts.by_host, e.host.as_str());
+        self.counts.by_kind.bump_slot(tally::kind_slot(e.kind));
+        self.counts.by_host.bump_slot(tally::host_slot(e.host));
         if e.kind == EventKind::Other
             && (self.counts.other_names.len() < OTHER_NAMES_MAX
                 || self.counts.other_names.contains_key(e.name.as_ref()))
