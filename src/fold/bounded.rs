@@ -54,10 +54,15 @@ pub(crate) fn set(slot: &mut Option<String>, v: Option<&str>) {
     }
 }
 
-/// `*s = v.to_owned()`, in `s`'s buffer.
+/// `*s = v.to_owned()`, in `s`'s buffer where it fits.
 pub(crate) fn assign(s: &mut String, v: &str) {
-    s.clear();
-    s.push_str(v);
+    if s.capacity() < v.len() {
+        // Growing a buffer costs more than allocating one of the right size.
+        *s = v.to_owned();
+    } else {
+        s.clear();
+        s.push_str(v);
+    }
 }
 
 /// `*slot = v.map(str::to_owned)`, in `slot`'s buffer where it has one.
