@@ -1,10 +1,13 @@
 //! Folding host events.
 
+use std::cell::OnceCell;
+
 use serde::Deserialize;
 
 use super::bounded::{bump, cut, evict_oldest, key, set};
-use super::{Compaction, Ending, Link, OpenCall, Prompt, RecordView, State, Subagent};
+use super::{tally, Compaction, Ending, Link, OpenCall, Prompt, RecordView, State, Subagent};
 use crate::event::lenient::{Obj, Str};
+use crate::event::tools::ToolInput;
 use crate::event::{Event, EventKind, FileOp, Host};
 use crate::limits::{
     DETAIL_MAX_BYTES, FILES_TRACKED_MAX, INSTRUCTION_FILES_KEPT, LINKS_MAX, OPEN_CALLS_MAX,
@@ -19,11 +22,32 @@ fn text(s: Option<&str>) -> Option<String> {
     s.map(|s| cut(s, STATE_TEXT_MAX_BYTES).0)
 }
 
+/// An event's tool input, parsed at most once per event: a Post's tool bookkeeping and its
+/// recovery bookkeeping (`work_after`) both read it.
+pub(super) struct Input<'e, 'a> {
+    e: &'e Event<'a>,
+    parsed: OnceCell<ToolInput<'a>>,
+}
+
+impl<'e, 'a> Input<'e, 'a> {
+    fn new(e: &'e Event<'a>) -> Self {
+        Input {
+            e,
+            parsed: OnceCell::new(),
+        }
+    }
+
+    pub(super) fn get(&self) -> &ToolInput<'a> {
+        self.parsed.get_or_init(|| self.e.tool_input())
+    }
+}
+
 impl State {
     pub(super) fn apply_event(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
+        let input = Input::new(e);
         self.counts.events += 1;
-        bump(&mut self.counts.by_kind, e.kind.as_str());
-        bump(&mut self.counts.by_host, e.host.as_str());
+        self.counts.by_kind.bump_slot(tally::kind_slot(e.kind));
+        self.counts.by_host.bump_slot(tally::host_slot(e.host));
         if e.kind == EventKind::Other
             && (self.counts.other_names.len() < OTHER_NAMES_MAX
                 || self.counts.other_names.contains_key(e.name.as_ref()))
@@ -38,7 +62,9 @@ impl State {
             EventKind::SessionStart => self.session_start(e, rec),
             EventKind::UserPromptSubmit => self.turn_start(e, rec),
             EventKind::PreToolUse => self.tool_pre(e, rec),
-            EventKind::PostToolUse | EventKind::PostToolUseFailure => self.tool_post(e, rec),
+            EventKind::PostToolUse | EventKind::PostToolUseFailure => {
+                self.tool_post(e, &input, rec)
+            }
             EventKind::PermissionRequest => self.tools.permission_requests += 1,
             EventKind::PermissionDenied => self.tool_denied(e),
             EventKind::PostToolBatch => self.tools.batches += 1,
@@ -61,7 +87,7 @@ impl State {
         if let Some((op, path)) = &e.file_touch {
             self.touch_file(*op, path, rec.seq);
         }
-        self.work_after(e, rec, compactions);
+        self.work_after(e, &input, rec, compactions);
     }
 
     fn instructions_loaded(&mut self, e: &Event<'_>) {
@@ -221,7 +247,7 @@ impl State {
         self.tools.open_dropped += evict_oldest(&mut self.tools.open, OPEN_CALLS_MAX, |c| c.seq);
     }
 
-    fn tool_post(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
+    fn tool_post(&mut self, e: &Event<'_>, input: &Input<'_, '_>, rec: &RecordView<'_>) {
         let Some(t) = &e.tool else { return };
         let opened = t
             .use_id
@@ -253,8 +279,7 @@ impl State {
             }
         }
         if !t.failed && crate::event::tools::file_op(&t.name).is_some() {
-            let input = e.tool_input();
-            for (op, path) in input.touched(&t.name) {
+            for (op, path) in input.get().touched(&t.name) {
                 self.touch_file(op, path, rec.seq);
             }
         }

@@ -19,6 +19,7 @@ mod model_view;
 mod recovery;
 mod state;
 mod system;
+pub mod tally;
 mod work;
 
 use std::sync::LazyLock;

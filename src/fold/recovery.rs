@@ -27,7 +27,8 @@
 
 use serde::Deserialize;
 
-use super::bounded::{cut, key};
+use super::bounded::{assign, assign_opt, cut, cut_in_place, cut_str, key};
+use super::events::Input;
 use super::{
     Action, Background, Failure, FileStats, Instruction, Launch, Plan, RecordView, Resolution,
     State, Todo,
@@ -46,6 +47,9 @@ use crate::limits::{
 pub(super) const STOPPED: &str = "stopped";
 pub(super) const FAILED: &str = "failed";
 pub(super) const INTERRUPTED: &str = "interrupted";
+
+// A turn keeps at least its last action (`tool_ends` makes room before it adds one).
+const _: () = assert!(TURN_ACTIONS_KEPT > 0);
 
 /// The last `max` bytes of `s`, at a character boundary.
 fn tail(s: &str, max: usize) -> String {
@@ -159,7 +163,13 @@ impl State {
     }
 
     /// After the event's own bookkeeping. `compactions` is the compaction count before it.
-    pub(super) fn work_after(&mut self, e: &Event<'_>, rec: &RecordView<'_>, compactions: u64) {
+    pub(super) fn work_after<'a>(
+        &mut self,
+        e: &Event<'a>,
+        input: &Input<'_, 'a>,
+        rec: &RecordView<'_>,
+        compactions: u64,
+    ) {
         self.first_identity(e);
         match e.kind {
             EventKind::SessionStart => {
@@ -169,7 +179,7 @@ impl State {
             }
             EventKind::UserPromptSubmit => self.prompted(rec),
             EventKind::PreToolUse => self.tool_starts(e, rec),
-            EventKind::PostToolUse | EventKind::PostToolUseFailure => self.tool_ends(e, rec),
+            EventKind::PostToolUse | EventKind::PostToolUseFailure => self.tool_ends(e, input, rec),
             EventKind::PermissionDenied
                 if e.tool.as_ref().is_some_and(|t| t.name == "ExitPlanMode") =>
             {
@@ -289,27 +299,36 @@ impl State {
         }
     }
 
-    fn tool_ends(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
+    fn tool_ends<'a>(&mut self, e: &Event<'a>, input: &Input<'_, 'a>, rec: &RecordView<'_>) {
         let Some(t) = &e.tool else { return };
-        let input = e.tool_input();
+        let input = input.get();
         let detail = t
             .detail
             .clone()
             .or_else(|| input.detail())
-            .map(|d| cut(&squash(&d), DETAIL_MAX_BYTES).0)
+            .map(|d| {
+                let mut d = squash(&d);
+                cut_in_place(&mut d, DETAIL_MAX_BYTES);
+                d
+            })
             .unwrap_or_default();
         let main = e.agent_id.is_none();
         if let (true, Some(run)) = (main, self.left_off.running.as_mut()) {
-            run.actions.push_back(Action {
-                seq: rec.seq,
-                tool: key(&t.name),
-                detail: (!detail.is_empty()).then(|| detail.clone()),
-                outcome: if t.failed { FAILED } else { "ok" }.into(),
-                exit_code: t.exit_code,
-            });
-            while run.actions.len() > TURN_ACTIONS_KEPT {
-                run.actions.pop_front();
+            // The window is full: the action that falls out lends its buffers to the new one.
+            let mut dropped = None;
+            while run.actions.len() >= TURN_ACTIONS_KEPT {
+                dropped = run.actions.pop_front();
             }
+            let mut a = dropped.unwrap_or_default();
+            a.seq = rec.seq;
+            assign(&mut a.tool, cut_str(&t.name, NAME_MAX_BYTES).0);
+            assign_opt(
+                &mut a.detail,
+                (!detail.is_empty()).then_some(detail.as_str()),
+            );
+            assign(&mut a.outcome, if t.failed { FAILED } else { "ok" });
+            a.exit_code = t.exit_code;
+            run.actions.push_back(a);
         }
         if work::is_shell_tool(&t.name) && work::shell_mutates(&detail) {
             self.files.shell_mutations += 1;
@@ -453,7 +472,6 @@ impl State {
         if self.failures.items.is_empty() {
             return;
         }
-        let k = failure_key(tool, detail);
         let shell = work::is_shell_tool(tool);
         // `command_family(detail)` is not empty: compared word by word below, unbuilt.
         let has_family = family_words(detail).next().is_some();
@@ -464,7 +482,7 @@ impl State {
             .iter_mut()
             .filter(|f| f.resolved.is_none())
         {
-            let variant = if f.key == k {
+            let variant = if is_failure_key(&f.key, tool, detail) {
                 None
             } else if shell && f.tool == tool && has_family {
                 if !family_words(&f.detail).eq(family_words(detail)) {
@@ -614,7 +632,7 @@ impl State {
         lo.turn = run.turn;
         lo.prompt_seq = run.prompt_seq;
         lo.actions = run.actions;
-        lo.outcome = if failed { FAILED } else { STOPPED }.into();
+        assign(&mut lo.outcome, if failed { FAILED } else { STOPPED });
         lo.end_seq = Some(rec.seq);
         lo.open_calls.clear();
         let text = if failed {
@@ -684,14 +702,32 @@ pub fn failure_key(tool: &str, detail: &str) -> String {
     out.push_str(tool);
     out.push(' ');
     push_words(&mut out, detail.split_whitespace());
-    if out.len() > NAME_MAX_BYTES {
-        let mut end = NAME_MAX_BYTES;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
-    }
+    cut_in_place(&mut out, NAME_MAX_BYTES);
     out
+}
+
+/// `key == failure_key(tool, detail)`, without building the key where it cannot have been
+/// cut (the fold asks this of every open failure on every successful call).
+fn is_failure_key(key: &str, tool: &str, detail: &str) -> bool {
+    if tool.len() + 1 + detail.len() > NAME_MAX_BYTES {
+        return key == failure_key(tool, detail);
+    }
+    let Some(mut rest) = key.strip_prefix(tool).and_then(|r| r.strip_prefix(' ')) else {
+        return false;
+    };
+    for (i, w) in detail.split_whitespace().enumerate() {
+        if i > 0 {
+            match rest.strip_prefix(' ') {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        match rest.strip_prefix(w) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// Applies a change's line counts to its file's stats (already touched by the fold).
@@ -742,6 +778,33 @@ mod tests {
         );
         assert_eq!(command_family("ls"), "ls");
         assert_eq!(command_family(""), "");
+    }
+
+    proptest::proptest! {
+        /// `is_failure_key` answers as comparing with the built key did, cut keys included.
+        #[test]
+        fn failure_keys_compare_unbuilt(
+            tool in "(Bash|Read|B|)",
+            other_tool in "(Bash|Read|B|)",
+            detail in "([ \t\né]|a|ab|b){0,12}",
+            other in "([ \t\né]|a|ab|b){0,12}",
+            long in 0..3usize,
+        ) {
+            let pad = "x".repeat(NAME_MAX_BYTES - 4);
+            let (detail, other) = match long {
+                0 => (detail, other),
+                1 => (format!("{pad}{detail}"), format!("{pad}{other}")),
+                _ => (format!("{pad}{detail}"), other),
+            };
+            for k in [failure_key(&tool, &detail), failure_key(&other_tool, &other),
+                      failure_key(&tool, &other), format!("{tool} {detail}")] {
+                proptest::prop_assert_eq!(
+                    is_failure_key(&k, &tool, &detail),
+                    k == failure_key(&tool, &detail),
+                    "{:?} {:?} {:?}", k, tool, detail
+                );
+            }
+        }
     }
 
     #[test]

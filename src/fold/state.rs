@@ -89,13 +89,11 @@ pub struct Counts {
     pub events: u64,
     pub system: u64,
     /// Per canonical event kind (unknown events under "other") and per system kind.
-    #[serde(deserialize_with = "super::bulk::map")]
-    pub by_kind: BTreeMap<String, u64>,
+    pub by_kind: super::tally::KindTally,
     /// Unknown events by their own name (`limits::OTHER_NAMES_MAX` names).
     #[serde(deserialize_with = "super::bulk::map")]
     pub other_names: BTreeMap<String, u64>,
-    #[serde(deserialize_with = "super::bulk::map")]
-    pub by_host: BTreeMap<String, u64>,
+    pub by_host: super::tally::HostTally,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

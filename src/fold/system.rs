@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use serde::de::DeserializeOwned;
 
-use super::bounded::{bump, cut, key};
+use super::bounded::{cut, key};
 use super::{Entry, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State};
 use crate::context::Channel;
 use crate::format::payload::{self as p, decode_system};
@@ -37,24 +37,18 @@ impl State {
     /// The event just folded was `h.host`'s, though its payload reads as `h.detected`'s.
     fn host_override(&mut self, h: p::HostOverride) {
         let by_host = &mut self.counts.by_host;
-        if let Some(n) = by_host.get_mut(h.detected.as_str()) {
-            *n -= 1;
-            if *n == 0 {
-                by_host.remove(h.detected.as_str());
-            }
-        }
-        bump(by_host, &h.host);
+        by_host.take_one(&h.detected);
+        by_host.bump(&h.host);
         self.identity.host = Some(key(&h.host));
     }
 
     pub(super) fn apply_system(&mut self, rec: &RecordView<'_>) {
         self.counts.system += 1;
-        let known = p::SYSTEM_KINDS.contains(&rec.kind);
-        if !known {
+        let Some(slot) = super::tally::system_slot(rec.kind) else {
             self.journal.unknown_system += 1;
             return;
-        }
-        bump(&mut self.counts.by_kind, rec.kind);
+        };
+        self.counts.by_kind.bump_slot(slot);
         let ok = match rec.kind {
             p::KIND_RECOVERED => self.decoded(rec, |s, r: p::Recovered| {
                 s.journal.recovered += 1;
