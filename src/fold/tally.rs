@@ -203,8 +203,10 @@ impl<K, const N: usize> PartialEq for Tally<K, N> {
     }
 }
 
-impl<K, const N: usize> Default for Tally<K, N> {
+impl<K: Names, const N: usize> Default for Tally<K, N> {
     fn default() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SIZED;
         Tally {
             present: 0,
             counts: [0; N],
@@ -215,6 +217,9 @@ impl<K, const N: usize> Default for Tally<K, N> {
 }
 
 impl<K: Names, const N: usize> Tally<K, N> {
+    /// A tally has a slot for each of its names (checked at compile time).
+    const SIZED: () = assert!(K::SLOTS.names.len() == N && K::SLOTS.sorted.len() == N);
+
     /// Adds one to the count of the known name in `slot`.
     #[inline]
     pub fn bump_slot(&mut self, slot: usize) {
