@@ -15,7 +15,7 @@ macro_rules! kinds {
             /// Every known kind (not `Other`).
             pub const KNOWN: &'static [EventKind] = &[$(EventKind::$v),+];
 
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $(EventKind::$v => stringify!($v),)+
                     EventKind::Other => "other",

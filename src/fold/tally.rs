@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::LazyLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -24,27 +23,15 @@ use crate::event::EventKind;
 use crate::format::payload::SYSTEM_KINDS;
 use crate::host::Host;
 
-/// The known names of a [`Tally`], in slot order, and the slots in name order.
+/// The known names of a [`Tally`], in slot order, and the slots in name order. Both are
+/// constants, computed at compile time: a hook process pays nothing to set them up.
 pub struct Slots {
-    names: Vec<&'static str>,
+    names: &'static [&'static str],
     /// Slot numbers sorted by their names (the order a `BTreeMap<String, _>` keeps).
-    sorted: Vec<u8>,
+    sorted: &'static [u8],
 }
 
 impl Slots {
-    fn new(names: Vec<&'static str>) -> Slots {
-        assert!(names.len() <= 64, "a Tally marks its slots in one u64");
-        let mut sorted: Vec<u8> = (0..names.len() as u8).collect();
-        sorted.sort_by_key(|&i| names[i as usize]);
-        assert!(
-            sorted
-                .windows(2)
-                .all(|w| names[w[0] as usize] < names[w[1] as usize]),
-            "known names are distinct"
-        );
-        Slots { names, sorted }
-    }
-
     /// The slot of `name`, if it is a known name.
     fn slot(&self, name: &str) -> Option<usize> {
         self.sorted
@@ -54,13 +41,59 @@ impl Slots {
     }
 }
 
+/// `a < b`, as `str`'s `Ord` orders them (bytewise), in a `const fn`.
+const fn less(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return a[i] < b[i];
+        }
+        i += 1;
+    }
+    a.len() < b.len()
+}
+
+/// The slots of `names` sorted by name; fails to compile if two names are equal, or if there
+/// are more than a `u64` of presence bits can mark.
+const fn sorted<const N: usize>(names: &[&str; N]) -> [u8; N] {
+    assert!(N <= 64, "a Tally marks its slots in one u64");
+    let mut order = [0u8; N];
+    let mut i = 0;
+    while i < N {
+        order[i] = i as u8;
+        i += 1;
+    }
+    // Insertion sort: a few dozen names, once, at compile time.
+    let mut i = 1;
+    while i < N {
+        let mut j = i;
+        while j > 0 && less(names[order[j] as usize], names[order[j - 1] as usize]) {
+            let t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+            j -= 1;
+        }
+        i += 1;
+    }
+    let mut i = 1;
+    while i < N {
+        assert!(
+            less(names[order[i - 1] as usize], names[order[i] as usize]),
+            "known names are distinct"
+        );
+        i += 1;
+    }
+    order
+}
+
 /// The known names of one kind of tally.
 pub trait Names: 'static {
-    fn slots() -> &'static Slots;
+    const SLOTS: Slots;
 }
 
 /// `Counts::by_kind`'s names: every [`EventKind`] (slot `kind as usize`, `Other` as
-/// "other"), then every system kind (slot `EventKind::COUNT + i` for `SYSTEM_KINDS[i]`).
+/// "other"), then every system kind (slot `EVENT_KINDS + i` for `SYSTEM_KINDS[i]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct KindNames;
 
@@ -74,34 +107,50 @@ const EVENT_KINDS: usize = EventKind::KNOWN.len() + 1;
 pub const KIND_SLOTS: usize = EVENT_KINDS + SYSTEM_KINDS.len();
 pub const HOST_SLOTS: usize = Host::ALL.len();
 
-static KINDS: LazyLock<Slots> = LazyLock::new(|| {
-    let kinds = EventKind::KNOWN.iter().chain([&EventKind::Other]);
-    for (i, k) in kinds.clone().enumerate() {
-        assert_eq!(*k as usize, i, "EventKind's slots follow its declaration");
+const KIND_NAMES: [&str; KIND_SLOTS] = {
+    let mut names = [""; KIND_SLOTS];
+    let mut i = 0;
+    while i < EventKind::KNOWN.len() {
+        let k = EventKind::KNOWN[i];
+        assert!(k as usize == i, "EventKind's slots follow its declaration");
+        names[i] = k.as_str();
+        i += 1;
     }
-    let names = kinds
-        .map(|k| k.as_str())
-        .chain(SYSTEM_KINDS.iter().copied());
-    Slots::new(names.collect())
-});
+    assert!(EventKind::Other as usize == EVENT_KINDS - 1);
+    names[EVENT_KINDS - 1] = EventKind::Other.as_str();
+    let mut i = 0;
+    while i < SYSTEM_KINDS.len() {
+        names[EVENT_KINDS + i] = SYSTEM_KINDS[i];
+        i += 1;
+    }
+    names
+};
+const KIND_ORDER: [u8; KIND_SLOTS] = sorted(&KIND_NAMES);
 
-static HOSTS: LazyLock<Slots> = LazyLock::new(|| {
-    for (i, h) in Host::ALL.iter().enumerate() {
-        assert_eq!(*h as usize, i, "Host's slots follow Host::ALL");
+const HOST_NAMES: [&str; HOST_SLOTS] = {
+    let mut names = [""; HOST_SLOTS];
+    let mut i = 0;
+    while i < HOST_SLOTS {
+        assert!(Host::ALL[i] as usize == i, "Host's slots follow Host::ALL");
+        names[i] = Host::ALL[i].as_str();
+        i += 1;
     }
-    Slots::new(Host::ALL.iter().map(|h| h.as_str()).collect())
-});
+    names
+};
+const HOST_ORDER: [u8; HOST_SLOTS] = sorted(&HOST_NAMES);
 
 impl Names for KindNames {
-    fn slots() -> &'static Slots {
-        &KINDS
-    }
+    const SLOTS: Slots = Slots {
+        names: &KIND_NAMES,
+        sorted: &KIND_ORDER,
+    };
 }
 
 impl Names for HostNames {
-    fn slots() -> &'static Slots {
-        &HOSTS
-    }
+    const SLOTS: Slots = Slots {
+        names: &HOST_NAMES,
+        sorted: &HOST_ORDER,
+    };
 }
 
 /// The slot of an event kind in `Counts::by_kind`.
@@ -154,8 +203,10 @@ impl<K, const N: usize> PartialEq for Tally<K, N> {
     }
 }
 
-impl<K, const N: usize> Default for Tally<K, N> {
+impl<K: Names, const N: usize> Default for Tally<K, N> {
     fn default() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SIZED;
         Tally {
             present: 0,
             counts: [0; N],
@@ -166,6 +217,9 @@ impl<K, const N: usize> Default for Tally<K, N> {
 }
 
 impl<K: Names, const N: usize> Tally<K, N> {
+    /// A tally has a slot for each of its names (checked at compile time).
+    const SIZED: () = assert!(K::SLOTS.names.len() == N && K::SLOTS.sorted.len() == N);
+
     /// Adds one to the count of the known name in `slot`.
     #[inline]
     pub fn bump_slot(&mut self, slot: usize) {
@@ -176,7 +230,7 @@ impl<K: Names, const N: usize> Tally<K, N> {
     /// Adds one to `name`'s count (what `bounded::bump` did to the map: a name not yet
     /// counted is kept cut to `NAME_MAX_BYTES`).
     pub fn bump(&mut self, name: &str) {
-        match K::slots().slot(name) {
+        match K::SLOTS.slot(name) {
             Some(slot) => self.bump_slot(slot),
             None => bump(&mut self.other, name),
         }
@@ -185,7 +239,7 @@ impl<K: Names, const N: usize> Tally<K, N> {
     /// Takes one from `name`'s count, forgetting the name when it reaches 0; nothing if the
     /// name is not counted.
     pub fn take_one(&mut self, name: &str) {
-        match K::slots().slot(name) {
+        match K::SLOTS.slot(name) {
             Some(slot) => {
                 if self.present & (1 << slot) != 0 {
                     let n = &mut self.counts[slot];
@@ -212,7 +266,7 @@ impl<K: Names, const N: usize> Tally<K, N> {
     }
 
     fn entry(&self, name: &str) -> Option<&u64> {
-        match K::slots().slot(name) {
+        match K::SLOTS.slot(name) {
             Some(slot) => (self.present & (1 << slot) != 0).then(|| &self.counts[slot]),
             None => self.other.get(name),
         }
@@ -229,7 +283,7 @@ impl<K: Names, const N: usize> Tally<K, N> {
 
     /// The names counted and their counts, in name order (as the map iterated).
     pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> + '_ {
-        let slots = K::slots();
+        let slots = K::SLOTS;
         let mut known = slots
             .sorted
             .iter()
@@ -282,7 +336,7 @@ impl<K: Names, const N: usize> FromIterator<(String, u64)> for Tally<K, N> {
     fn from_iter<I: IntoIterator<Item = (String, u64)>>(entries: I) -> Self {
         let mut t = Tally::default();
         for (name, n) in entries {
-            let key = match K::slots().slot(&name) {
+            let key = match K::SLOTS.slot(&name) {
                 Some(slot) => Key::Known(slot),
                 None => Key::Other(name),
             };
@@ -313,7 +367,7 @@ struct KeySeed<K>(PhantomData<K>);
 
 impl<K: Names> KeySeed<K> {
     fn key(name: &str) -> Key {
-        match K::slots().slot(name) {
+        match K::SLOTS.slot(name) {
             Some(slot) => Key::Known(slot),
             None => Key::Other(name.to_owned()),
         }
@@ -340,7 +394,7 @@ impl<K: Names> Visitor<'_> for KeySeed<K> {
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Key, E> {
-        Ok(match K::slots().slot(&v) {
+        Ok(match K::SLOTS.slot(&v) {
             Some(slot) => Key::Known(slot),
             None => Key::Other(v),
         })
@@ -425,7 +479,7 @@ mod tests {
     }
 
     fn known<K: Names>() -> Vec<String> {
-        K::slots().names.iter().map(|s| s.to_string()).collect()
+        K::SLOTS.names.iter().map(|s| s.to_string()).collect()
     }
 
     /// Names: known ones, near misses, arbitrary short ones, and ones longer than a key may
@@ -442,7 +496,7 @@ mod tests {
     }
 
     fn ops<K: Names>(n: usize) -> impl Strategy<Value = Vec<Op>> {
-        let slots = K::slots().names.len();
+        let slots = K::SLOTS.names.len();
         proptest::collection::vec(
             prop_oneof![
                 4 => (0..slots).prop_map(Op::Slot),
@@ -506,7 +560,7 @@ mod tests {
             match op {
                 Op::Slot(i) => {
                     t.bump_slot(*i);
-                    crate::fold::bounded::bump(&mut m, K::slots().names[*i]);
+                    crate::fold::bounded::bump(&mut m, K::SLOTS.names[*i]);
                 }
                 Op::Bump(name) => {
                     t.bump(name);
@@ -540,18 +594,18 @@ mod tests {
     #[test]
     fn slots_are_the_enums_names() {
         for k in EventKind::KNOWN.iter().chain([&EventKind::Other]) {
-            assert_eq!(KindNames::slots().slot(k.as_str()), Some(kind_slot(*k)));
+            assert_eq!(KindNames::SLOTS.slot(k.as_str()), Some(kind_slot(*k)));
         }
         for s in SYSTEM_KINDS {
-            assert_eq!(KindNames::slots().slot(s), system_slot(s));
+            assert_eq!(KindNames::SLOTS.slot(s), system_slot(s));
             assert!(system_slot(s).is_some());
         }
         assert_eq!(system_slot("sjournal.nope"), None);
         for h in Host::ALL {
-            assert_eq!(HostNames::slots().slot(h.as_str()), Some(host_slot(h)));
+            assert_eq!(HostNames::SLOTS.slot(h.as_str()), Some(host_slot(h)));
         }
-        assert_eq!(KindNames::slots().names.len(), KIND_SLOTS);
-        assert_eq!(HostNames::slots().names.len(), HOST_SLOTS);
+        assert_eq!(KindNames::SLOTS.names.len(), KIND_SLOTS);
+        assert_eq!(HostNames::SLOTS.names.len(), HOST_SLOTS);
     }
 
     #[test]
