@@ -1,6 +1,6 @@
 //! Folding the records after the snapshot (or all of them): on one thread for a short tail
 //! (the hook's case), on two for a long one (a cold load of a large journal) on a machine of
-//! three cores or more: a reader thread checks each frame (CRC, seq) and decodes its event's
+//! two cores or more: a reader thread checks each frame (CRC, seq) and decodes its event's
 //! digest, the caller's thread applies the records in seq order. Decoding an event reads
 //! nothing of the state, so it can run ahead; applying is sequential, and stays on one
 //! thread, in the journal's order: the state is the same, byte for byte, whichever path
@@ -23,13 +23,14 @@ use crate::journal::scan::Stop;
 /// started.
 pub(super) const TWO_THREADS_MIN_BYTES: usize = 4 << 20;
 
-/// Whether a second thread is likely to find a core of its own: with three cores or more.
-/// On two, the second thread competes with the agent host and everything else the machine
-/// runs: on the shared 2-core machine the two-thread load measured 0.86x–1.07x of one thread
-/// (BENCHMARKS.md, "Digest version 2, a leaner apply, and a second core for long loads"),
-/// though it needs 1.48x fewer instructions on its slower thread than one thread does.
+/// Whether a second thread can have a core of its own: with two cores or more. A tail this
+/// long is a cold load (`replay`, `state`, `inspect` of a large journal), not a hook's (a
+/// snapshot and a short tail): a developer waiting on it, on a machine with a core to spare.
+/// On the shared 2-core machine two threads measured 1.3x–1.4x faster than one with the
+/// other core free, and 0.87x of one with it taken by other work (BENCHMARKS.md, "Digest
+/// version 3, a cheaper apply, and the second core").
 pub(super) fn spare_core() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 3)
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
 
 /// Records per batch handed from the reader thread to the folding one.
