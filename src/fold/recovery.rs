@@ -320,14 +320,23 @@ impl State {
                 dropped = run.actions.pop_front();
             }
             let mut a = dropped.unwrap_or_default();
-            a.seq = rec.seq;
-            assign(&mut a.tool, cut_str(&t.name, NAME_MAX_BYTES).0);
+            // Every field set (a field added to `Action` must be set here, or this does not
+            // compile): nothing of the dropped action stays.
+            let Action {
+                seq,
+                tool,
+                detail: action_detail,
+                outcome,
+                exit_code,
+            } = &mut a;
+            *seq = rec.seq;
+            assign(tool, cut_str(&t.name, NAME_MAX_BYTES).0);
             assign_opt(
-                &mut a.detail,
+                action_detail,
                 (!detail.is_empty()).then_some(detail.as_str()),
             );
-            assign(&mut a.outcome, if t.failed { FAILED } else { "ok" });
-            a.exit_code = t.exit_code;
+            assign(outcome, if t.failed { FAILED } else { "ok" });
+            *exit_code = t.exit_code;
             run.actions.push_back(a);
         }
         if work::is_shell_tool(&t.name) && work::shell_mutates(&detail) {

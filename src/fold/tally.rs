@@ -242,8 +242,10 @@ impl<K: Names, const N: usize> Tally<K, N> {
         match K::SLOTS.slot(name) {
             Some(slot) => {
                 if self.present & (1 << slot) != 0 {
+                    // A count of 0 (only a snapshot written by hand holds one) is forgotten,
+                    // not wrapped.
                     let n = &mut self.counts[slot];
-                    *n -= 1;
+                    *n = n.saturating_sub(1);
                     if *n == 0 {
                         self.present &= !(1 << slot);
                     }
@@ -251,7 +253,7 @@ impl<K: Names, const N: usize> Tally<K, N> {
             }
             None => {
                 if let Some(n) = self.other.get_mut(name) {
-                    *n -= 1;
+                    *n = n.saturating_sub(1);
                     if *n == 0 {
                         self.other.remove(name);
                     }

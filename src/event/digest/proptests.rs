@@ -1,6 +1,7 @@
-//! Generated events read back from their digests of every version as the event the fold
-//! would read from the JSON (what a digest keeps of it), and hostile digests of version 3
-//! (any byte changed, cut, added or dropped) read as some event or as None, never a panic.
+//! Generated events read back from their digests of every version as what a digest keeps of
+//! them (a round trip; that a digest reads as the event's JSON parses is `tests/digests.rs`),
+//! and hostile digests of version 3 (any byte changed, cut, added or dropped) read as some
+//! event or as None: the second property fails only by panicking (a fuzz-style check).
 
 use std::borrow::Cow;
 

@@ -152,6 +152,8 @@ enum Body<'a> {
 #[inline(always)]
 fn readable_body(digest: &[u8]) -> Option<Body<'_>> {
     const _: () = assert!(super::DIGEST_VERSION < 0x80 && FOLD_VERSION < 0x80);
+    // The versions matched below: a new DIGEST_VERSION is read here first.
+    const _: () = assert!(super::DIGEST_VERSION == 3);
     const F: u8 = FOLD_VERSION as u8;
     let (version, rest) = match digest {
         [0x94, v @ (2 | 3), F, rest @ ..] => (*v, rest),

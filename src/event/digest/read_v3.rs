@@ -137,8 +137,8 @@ impl<'a> Rd3<'a> {
     /// `n` JSON texts (`n` read first).
     pub(super) fn raws(&mut self) -> Option<Vec<RawJson<'a>>> {
         let n = usize::try_from(self.uint()?).ok()?;
-        // Each length takes a byte at least: a count past what is left is not ours (and
-        // allocates nothing).
+        // Each length takes a byte at least: a count past what is left is not ours (an early
+        // exit: the reads below would run out of bytes too).
         if n > self.b.len() {
             return None;
         }
@@ -274,7 +274,7 @@ mod tests {
         e.file_touch = Some((FileOp::Write, "p".into()));
         assert!(decode(&changed(&e, |_| {})).is_some());
         assert!(decode(&changed(&e, |b| b[13] = 3)).is_none());
-        // A count of model messages past what is left.
+        // A count of model messages past what is left (the early exit, or running out).
         e.file_touch = None;
         e.model_messages = Some(vec![RawJson::kept("1")]);
         assert!(decode(&changed(&e, |_| {})).is_some());

@@ -92,6 +92,10 @@ pub(super) mod bit {
         | TOOL_DETAIL | TOOL_EXIT_CODE;
 }
 
+// Every host and kind has a code (the tables name each once: a unit test), so `encode`'s
+// lookups cannot miss.
+const _: () = assert!(HOSTS.len() == Host::ALL.len() && KINDS.len() == EventKind::KNOWN.len() + 1);
+
 /// The body and the block of strs of `e`'s version 3 digest.
 pub(super) fn encode(e: &Event<'_>) -> (Vec<u8>, String) {
     let mut w = W {
@@ -225,9 +229,55 @@ mod tests {
             assert_eq!(KINDS.iter().filter(|x| *x == k).count(), 1, "{k:?}");
         }
         assert_eq!(KINDS.len(), EventKind::KNOWN.len() + 1);
-        // The codes journal-format.md lists: stable, whatever the enums' order becomes.
-        assert_eq!((HOSTS[1], HOSTS[8]), (Host::Claude, Host::Pi));
-        assert_eq!(KINDS[4], EventKind::UserPromptSubmit);
-        assert_eq!(KINDS[34], EventKind::PostModelSwitch);
+        // Every code journal-format.md lists: stable, whatever the enums' order becomes. A
+        // code that moved would make every version 3 digest on disk read as another host or
+        // kind.
+        assert_eq!(
+            HOSTS.map(Host::as_str),
+            [
+                "unknown", "claude", "codex", "gemini", "cursor", "cline", "openclaw", "opencode",
+                "pi"
+            ]
+        );
+        assert_eq!(
+            KINDS.map(EventKind::as_str),
+            [
+                "other",
+                "SessionStart",
+                "Setup",
+                "InstructionsLoaded",
+                "UserPromptSubmit",
+                "UserPromptExpansion",
+                "MessageDisplay",
+                "PreToolUse",
+                "PermissionRequest",
+                "PermissionDenied",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "PostToolBatch",
+                "Notification",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCreated",
+                "TaskCompleted",
+                "Stop",
+                "StopFailure",
+                "TeammateIdle",
+                "ConfigChange",
+                "CwdChanged",
+                "DirectoryAdded",
+                "FileChanged",
+                "WorktreeCreate",
+                "WorktreeRemove",
+                "PreCompact",
+                "PostCompact",
+                "SessionEnd",
+                "Elicitation",
+                "ElicitationResult",
+                "PreSkillShellCommand",
+                "PreModelSwitch",
+                "PostModelSwitch"
+            ]
+        );
     }
 }
