@@ -363,6 +363,17 @@ fn bench_digest(c: &mut Criterion) {
                 .count()
         })
     });
+    // Decoded over the event before it, in place, as the load's reader thread does into its
+    // batch's slots (`event::digest::decode_into`).
+    g.bench_function("digest_decode_into", |b| {
+        let mut slot = sjournal::event::digest::decode(&digests[0]).unwrap();
+        b.iter(|| {
+            digests
+                .iter()
+                .filter(|d| sjournal::event::digest::decode_into(d, &mut slot) && slot.parsed)
+                .count()
+        })
+    });
     g.bench_function("digest_decode_version_2", |b| {
         b.iter(|| {
             digests_v2

@@ -18,6 +18,7 @@
 //! wrong (kind, flags), so a torn or rotted frame is always reported as such.
 
 use super::hash::{record_hash, Hash, HASH_LEN};
+use crate::event::EventKind;
 use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES};
 
 const LEN_AT: usize = 0;
@@ -123,6 +124,76 @@ fn valid_kind_bytes(kind: &[u8]) -> bool {
     !kind.is_empty() && kind.len() <= KIND_MAX_BYTES && kind.iter().all(|&b| ALLOWED[b as usize])
 }
 
+/// A record's kind as a str, if it is a well-formed kind name ([`valid_kind`]). The kinds
+/// of events this build knows (nearly every record) are found in [`KNOWN_KINDS`] and come
+/// back as the `&'static str` of their name, after one comparison; only the others are
+/// checked byte by byte and as UTF-8 (a load reads every record's kind, and those checks
+/// were a tenth of its reader thread's instructions).
+fn kind_str(kind: &[u8]) -> Option<&str> {
+    if let Some(name) = KNOWN_KINDS.get(kind) {
+        return Some(name);
+    }
+    valid_kind_bytes(kind)
+        .then(|| std::str::from_utf8(kind).ok())
+        .flatten()
+}
+
+/// The names of the known event kinds ([`EventKind::KNOWN`]), in a table without
+/// collisions: each at the slot a multiplicative hash of its length, its first four and its
+/// last two bytes gives. The multiplier is the first that places every name in a slot of its
+/// own, found when compiling: a kind added to `EventKind` takes a slot with no change here.
+struct KnownKinds {
+    mul: u32,
+    slots: [&'static str; 1 << KnownKinds::BITS],
+}
+
+const KNOWN_KINDS: KnownKinds = KnownKinds::new();
+
+impl KnownKinds {
+    const BITS: u32 = 8;
+
+    const fn slot(kind: &[u8], mul: u32) -> usize {
+        let n = kind.len();
+        let x = u32::from_le_bytes([kind[0], kind[1], kind[2], kind[3]])
+            ^ (n as u32) << 24
+            ^ (kind[n - 1] as u32) << 8
+            ^ (kind[n - 2] as u32) << 16;
+        (x.wrapping_mul(mul) >> (32 - Self::BITS)) as usize
+    }
+
+    const fn new() -> KnownKinds {
+        let mut try_n: u32 = 0;
+        'tries: while try_n < 4096 {
+            let mul = 0x9E37_79B1u32.wrapping_mul(2 * try_n + 1);
+            try_n += 1;
+            let mut slots = [""; 1 << Self::BITS];
+            let mut i = 0;
+            while i < EventKind::KNOWN.len() {
+                let name = EventKind::KNOWN[i].as_str();
+                assert!(name.len() >= 4, "a known kind's name is 4 bytes or more");
+                let at = Self::slot(name.as_bytes(), mul);
+                if !slots[at].is_empty() {
+                    continue 'tries;
+                }
+                slots[at] = name;
+                i += 1;
+            }
+            return KnownKinds { mul, slots };
+        }
+        panic!("no multiplier places every known kind in a slot of its own: raise BITS");
+    }
+
+    /// The known kind named `kind`, as its name.
+    #[inline(always)]
+    fn get(&self, kind: &[u8]) -> Option<&'static str> {
+        if kind.len() < 4 {
+            return None;
+        }
+        let name = self.slots[Self::slot(kind, self.mul)];
+        (name.as_bytes() == kind).then_some(name)
+    }
+}
+
 /// Reads the frame length word at the start of `buf` without validating anything else.
 pub fn peek_len(buf: &[u8]) -> Option<u32> {
     buf.get(..4)
@@ -167,10 +238,7 @@ pub fn parse(buf: &[u8]) -> Result<FrameRef<'_>, FrameError> {
     if u16_at(bytes, FLAGS_AT) != 0 {
         return Err(FrameError::BadField("flags"));
     }
-    let kind = &bytes[FIXED_LEN..FIXED_LEN + kind_len];
-    let kind = valid_kind_bytes(kind)
-        .then(|| std::str::from_utf8(kind).ok())
-        .flatten()
+    let kind = kind_str(&bytes[FIXED_LEN..FIXED_LEN + kind_len])
         .ok_or(FrameError::BadField("kind name"))?;
     Ok(FrameRef {
         bytes,
@@ -235,6 +303,42 @@ mod tests {
         assert!(valid_kind_bytes(&[b'a'; KIND_MAX_BYTES]));
         assert!(!valid_kind_bytes(&[b'a'; KIND_MAX_BYTES + 1]));
         assert!(!valid_kind("Pre\u{e9}Tool"));
+    }
+
+    /// Every known kind is found in the table, as its own name; a name that is not one (a
+    /// byte changed, cut short, made longer, or another host's name) is not, and is checked
+    /// as any kind is.
+    #[test]
+    fn known_kinds_are_found_by_name_and_nothing_else_is() {
+        for k in EventKind::KNOWN {
+            let name = k.as_str();
+            assert_eq!(KNOWN_KINDS.get(name.as_bytes()), Some(name));
+            assert_eq!(kind_str(name.as_bytes()), Some(name));
+            let mut b = name.as_bytes().to_vec();
+            for i in 0..b.len() {
+                let was = b[i];
+                for x in [b'x', b'.', 0xff] {
+                    b[i] = x;
+                    if b != name.as_bytes() {
+                        assert!(KNOWN_KINDS.get(&b).is_none_or(|n| n.as_bytes() == b));
+                    }
+                }
+                b[i] = was;
+            }
+            assert_eq!(KNOWN_KINDS.get(&b[..b.len() - 1]), None);
+            b.push(b'x');
+            assert_eq!(KNOWN_KINDS.get(&b), None);
+        }
+        let names = KNOWN_KINDS.slots.iter().filter(|s| !s.is_empty()).count();
+        assert_eq!(names, EventKind::KNOWN.len());
+        for other in ["BeforeTool", "sjournal.injected", "a", "abc", "Stop\u{e9}"] {
+            assert_eq!(KNOWN_KINDS.get(other.as_bytes()), None, "{other}");
+            assert_eq!(
+                kind_str(other.as_bytes()),
+                valid_kind(other).then_some(other)
+            );
+        }
+        assert_eq!(kind_str(b"Stop\xff"), None);
     }
 
     #[test]

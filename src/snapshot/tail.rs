@@ -10,9 +10,10 @@
 //! batches' buffers come back to the reader to be filled again: memory stays flat (a few
 //! batches of events, borrowed from the mapped journal) however long the journal is.
 
+use std::borrow::Cow;
 use std::sync::mpsc::{channel, sync_channel};
 
-use crate::event::{digest, Event};
+use crate::event::{digest, Event, EventKind, Host};
 use crate::fold::{RecordView, State};
 use crate::format::payload::{event_digest, is_system_kind};
 use crate::journal::reader::{Record, Records};
@@ -82,50 +83,83 @@ pub(super) fn fold<'a>(
     f
 }
 
-/// A record read by the reader thread, and its event as its digest reads (None: a system
-/// record, or an event without a digest the fold reads, folded from its JSON).
-type Decoded<'a> = (Record<'a>, Option<Event<'a>>);
+/// A record read by the reader thread, and its event as its digest reads: `event` is that
+/// event when `decoded`; else the record is a system record, or an event without a digest
+/// the fold reads (folded from its JSON), and `event` holds nothing to read.
+struct Slot<'a> {
+    rec: Record<'a>,
+    decoded: bool,
+    event: Event<'a>,
+}
+
+/// Records handed from the reader thread to the folding one: the first `len` slots. The
+/// slots stay when the batch comes back to be filled again, and each event is decoded over
+/// the one before it, in place: an `Event` is large, and building one aside and moving it
+/// in copied it over and over (a sixth of the reader thread's instructions).
+struct Batch<'a> {
+    slots: Vec<Slot<'a>>,
+    len: usize,
+}
+
+impl<'a> Batch<'a> {
+    fn new() -> Self {
+        Batch {
+            slots: Vec::with_capacity(BATCH),
+            len: 0,
+        }
+    }
+
+    /// Adds `rec`, its event decoded from its digest if it has one the fold reads.
+    fn push(&mut self, rec: Record<'a>) {
+        if self.len == self.slots.len() {
+            self.slots.push(Slot {
+                rec,
+                decoded: false,
+                event: Event::bare(Host::Unknown, EventKind::Other, Cow::Borrowed("")),
+            });
+        }
+        let slot = &mut self.slots[self.len];
+        self.len += 1;
+        slot.rec = rec;
+        slot.decoded = match (!is_system_kind(rec.kind))
+            .then(|| event_digest(rec.payload))
+            .flatten()
+        {
+            Some(d) => digest::decode_into(d, &mut slot.event),
+            None => false,
+        };
+    }
+
+    fn filled(&self) -> &[Slot<'a>] {
+        &self.slots[..self.len]
+    }
+}
 
 fn fold_on_two_threads<'a>(records: Records<'a>, at: Option<u64>, state: &mut State) -> Folded<'a> {
-    let (full_tx, full_rx) = sync_channel::<Vec<Decoded<'a>>>(IN_FLIGHT);
-    let (empty_tx, empty_rx) = channel::<Vec<Decoded<'a>>>();
+    let (full_tx, full_rx) = sync_channel::<Batch<'a>>(IN_FLIGHT);
+    let (empty_tx, empty_rx) = channel::<Batch<'a>>();
     std::thread::scope(|s| {
         // The reader: its result is where the records stop, if they do before the end.
         let reader = s.spawn(move || {
-            let mut batch = Vec::with_capacity(BATCH);
+            let mut batch = Batch::new();
             let mut stop = None;
             for r in records {
                 match r {
                     Ok(rec) if at.is_some_and(|at| rec.seq > at) => break,
-                    Ok(rec) => {
-                        // The event is decoded into its slot in the batch: an `Event` is
-                        // large, and building it aside and moving it in copied it over and
-                        // over (a quarter of this thread's instructions).
-                        batch.push((rec, None));
-                        if let Some(d) = (!is_system_kind(rec.kind))
-                            .then(|| event_digest(rec.payload))
-                            .flatten()
-                        {
-                            if let Some((_, slot)) = batch.last_mut() {
-                                *slot = digest::decode(d);
-                            }
-                        }
-                    }
+                    Ok(rec) => batch.push(rec),
                     Err(s) => {
                         stop = Some(s);
                         break;
                     }
                 }
-                if batch.len() == BATCH {
+                if batch.len == BATCH {
                     if full_tx.send(batch).is_err() {
                         return stop;
                     }
-                    batch = empty_rx
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    batch = empty_rx.try_recv().unwrap_or_else(|_| Batch::new());
                 }
             }
-            if !batch.is_empty() {
+            if batch.len > 0 {
                 let _ = full_tx.send(batch);
             }
             stop
@@ -136,12 +170,15 @@ fn fold_on_two_threads<'a>(records: Records<'a>, at: Option<u64>, state: &mut St
             stop: None,
         };
         for mut batch in full_rx {
-            for (rec, event) in &batch {
-                state.apply_decoded(&RecordView::from(rec), event.as_ref());
+            for slot in batch.filled() {
+                state.apply_decoded(
+                    &RecordView::from(&slot.rec),
+                    slot.decoded.then_some(&slot.event),
+                );
             }
-            f.records += batch.len() as u64;
-            f.last = batch.last().map(|(rec, _)| *rec).or(f.last);
-            batch.clear();
+            f.records += batch.len as u64;
+            f.last = batch.filled().last().map(|slot| slot.rec).or(f.last);
+            batch.len = 0;
             // The reader may be done: a buffer it will not take back is dropped here.
             let _ = empty_tx.send(batch);
         }

@@ -44,7 +44,7 @@ mod read_v3;
 mod v3;
 
 use read::stored;
-pub use read::{decode, with_decoded};
+pub use read::{decode, decode_into, with_decoded};
 
 /// Version of the digest's schema and of what it keeps: 2 keeps what 1 did, its strs in one
 /// block after the body (checked as UTF-8 once per digest, not once per str); 3 keeps what 2

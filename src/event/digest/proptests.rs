@@ -80,15 +80,20 @@ fn strs() -> impl Strategy<Value = Vec<String>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
+    /// Each version's digest reads back as what the event keeps, three ways: built
+    /// (`decode`), lent (`with_decoded`), and in place (`decode_into`) over a slot that held
+    /// another event, every field of which it replaces.
     #[test]
     fn every_version_reads_back_what_it_keeps(
         codes in (0..HOSTS.len(), 0..KINDS.len()),
         set in any::<u64>(),
         strs in strs(),
         nums in (any::<u64>(), any::<i64>(), -1e9f64..1e9),
+        before in (0..HOSTS.len(), 0..KINDS.len(), any::<u64>()),
     ) {
         let e = event(codes, set, &strs, nums);
         let want = kept(&e);
+        let held = encode(&event((before.0, before.1), before.2, &strs, (7, -7, 0.5)));
         for version in READ_VERSIONS {
             let bytes = match version {
                 1 => encode_v1(&e),
@@ -100,6 +105,9 @@ proptest! {
             prop_assert_eq!(got.as_deref(), Some(want.as_str()), "version {}", version);
             let lent = with_decoded(&bytes, |d| format!("{d:?}"));
             prop_assert_eq!(lent.as_deref(), Some(want.as_str()), "version {}", version);
+            let mut slot = decode(&held).unwrap();
+            prop_assert!(decode_into(&bytes, &mut slot), "version {}", version);
+            prop_assert_eq!(format!("{slot:?}"), want.as_str(), "version {}", version);
         }
     }
 
@@ -126,5 +134,13 @@ proptest! {
             prop_assert!(decode(&again).is_some());
         }
         let _ = with_decoded(&bytes, |d| d.name.len());
+        // In place, it reads as `decode` does (and when it does not, says so).
+        let mut slot = e.clone();
+        let into = decode_into(&bytes, &mut slot);
+        let built = decode(&bytes).map(|d| format!("{d:?}"));
+        prop_assert_eq!(into, built.is_some());
+        if into {
+            prop_assert_eq!(Some(format!("{slot:?}")), built);
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::read_v3::{let_event_v3, Rd3};
+use super::read_v3::{let_event_v3, v3_fields, v3_literal, Rd3};
 use super::FOLD_VERSION;
 use crate::event::{Event, EventKind, FileOp, Host, RawJson, Tool};
 
@@ -205,6 +205,27 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
             let_event!(e = r);
             Some(e)
         }
+    }
+}
+
+/// Decodes a digest into `e`, in place: true if it decodes to what [`decode`] returns, and
+/// `e` is then that event; false (for what [`decode`] reads as None) leaves `e` holding
+/// whatever was read before the digest stopped decoding, which the caller must not use. A
+/// caller that decodes many events into the same slots (the load's reader thread) copies
+/// no `Event` around: a version 3 body's fields are written where they stay (an `Event` is
+/// large, and building it aside and moving it in were a sixth of that thread's
+/// instructions).
+pub fn decode_into<'a>(digest: &'a [u8], e: &mut Event<'a>) -> bool {
+    match readable_body(digest) {
+        Some(Body::V3(body, strs)) => super::read_v3::decode_into(body, strs, e).is_some(),
+        Some(Body::Mp(_)) => match decode(digest) {
+            Some(decoded) => {
+                *e = decoded;
+                true
+            }
+            None => false,
+        },
+        None => false,
     }
 }
 

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::v3::{bit, flag, HOSTS, KINDS};
 use super::{FileOp, RawJson};
-use crate::event::{EventKind, Host};
+use crate::event::{Event, EventKind, Host, Tool};
 
 fn unzigzag(n: u64) -> i64 {
     (n >> 1) as i64 ^ -((n & 1) as i64)
@@ -152,72 +152,124 @@ impl<'a> Rd3<'a> {
     }
 }
 
+/// Calls `$emit!($($pre)*; plain fields; optional fields)` with every field of an event
+/// after its host and kind, each with the expression that reads it from `$r` (a [`Rd3`]
+/// after its head; `$flags` the head's flags), in the digest's order. The one list of a
+/// version 3 body's fields: [`let_event_v3`] builds an event of them, [`decode_into`]
+/// assigns them to one in place.
+macro_rules! v3_fields {
+    ($r:ident, $flags:ident, $emit:ident!($($pre:tt)*)) => {{
+        use $crate::event::digest::v3::{bit, flag};
+        $emit! { $($pre)*;
+            name: Cow::Borrowed($r.str()?),
+            parsed: $flags & flag::PARSED != 0;
+            session_id: $r.opt_str(bit::SESSION_ID)?,
+            cwd: $r.opt_str(bit::CWD)?,
+            model: $r.opt_str(bit::MODEL)?,
+            permission_mode: $r.opt_str(bit::PERMISSION_MODE)?,
+            prompt_id: $r.opt_str(bit::PROMPT_ID)?,
+            agent_id: $r.opt_str(bit::AGENT_ID)?,
+            agent_type: $r.opt_str(bit::AGENT_TYPE)?,
+            tool: $r.opt(bit::TOOL, |r| {
+                Some(Tool {
+                    name: Cow::Borrowed(r.str()?),
+                    use_id: r.opt_str(bit::TOOL_USE_ID)?,
+                    input: r.opt_raw(bit::TOOL_INPUT)?,
+                    response: r.opt_raw(bit::TOOL_RESPONSE)?,
+                    failed: $flags & flag::TOOL_FAILED != 0,
+                    outcome_unknown: false,
+                    duration_ms: r.opt(bit::TOOL_DURATION_MS, Rd3::uint)?,
+                    detail: r.opt_str(bit::TOOL_DETAIL)?,
+                    exit_code: r.opt(bit::TOOL_EXIT_CODE, Rd3::sint)?,
+                    interrupted: $flags & flag::TOOL_INTERRUPTED != 0,
+                })
+            })?,
+            prompt: $r.opt_str(bit::PROMPT)?,
+            source: $r.opt_str(bit::SOURCE)?,
+            trigger: $r.opt_str(bit::TRIGGER)?,
+            reason: $r.opt_str(bit::REASON)?,
+            error: $r.opt_str(bit::ERROR)?,
+            message: $r.opt_str(bit::MESSAGE)?,
+            file_path: $r.opt_str(bit::FILE_PATH)?,
+            file_touch: $r.opt(bit::FILE_TOUCH, |r| {
+                Some((r.op()?, Cow::Borrowed(r.str()?)))
+            })?,
+            new_cwd: $r.opt_str(bit::NEW_CWD)?,
+            summary: $r.opt_str(bit::SUMMARY)?,
+            custom_instructions: $r.opt_str(bit::CUSTOM_INSTRUCTIONS)?,
+            session_kind: $r.opt_str(bit::SESSION_KIND)?,
+            parent_session: $r.opt_str(bit::PARENT_SESSION)?,
+            session_duration_ms: $r.opt(bit::SESSION_DURATION_MS, Rd3::uint)?,
+            context_usage_percent: $r.opt(bit::CONTEXT_USAGE_PERCENT, Rd3::f64)?,
+            message_count: $r.opt(bit::MESSAGE_COUNT, Rd3::uint)?,
+            turn_tool_calls: $r.opt_raw(bit::TURN_TOOL_CALLS)?,
+            background_tasks: $r.opt_raw(bit::BACKGROUND_TASKS)?,
+            task_id: $r.opt_str(bit::TASK_ID)?,
+            task_subject: $r.opt_str(bit::TASK_SUBJECT)?,
+            model_messages: $r.opt(bit::MODEL_MESSAGES, Rd3::raws)?,
+            // Not kept (see `encode`).
+            turn_id: None,
+        }
+    }};
+}
+
 /// `let $e` = the event of version 3 `$body` and `$strs` describe, in the caller's frame (see
 /// `read::let_event`); the caller returns None if it does not decode.
 macro_rules! let_event_v3 {
     ($e:ident = $body:expr, $strs:expr) => {
         let (host, kind, flags, mut r) = Rd3::head($body, $strs)?;
         let r = &mut r;
-        use $crate::event::digest::v3::{bit, flag};
         // One struct literal, fields in the digest's order: the event is built where it stays.
-        let $e = Event {
-            host,
-            kind,
-            name: Cow::Borrowed(r.str()?),
-            parsed: flags & flag::PARSED != 0,
-            session_id: r.opt_str(bit::SESSION_ID)?,
-            cwd: r.opt_str(bit::CWD)?,
-            model: r.opt_str(bit::MODEL)?,
-            permission_mode: r.opt_str(bit::PERMISSION_MODE)?,
-            prompt_id: r.opt_str(bit::PROMPT_ID)?,
-            agent_id: r.opt_str(bit::AGENT_ID)?,
-            agent_type: r.opt_str(bit::AGENT_TYPE)?,
-            tool: r.opt(bit::TOOL, |r| {
-                Some(Tool {
-                    name: Cow::Borrowed(r.str()?),
-                    use_id: r.opt_str(bit::TOOL_USE_ID)?,
-                    input: r.opt_raw(bit::TOOL_INPUT)?,
-                    response: r.opt_raw(bit::TOOL_RESPONSE)?,
-                    failed: flags & flag::TOOL_FAILED != 0,
-                    outcome_unknown: false,
-                    duration_ms: r.opt(bit::TOOL_DURATION_MS, Rd3::uint)?,
-                    detail: r.opt_str(bit::TOOL_DETAIL)?,
-                    exit_code: r.opt(bit::TOOL_EXIT_CODE, Rd3::sint)?,
-                    interrupted: flags & flag::TOOL_INTERRUPTED != 0,
-                })
-            })?,
-            prompt: r.opt_str(bit::PROMPT)?,
-            source: r.opt_str(bit::SOURCE)?,
-            trigger: r.opt_str(bit::TRIGGER)?,
-            reason: r.opt_str(bit::REASON)?,
-            error: r.opt_str(bit::ERROR)?,
-            message: r.opt_str(bit::MESSAGE)?,
-            file_path: r.opt_str(bit::FILE_PATH)?,
-            file_touch: r.opt(bit::FILE_TOUCH, |r| {
-                Some((r.op()?, Cow::Borrowed(r.str()?)))
-            })?,
-            new_cwd: r.opt_str(bit::NEW_CWD)?,
-            summary: r.opt_str(bit::SUMMARY)?,
-            custom_instructions: r.opt_str(bit::CUSTOM_INSTRUCTIONS)?,
-            session_kind: r.opt_str(bit::SESSION_KIND)?,
-            parent_session: r.opt_str(bit::PARENT_SESSION)?,
-            session_duration_ms: r.opt(bit::SESSION_DURATION_MS, Rd3::uint)?,
-            context_usage_percent: r.opt(bit::CONTEXT_USAGE_PERCENT, Rd3::f64)?,
-            message_count: r.opt(bit::MESSAGE_COUNT, Rd3::uint)?,
-            turn_tool_calls: r.opt_raw(bit::TURN_TOOL_CALLS)?,
-            background_tasks: r.opt_raw(bit::BACKGROUND_TASKS)?,
-            task_id: r.opt_str(bit::TASK_ID)?,
-            task_subject: r.opt_str(bit::TASK_SUBJECT)?,
-            model_messages: r.opt(bit::MODEL_MESSAGES, Rd3::raws)?,
-            // Not kept (see `encode`).
-            turn_id: None,
-        };
+        let $e = v3_fields!(r, flags, v3_literal!(host, kind));
         if !r.done() {
             return None;
         }
     };
 }
 pub(super) use let_event_v3;
+
+/// An event of `$host`, `$kind` and the fields `v3_fields` reads.
+macro_rules! v3_literal {
+    ($host:ident, $kind:ident; $($p:ident: $pv:expr),+; $($f:ident: $v:expr),+ $(,)?) => {
+        Event { host: $host, kind: $kind, $($p: $pv,)+ $($f: $v),+ }
+    };
+}
+pub(super) use {v3_fields, v3_literal};
+
+/// Assigns the fields `v3_fields` reads to `*$e`, in place; an optional field only if it is
+/// set, or was (see [`put`]).
+macro_rules! v3_assign {
+    ($e:ident; $($p:ident: $pv:expr),+; $($f:ident: $v:expr),+ $(,)?) => {{
+        // Every field named, none left out by `..`: a field `Event` gains does not compile
+        // until it is read here (and so in `let_event_v3`).
+        let Event { host: _, kind: _, $($p,)+ $($f),+ } = $e;
+        $(*$p = $pv;)+
+        $(put($f, $v);)+
+    }};
+}
+
+/// Sets an optional field of an event decoded over another: a field that was None and
+/// stays None (most of an event's fields) is not written. The slots of the load's batches
+/// are written by one thread and read by the other: a cache line left unwritten is not
+/// taken back from the reading core (and the old value needs no drop).
+#[inline(always)]
+fn put<T>(field: &mut Option<T>, value: Option<T>) {
+    if value.is_some() || field.is_some() {
+        *field = value;
+    }
+}
+
+/// Reads a version 3 body into `e`, in place, every field of it assigned (see
+/// `read::decode_into`); None if it does not decode, `e` then holding what was read so far.
+#[inline(always)]
+pub(super) fn decode_into<'a>(body: &'a [u8], strs: &'a str, e: &mut Event<'a>) -> Option<()> {
+    let (host, kind, flags, mut r) = Rd3::head(body, strs)?;
+    let r = &mut r;
+    e.host = host;
+    e.kind = kind;
+    v3_fields!(r, flags, v3_assign!(e));
+    r.done().then_some(())
+}
 
 #[cfg(test)]
 mod tests {

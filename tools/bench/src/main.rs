@@ -35,7 +35,8 @@ fn main() {
                     .position(|a| a == f)
                     .map(|i| PathBuf::from(&args[i + 1]))
             };
-            let bin = flag("--sjournal").unwrap_or_else(|| PathBuf::from("target/release/sjournal"));
+            let bin =
+                flag("--sjournal").unwrap_or_else(|| PathBuf::from("target/release/sjournal"));
             for r in tokens::rows(&bin, flag("--baseline").as_deref()) {
                 println!("{r}");
             }
@@ -60,13 +61,17 @@ fn main() {
         // One cold load of N fixture events with digests (`sjournal-bench foldload N`), for
         // instruction counts: `valgrind --tool=callgrind --toggle-collect='*load_paths*'`.
         Some("foldload") => fold_load(args[2].parse().unwrap()),
+        // Where a cold load's wall time goes (`sjournal-bench foldparts N RUNS`): the frames
+        // alone, the frames and the digests decoded, the load on one thread and on two, and a
+        // serde_json::Value parse, interleaved; medians.
+        Some("foldparts") => fold_parts(args[2].parse().unwrap(), args[3].parse().unwrap()),
         Some("gen") => {
             let template = std::fs::read_to_string(&args[5]).unwrap();
             let mb: u64 = args[4].parse().unwrap();
             gen::session_bytes(Path::new(&args[2]), &args[3], mb << 20, &template);
         }
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | fold [--quick] | foldload N | foldparts N RUNS | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }
@@ -301,20 +306,21 @@ fn report(args: &[String]) {
     for run in 0..runs {
         // The earlier build runs before this one's samples on even rounds, after on odd ones.
         let before_first = run % 2 == 0;
-        let time_before = |floor: &mut Floor, before_t: &mut [Samples; 4], cpu: &mut [Samples; 4]| {
-            let Some(b) = &o.before else { return };
-            for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
-                if p.is_empty() {
-                    continue;
+        let time_before =
+            |floor: &mut Floor, before_t: &mut [Samples; 4], cpu: &mut [Samples; 4]| {
+                let Some(b) = &o.before else { return };
+                for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
+                    if p.is_empty() {
+                        continue;
+                    }
+                    let mut c = Command::new(b);
+                    c.arg("--root").arg(&root_before).arg("hook");
+                    before_t[k].push(floor.then(&mut c, p.as_bytes()));
+                    if let Some(t) = task_clock(b, &root_before, p.as_bytes()) {
+                        cpu[k].push(t);
+                    }
                 }
-                let mut c = Command::new(b);
-                c.arg("--root").arg(&root_before).arg("hook");
-                before_t[k].push(floor.then(&mut c, p.as_bytes()));
-                if let Some(t) = task_clock(b, &root_before, p.as_bytes()) {
-                    cpu[k].push(t);
-                }
-            }
-        };
+            };
         // This build's CPU time, for the same comparison.
         let cpu_this = |cpu: &mut [Samples; 4]| {
             if o.before.is_none() {
@@ -641,19 +647,148 @@ fn peak_replay(me: &Path, sjournal: &Path, root: &Path, session: &str) -> u64 {
 fn fold_load(n: usize) {
     let tmp = tempfile::tempdir().unwrap();
     let root = Root::new(tmp.path().join("fold"));
-    let mut w = Writer::open(&root, "fold", &WriterOptions::default()).unwrap();
-    let lines: Vec<String> = gen::fixture_events(n);
-    let payloads: Vec<(String, Vec<u8>)> = lines
-        .iter()
-        .map(|l| (gen::kind_of(l), encode_event(&gen::kind_of(l), l)))
-        .collect();
-    let items: Vec<(&str, &[u8])> = payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
-    w.append_batch_timed(|i| 1_767_225_600_000_000_000 + i as i64 * 1_000_000, &items)
-        .unwrap();
+    write_fixture_journal(&root, "fold", &gen::fixture_events(n), true);
     let paths = root.session("fold").unwrap();
     let opts = sjournal::snapshot::LoadOptions::default();
     let state = sjournal::snapshot::load_paths(&paths, &opts).unwrap().0;
     println!("{} records", state.records);
+}
+
+/// Appends `lines` (fixture events) to a new journal `session` under `root`, ten thousand
+/// per durable batch, with fixed timestamps (the same in every journal of them: the fold
+/// reads time from records), with digests (as this build writes events) or without (as the
+/// format wrote them before digests). Returns the seconds it took.
+fn write_fixture_journal(root: &Root, session: &str, lines: &[String], digests: bool) -> f64 {
+    let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
+    let t = Instant::now();
+    for (c, chunk) in lines.chunks(10_000).enumerate() {
+        let payloads: Vec<(String, Vec<u8>)> = chunk
+            .iter()
+            .map(|l| {
+                let k = gen::kind_of(l);
+                let p = if digests {
+                    encode_event(&k, l)
+                } else {
+                    encode_event_json(l)
+                };
+                (k, p)
+            })
+            .collect();
+        let items: Vec<(&str, &[u8])> =
+            payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
+        let base = 1_767_225_600_000_000_000i64 + c as i64 * 10_000_000_000;
+        w.append_batch_timed(|i| base + i as i64 * 1_000_000, &items)
+            .unwrap();
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// Where a cold load's wall time goes, over `n` fixture events with digests: the frames
+/// alone (from the mapped journal, and from a copy in memory), a CRC of the whole file, the
+/// frames and the digests decoded, the load on one thread and as `load_paths` runs it, and
+/// a `serde_json::Value` parse of the same events; `runs` of each, interleaved, medians.
+fn fold_parts(n: usize, runs: usize) {
+    use sjournal::fold::{RecordView, State};
+    use sjournal::format::payload::{event_digest, is_system_kind};
+    use sjournal::journal::reader::Records;
+    use sjournal::journal::scan::Chain;
+    use sjournal::journal::JournalReader;
+    use sjournal::snapshot::{load_paths, LoadOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Root::new(tmp.path().join("fold"));
+    let lines: Vec<String> = gen::fixture_events(n);
+    write_fixture_journal(&root, "fold", &lines, true);
+    let paths = root.session("fold").unwrap();
+    let jsonl = lines.join("\n");
+    let in_memory = std::fs::read(&paths.journal).unwrap();
+    let reader = || JournalReader::open(&paths.journal, None).unwrap();
+    let (_, hlen, genesis) = reader().header().unwrap();
+    let chain = Chain::genesis(genesis);
+    let frames = |records: Records<'_>| {
+        records
+            .first_link_only()
+            .map(|r| r.unwrap().seq & 1)
+            .sum::<u64>()
+    };
+    type Part<'a> = (&'static str, Box<dyn Fn() -> u64 + 'a>);
+    let parts: Vec<Part<'_>> = vec![
+        (
+            "frames",
+            Box::new(|| frames(reader().records_from(hlen, chain))),
+        ),
+        (
+            "frames in memory",
+            Box::new(|| frames(Records::new(&in_memory, hlen, chain))),
+        ),
+        (
+            "CRC of the file",
+            Box::new(|| u64::from(crc32fast::hash(&in_memory))),
+        ),
+        (
+            "frames+decode",
+            Box::new(|| {
+                let r = reader();
+                let decoded = r.records_from(hlen, chain).first_link_only().filter(|r| {
+                    let r = r.as_ref().unwrap();
+                    !is_system_kind(r.kind)
+                        && event_digest(r.payload)
+                            .and_then(sjournal::event::digest::decode)
+                            .is_some()
+                });
+                decoded.count() as u64
+            }),
+        ),
+        (
+            "one thread",
+            Box::new(|| {
+                let r = reader();
+                let mut state = State::default();
+                for rec in r.records_from(hlen, chain).first_link_only() {
+                    state.apply(&RecordView::from(&rec.unwrap()));
+                }
+                state.records
+            }),
+        ),
+        (
+            "load_paths",
+            Box::new(|| {
+                load_paths(&paths, &LoadOptions::default())
+                    .unwrap()
+                    .0
+                    .records
+            }),
+        ),
+        (
+            "Value parse",
+            Box::new(|| {
+                jsonl
+                    .lines()
+                    .filter(|l| {
+                        serde_json::from_str::<serde_json::Value>(l)
+                            .unwrap()
+                            .is_object()
+                    })
+                    .count() as u64
+            }),
+        ),
+    ];
+    let mut t: Vec<Samples> = parts.iter().map(|_| Samples::default()).collect();
+    for _ in 0..runs {
+        for ((_, part), samples) in parts.iter().zip(&mut t) {
+            let s = Instant::now();
+            std::hint::black_box(part());
+            samples.push(s.elapsed());
+        }
+    }
+    let json = t[parts.len() - 1].p(50.0);
+    for ((name, _), s) in parts.iter().zip(&t) {
+        println!(
+            "{name:>16}: {:7.1} ms  {:9.0} ev/s  {:5.2}x of Value",
+            s.p(50.0) * 1e3,
+            n as f64 / s.p(50.0),
+            json / s.p(50.0)
+        );
+    }
 }
 
 /// Fold (cold, from the journal) against parsing the same events as JSONL with serde_json,
@@ -667,31 +802,8 @@ fn fold_rows(o: &Opts, dir: &Path, row: &mut impl FnMut(String)) {
     let root = Root::new(dir.join("fold"));
     // The same events twice: with digests (as this build writes them) and without (as the
     // format wrote them before digests).
-    let store = |session: &str, digests: bool| {
-        let mut w = Writer::open(&root, session, &WriterOptions::default()).unwrap();
-        let t = Instant::now();
-        // Fixed timestamps, the same in both journals (the fold reads time from records).
-        for (c, chunk) in lines.chunks(10_000).enumerate() {
-            let payloads: Vec<(String, Vec<u8>)> = chunk
-                .iter()
-                .map(|l| {
-                    let k = gen::kind_of(l);
-                    let p = if digests {
-                        encode_event(&k, l)
-                    } else {
-                        encode_event_json(l)
-                    };
-                    (k, p)
-                })
-                .collect();
-            let items: Vec<(&str, &[u8])> =
-                payloads.iter().map(|(k, p)| (k.as_str(), &p[..])).collect();
-            let base = 1_767_225_600_000_000_000i64 + c as i64 * 10_000_000_000;
-            w.append_batch_timed(|i| base + i as i64 * 1_000_000, &items)
-                .unwrap();
-        }
-        t.elapsed().as_secs_f64()
-    };
+    let store =
+        |session: &str, digests: bool| write_fixture_journal(&root, session, &lines, digests);
     let sj_store = store("fold", true);
     let sj_store_json = store("fold-json", false);
     let paths = root.session("fold").unwrap();

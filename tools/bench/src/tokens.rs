@@ -154,7 +154,11 @@ pub fn measure(bin: &Path) -> Cost {
         let event = p["hook_event_name"].as_str().unwrap();
         let chars = serde_json::from_slice::<Value>(&out.stdout)
             .ok()
-            .and_then(|v| v["hookSpecificOutput"]["additionalContext"].as_str().map(|t| t.chars().count()))
+            .and_then(|v| {
+                v["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .map(|t| t.chars().count())
+            })
             .unwrap_or(0);
         if event == "PreCompact" {
             resident = 0;
