@@ -66,11 +66,19 @@ pub(super) fn fold<'a>(
         last: None,
         stop: None,
     };
+    // One slot, each event decoded over the one before (see `Batch`).
+    let mut slot: Option<Slot<'a>> = None;
     for r in records {
         match r {
             Ok(rec) if at.is_some_and(|at| rec.seq > at) => break,
             Ok(rec) => {
-                state.apply(&RecordView::from(&rec));
+                match &mut slot {
+                    Some(slot) => slot.fill(rec),
+                    None => slot = Some(Slot::new(rec)),
+                }
+                if let Some(slot) = &slot {
+                    slot.apply(state);
+                }
                 f.records += 1;
                 f.last = Some(rec);
             }
@@ -92,6 +100,39 @@ struct Slot<'a> {
     event: Event<'a>,
 }
 
+impl<'a> Slot<'a> {
+    fn new(rec: Record<'a>) -> Self {
+        let mut slot = Slot {
+            rec,
+            decoded: false,
+            event: Event::bare(Host::Unknown, EventKind::Other, Cow::Borrowed("")),
+        };
+        slot.fill(rec);
+        slot
+    }
+
+    /// Holds `rec`, its event decoded from its digest (if it has one the fold reads) over
+    /// the slot's event before.
+    fn fill(&mut self, rec: Record<'a>) {
+        self.rec = rec;
+        self.decoded = match (!is_system_kind(rec.kind))
+            .then(|| event_digest(rec.payload))
+            .flatten()
+        {
+            Some(d) => digest::decode_into(d, &mut self.event),
+            None => false,
+        };
+    }
+
+    /// Folds the record into `state`: as [`State::apply`] does, the event decoded already.
+    fn apply(&self, state: &mut State) {
+        state.apply_decoded(
+            &RecordView::from(&self.rec),
+            self.decoded.then_some(&self.event),
+        );
+    }
+}
+
 /// Records handed from the reader thread to the folding one: the first `len` slots. The
 /// slots stay when the batch comes back to be filled again, and each event is decoded over
 /// the one before it, in place: an `Event` is large, and building one aside and moving it
@@ -109,25 +150,13 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Adds `rec`, its event decoded from its digest if it has one the fold reads.
+    /// Adds `rec`, its event decoded over the one the slot held.
     fn push(&mut self, rec: Record<'a>) {
-        if self.len == self.slots.len() {
-            self.slots.push(Slot {
-                rec,
-                decoded: false,
-                event: Event::bare(Host::Unknown, EventKind::Other, Cow::Borrowed("")),
-            });
+        match self.slots.get_mut(self.len) {
+            Some(slot) => slot.fill(rec),
+            None => self.slots.push(Slot::new(rec)),
         }
-        let slot = &mut self.slots[self.len];
         self.len += 1;
-        slot.rec = rec;
-        slot.decoded = match (!is_system_kind(rec.kind))
-            .then(|| event_digest(rec.payload))
-            .flatten()
-        {
-            Some(d) => digest::decode_into(d, &mut slot.event),
-            None => false,
-        };
     }
 
     fn filled(&self) -> &[Slot<'a>] {
@@ -171,10 +200,7 @@ fn fold_on_two_threads<'a>(records: Records<'a>, at: Option<u64>, state: &mut St
         };
         for mut batch in full_rx {
             for slot in batch.filled() {
-                state.apply_decoded(
-                    &RecordView::from(&slot.rec),
-                    slot.decoded.then_some(&slot.event),
-                );
+                slot.apply(state);
             }
             f.records += batch.len as u64;
             f.last = batch.filled().last().map(|slot| slot.rec).or(f.last);
