@@ -141,7 +141,8 @@ fn kind_str(kind: &[u8]) -> Option<&str> {
 /// The names of the known event kinds ([`EventKind::KNOWN`]), in a table without
 /// collisions: each at the slot a multiplicative hash of its length, its first four and its
 /// last two bytes gives. The multiplier is the first that places every name in a slot of its
-/// own, found when compiling: a kind added to `EventKind` takes a slot with no change here.
+/// own, found when compiling: a kind added to `EventKind` (a well-formed kind name of 4 bytes
+/// or more, which compiling checks too) takes a slot with no change here.
 struct KnownKinds {
     mul: u32,
     slots: [&'static str; 1 << KnownKinds::BITS],
@@ -170,7 +171,19 @@ impl KnownKinds {
             let mut i = 0;
             while i < EventKind::KNOWN.len() {
                 let name = EventKind::KNOWN[i].as_str();
-                assert!(name.len() >= 4, "a known kind's name is 4 bytes or more");
+                assert!(
+                    name.len() >= 4 && name.len() <= KIND_MAX_BYTES,
+                    "a known kind's name is 4 to KIND_MAX_BYTES bytes"
+                );
+                let mut b = 0;
+                while b < name.len() {
+                    let c = name.as_bytes()[b];
+                    assert!(
+                        c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'),
+                        "a known kind's name is a well-formed kind (valid_kind)"
+                    );
+                    b += 1;
+                }
                 let at = Self::slot(name.as_bytes(), mul);
                 if !slots[at].is_empty() {
                     continue 'tries;
@@ -180,7 +193,10 @@ impl KnownKinds {
             }
             return KnownKinds { mul, slots };
         }
-        panic!("no multiplier places every known kind in a slot of its own: raise BITS");
+        // Two names that hash alike under every multiplier (the same length, first four
+        // and last two bytes), or too many names for the slots: hash more of the name, or
+        // raise BITS.
+        panic!("no multiplier places every known kind in a slot of its own");
     }
 
     /// The known kind named `kind`, as its name.
@@ -314,20 +330,26 @@ mod tests {
             let name = k.as_str();
             assert_eq!(KNOWN_KINDS.get(name.as_bytes()), Some(name));
             assert_eq!(kind_str(name.as_bytes()), Some(name));
+            assert!(valid_kind(name), "{name}");
+            // Changed, cut short or made longer, it reads as the byte-by-byte check says.
+            fn checked(b: &[u8]) -> Option<Option<&str>> {
+                valid_kind_bytes(b).then(|| std::str::from_utf8(b).ok())
+            }
             let mut b = name.as_bytes().to_vec();
             for i in 0..b.len() {
                 let was = b[i];
-                for x in [b'x', b'.', 0xff] {
+                for x in [b'x', b'.', b' ', 0xff] {
                     b[i] = x;
-                    if b != name.as_bytes() {
-                        assert!(KNOWN_KINDS.get(&b).is_none_or(|n| n.as_bytes() == b));
-                    }
+                    assert_eq!(kind_str(&b), checked(&b).flatten(), "{b:?}");
                 }
                 b[i] = was;
             }
-            assert_eq!(KNOWN_KINDS.get(&b[..b.len() - 1]), None);
+            for n in 0..b.len() {
+                assert_eq!(kind_str(&b[..n]), checked(&b[..n]).flatten());
+            }
             b.push(b'x');
             assert_eq!(KNOWN_KINDS.get(&b), None);
+            assert_eq!(kind_str(&b), checked(&b).flatten());
         }
         let names = KNOWN_KINDS.slots.iter().filter(|s| !s.is_empty()).count();
         assert_eq!(names, EventKind::KNOWN.len());

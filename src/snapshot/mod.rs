@@ -28,9 +28,18 @@ use crate::fold::{hash_encoded, State, FOLD_VERSION};
 use crate::format::hash::content_hash;
 use crate::format::Hash;
 use crate::journal::paths::{self, SessionPaths};
+use crate::journal::reader::Records;
 use crate::storage::{Fs, RealFs};
 
 /// The journal position a state corresponds to: its last record.
+/// Folds `records` into `state` as a load folds its tail, on one thread or on two (a reader
+/// thread decoding ahead); returns how many were folded. `load_paths` chooses the threads by
+/// the tail's length and the cores; this is for benches that time either way on the same
+/// journal.
+pub fn fold_records(records: Records<'_>, state: &mut State, two_threads: bool) -> u64 {
+    tail::fold(records, None, state, two_threads).records
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Head {
     pub seq: u64,

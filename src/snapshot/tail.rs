@@ -72,13 +72,14 @@ pub(super) fn fold<'a>(
         match r {
             Ok(rec) if at.is_some_and(|at| rec.seq > at) => break,
             Ok(rec) => {
-                match &mut slot {
-                    Some(slot) => slot.fill(rec),
-                    None => slot = Some(Slot::new(rec)),
-                }
-                if let Some(slot) = &slot {
-                    slot.apply(state);
-                }
+                let slot = match slot.as_mut() {
+                    Some(slot) => {
+                        slot.fill(rec);
+                        slot
+                    }
+                    None => slot.insert(Slot::new(rec)),
+                };
+                slot.apply(state);
                 f.records += 1;
                 f.last = Some(rec);
             }
@@ -101,6 +102,7 @@ struct Slot<'a> {
 }
 
 impl<'a> Slot<'a> {
+    /// A slot holding `rec` (see [`Slot::fill`]).
     fn new(rec: Record<'a>) -> Self {
         let mut slot = Slot {
             rec,
@@ -301,6 +303,24 @@ mod tests {
         (state.encode(), f.records, f.last.map(|r| r.offset), f.stop)
     }
 
+    /// The same fold, record by record through `State::apply` (which decodes each digest
+    /// on its own, not into a slot): the oracle both paths above are held to.
+    fn fold_bytes_by_apply(bytes: &[u8], at: Option<u64>) -> (Vec<u8>, u64, Option<u64>) {
+        let (_, hlen) = Header::decode(bytes).unwrap();
+        let chain = Chain::genesis(genesis_hash(&bytes[..hlen]));
+        let mut state = State::new();
+        let (mut n, mut last) = (0, None);
+        for rec in Records::new(bytes, hlen, chain).first_link_only() {
+            let Ok(rec) = rec else { break };
+            if at.is_some_and(|at| rec.seq > at) {
+                break;
+            }
+            state.apply(&RecordView::from(&rec));
+            (n, last) = (n + 1, Some(rec.offset));
+        }
+        (state.encode(), n, last)
+    }
+
     #[test]
     fn two_threads_fold_as_one() {
         let bytes = journal(3 * BATCH + 17);
@@ -322,6 +342,16 @@ mod tests {
             assert_eq!(one.2, two.2, "case {i}: last record");
             assert_eq!(one.3, two.3, "case {i}: stop");
             assert!(one.0 == two.0, "case {i}: the states differ");
+            let by_apply = fold_bytes_by_apply(b, at);
+            assert_eq!(
+                (one.1, one.2),
+                (by_apply.1, by_apply.2),
+                "case {i}: by apply"
+            );
+            assert!(
+                one.0 == by_apply.0,
+                "case {i}: the state differs from apply's"
+            );
         }
         // The torn tail and the damaged record do stop the fold.
         assert!(fold_bytes(&bytes[..len - 7], None, true).3.is_some());

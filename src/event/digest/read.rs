@@ -201,11 +201,14 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
             let_event_v3!(e = body, strs);
             Some(e)
         }
-        Body::Mp(mut r) => {
-            let_event!(e = r);
-            Some(e)
-        }
+        Body::Mp(r) => decode_mp(r),
     }
+}
+
+/// The event a version 1 or 2 body describes.
+fn decode_mp(mut r: Rd<'_>) -> Option<Event<'_>> {
+    let_event!(e = r);
+    Some(e)
 }
 
 /// Decodes a digest into `e`, in place: true if it decodes to what [`decode`] returns, and
@@ -218,7 +221,7 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
 pub fn decode_into<'a>(digest: &'a [u8], e: &mut Event<'a>) -> bool {
     match readable_body(digest) {
         Some(Body::V3(body, strs)) => super::read_v3::decode_into(body, strs, e).is_some(),
-        Some(Body::Mp(_)) => match decode(digest) {
+        Some(Body::Mp(r)) => match decode_mp(r) {
             Some(decoded) => {
                 *e = decoded;
                 true

@@ -688,7 +688,8 @@ fn write_fixture_journal(root: &Root, session: &str, lines: &[String], digests: 
 /// frames and the digests decoded, the load on one thread and as `load_paths` runs it, and
 /// a `serde_json::Value` parse of the same events; `runs` of each, interleaved, medians.
 fn fold_parts(n: usize, runs: usize) {
-    use sjournal::fold::{RecordView, State};
+    use sjournal::event::{Event, EventKind, Host};
+    use sjournal::fold::State;
     use sjournal::format::payload::{event_digest, is_system_kind};
     use sjournal::journal::reader::Records;
     use sjournal::journal::scan::Chain;
@@ -727,13 +728,14 @@ fn fold_parts(n: usize, runs: usize) {
         (
             "frames+decode",
             Box::new(|| {
+                // Each event decoded into one slot, as the load's reader does.
                 let r = reader();
+                let mut slot = Event::bare(Host::Unknown, EventKind::Other, "".into());
                 let decoded = r.records_from(hlen, chain).first_link_only().filter(|r| {
                     let r = r.as_ref().unwrap();
                     !is_system_kind(r.kind)
                         && event_digest(r.payload)
-                            .and_then(sjournal::event::digest::decode)
-                            .is_some()
+                            .is_some_and(|d| sjournal::event::digest::decode_into(d, &mut slot))
                 });
                 decoded.count() as u64
             }),
@@ -743,10 +745,8 @@ fn fold_parts(n: usize, runs: usize) {
             Box::new(|| {
                 let r = reader();
                 let mut state = State::default();
-                for rec in r.records_from(hlen, chain).first_link_only() {
-                    state.apply(&RecordView::from(&rec.unwrap()));
-                }
-                state.records
+                let records = r.records_from(hlen, chain).first_link_only();
+                sjournal::snapshot::fold_records(records, &mut state, false)
             }),
         ),
         (
@@ -821,15 +821,15 @@ fn fold_rows(o: &Opts, dir: &Path, row: &mut impl FnMut(String)) {
         state
     };
     // What `load_paths` does on one thread (as it does for a tail under 4 MiB): CRCs and seqs
-    // of every record, the first link only, each event decoded and folded in turn.
+    // of every record, the first link only, each event decoded into one slot and folded in
+    // turn.
     let fold_one_thread = |path: &Path| {
         let reader = JournalReader::open(path, None).unwrap();
         let (_, hlen, genesis) = reader.header().unwrap();
         let chain = sjournal::journal::scan::Chain::genesis(genesis);
         let mut state = State::default();
-        for r in reader.records_from(hlen, chain).first_link_only() {
-            state.apply(&RecordView::from(&r.unwrap()));
-        }
+        let records = reader.records_from(hlen, chain).first_link_only();
+        sjournal::snapshot::fold_records(records, &mut state, false);
         state
     };
     // The load path (`load_paths`): CRCs and seqs of every record, the first link only.
