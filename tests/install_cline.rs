@@ -3,7 +3,7 @@
 //! `.clinerules/hooks/`, missing directories made 0700); a second run changes nothing; a
 //! user's own hook at any of the names (a script, a binary, an unreadable file, a symlink) is
 //! refused before anything is written, and left as it was; a symlink planted at the hooks
-//! directory or at a temporary file's name is never followed; `uninstall` removes exactly
+//! directory, at `.clinerules` above it, or at a temporary file's name is never followed; `uninstall` removes exactly
 //! sjournal's hooks and leaves the user's files alone.
 
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -194,6 +194,17 @@ fn planted_symlinks_are_never_followed() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(stderr(&out).contains("symbolic link"), "{out:?}");
     assert!(listing(&elsewhere).is_empty());
+
+    // At `.clinerules` itself, above the hooks directory: refused too, nothing made in its
+    // target.
+    let project = tempfile::tempdir().unwrap();
+    symlink(&elsewhere, project.path().join(".clinerules")).unwrap();
+    let out = install(home.path(), project.path());
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stderr(&out).contains("symbolic link"), "{out:?}");
+    assert!(listing(&elsewhere).is_empty());
+    let out = uninstall(home.path(), project.path());
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 
     // At a hook's name: refused (the user's link), the target untouched.
     let project = tempfile::tempdir().unwrap();

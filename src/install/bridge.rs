@@ -144,6 +144,9 @@ impl Bridge {
         command: &str,
     ) -> Result<Vec<BridgeFile>, InstallError> {
         let dir = self.dir(scope, p)?;
+        if scope == Scope::Project {
+            refuse_links_below(&p.project, &dir)?;
+        }
         let marker = format!(
             "{MARKER} {w}`; `sjournal uninstall {w}` removes it.\n",
             w = self.word()
@@ -313,6 +316,23 @@ fn ensure_dir(dir: &Path) -> Result<(), InstallError> {
         }
         Err(e) => Err(super::io("inspect", dir, e)),
     }
+}
+
+/// Refuses a symlink (or a non-directory) at any directory from below `root` down to `dir`:
+/// a cloned repository could plant `.clinerules`, `.opencode`, `.pi` or `.openclaw` as a link
+/// to anywhere, and the bridge would be written (or looked for, to remove) through it. Only
+/// in a project: a user's own directories (`~/.config` kept in a dotfiles repository) may be
+/// links of the user's making.
+fn refuse_links_below(root: &Path, dir: &Path) -> Result<(), InstallError> {
+    let Ok(below) = dir.strip_prefix(root) else {
+        return Ok(());
+    };
+    let mut at = root.to_path_buf();
+    for part in below.components() {
+        at.push(part);
+        check_dir(&at)?;
+    }
+    Ok(())
 }
 
 /// Refuses a symlink or a non-directory at `dir` (nothing there is fine: it is created).
@@ -521,6 +541,56 @@ mod tests {
             Path::new("/s/openclaw.json")
         );
         assert!(Bridge::Pi.dir(Scope::Local, &p).is_err());
+    }
+
+    /// A project's directory above the bridge's, planted as a link (a cloned repository's
+    /// `.opencode`, `.pi`, `.openclaw` or `.clinerules`, or a deeper one), is refused for
+    /// every bridge; the same links in the user's own directories are the user's, and
+    /// followed.
+    #[test]
+    fn a_link_above_a_projects_bridge_directory_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        for b in [
+            Bridge::OpenCode,
+            Bridge::Pi,
+            Bridge::OpenClaw,
+            Bridge::Cline,
+        ] {
+            let project = tempfile::tempdir().unwrap();
+            let p = Places {
+                home: Some(project.path().to_owned()),
+                project: project.path().to_owned(),
+                ..Places::default()
+            };
+            let dir = b.dir(Scope::Project, &p).unwrap();
+            let below = dir.strip_prefix(project.path()).unwrap();
+            assert!(b.files(Scope::Project, &p, "sjournal").is_ok(), "{b:?}");
+            // A link at each directory from the top one down to the bridge's own.
+            let mut at = project.path().to_path_buf();
+            for part in below.components() {
+                at.push(part);
+                std::os::unix::fs::symlink(&elsewhere, &at).unwrap();
+                let err = b.files(Scope::Project, &p, "sjournal").unwrap_err();
+                assert!(
+                    err.to_string().contains("symbolic link"),
+                    "{b:?} {at:?}: {err}"
+                );
+                std::fs::remove_file(&at).unwrap();
+                std::fs::create_dir(&at).unwrap();
+            }
+            assert!(b.files(Scope::Project, &p, "sjournal").is_ok(), "{b:?}");
+        }
+        // The user's own `~/.config` as a link: followed (the user made it).
+        let home = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(&elsewhere, home.path().join(".config")).unwrap();
+        let p = Places {
+            home: Some(home.path().to_owned()),
+            project: home.path().join("project"),
+            ..Places::default()
+        };
+        assert!(Bridge::OpenCode.files(Scope::User, &p, "sjournal").is_ok());
     }
 
     #[test]
