@@ -111,18 +111,20 @@ pub fn valid_kind(kind: &str) -> bool {
 /// [`valid_kind`] over bytes: 1..=`KIND_MAX_BYTES` of `[A-Za-z0-9._-]` (so ASCII, and UTF-8).
 /// One table lookup per byte: every record a load reads passes here.
 fn valid_kind_bytes(kind: &[u8]) -> bool {
-    const ALLOWED: [bool; 256] = {
-        let mut t = [false; 256];
-        let mut b = 0;
-        while b < 256 {
-            let c = b as u8;
-            t[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-');
-            b += 1;
-        }
-        t
-    };
-    !kind.is_empty() && kind.len() <= KIND_MAX_BYTES && kind.iter().all(|&b| ALLOWED[b as usize])
+    !kind.is_empty() && kind.len() <= KIND_MAX_BYTES && kind.iter().all(|&b| KIND_BYTES[b as usize])
 }
+
+/// The bytes a kind name may hold: `[A-Za-z0-9._-]`.
+const KIND_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-');
+        b += 1;
+    }
+    t
+};
 
 /// A record's kind as a str, if it is a well-formed kind name ([`valid_kind`]). The kinds
 /// of events this build knows (nearly every record) are found in [`KNOWN_KINDS`] and come
@@ -148,7 +150,7 @@ struct KnownKinds {
     slots: [&'static str; 1 << KnownKinds::BITS],
 }
 
-const KNOWN_KINDS: KnownKinds = KnownKinds::new();
+static KNOWN_KINDS: KnownKinds = KnownKinds::new();
 
 impl KnownKinds {
     const BITS: u32 = 8;
@@ -177,9 +179,8 @@ impl KnownKinds {
                 );
                 let mut b = 0;
                 while b < name.len() {
-                    let c = name.as_bytes()[b];
                     assert!(
-                        c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'),
+                        KIND_BYTES[name.as_bytes()[b] as usize],
                         "a known kind's name is a well-formed kind (valid_kind)"
                     );
                     b += 1;
