@@ -24,6 +24,7 @@ mod context_fold;
 mod context_recovery;
 mod crash_loop;
 mod digests;
+mod doctor;
 mod events;
 mod export_import;
 mod fallback;

@@ -16,6 +16,7 @@
 pub mod bridge;
 pub mod cline;
 pub mod hosts;
+pub mod inspect;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -12,12 +12,14 @@
 //! Paths serialize as strings (the root and spool directories are the user's; sjournal's
 //! own file names are ASCII).
 
+mod doctor;
 mod memory;
 #[cfg(feature = "remote")]
 mod remote;
 mod session;
 mod write;
 
+pub use doctor::*;
 pub use memory::*;
 #[cfg(feature = "remote")]
 pub use remote::*;

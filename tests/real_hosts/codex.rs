@@ -62,19 +62,24 @@ trust_level = "trusted"
         })
     }
 
-    /// One `codex exec` (resuming the session after the first); returns the JSON events.
+    /// One `codex exec` (resuming the session after the first), running the hooks whether
+    /// trusted or not; returns the JSON events.
     pub fn prompt(&mut self, prompt: &str) -> Vec<Value> {
+        self.prompt_trusting(prompt, true)
+    }
+
+    /// One `codex exec`; with `bypass` false, Codex runs only the hooks the user trusted.
+    pub fn prompt_trusting(&mut self, prompt: &str, bypass: bool) -> Vec<Value> {
         let mut c = self.world.cmd("codex");
         c.arg("exec");
         if let Some(s) = &self.session {
             c.args(["resume", s]);
         }
-        c.args([
-            "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
-            "--json",
-            prompt,
-        ]);
+        c.arg("--skip-git-repo-check");
+        if bypass {
+            c.arg("--dangerously-bypass-hook-trust");
+        }
+        c.args(["--json", prompt]);
         let o = self.world.run(c, Duration::from_secs(180));
         let events: Vec<Value> = String::from_utf8_lossy(&o.stdout)
             .lines()
@@ -90,6 +95,144 @@ trust_level = "trusted"
         }
         events
     }
+}
+
+/// Trusts every hook Codex lists as its `/hooks` screen does: Codex's app server lists the
+/// hooks with their current hashes (`hooks/list`), and each is recorded as trusted in the
+/// user's config.toml (`config/batchWrite` of `hooks.state`). Returns how many it trusted.
+fn trust_hooks(cx: &Codex) -> usize {
+    use std::io::{BufRead, BufReader, Write};
+    let mut c = cx.world.cmd("codex");
+    c.arg("app-server")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let out = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let call = |stdin: &mut std::process::ChildStdin, id: u64, method: &str, params: Value| {
+        let msg = json!({"id": id, "method": method, "params": params});
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let v = rx
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("codex app-server, {method}: {e}"));
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    };
+    call(
+        &mut stdin,
+        1,
+        "initialize",
+        json!({"clientInfo": {"name": "sjournal-test", "version": "1"}}),
+    );
+    writeln!(stdin, "{}", json!({"method": "initialized"})).unwrap();
+    let listed = call(
+        &mut stdin,
+        2,
+        "hooks/list",
+        json!({"cwds": [cx.world.project.display().to_string()]}),
+    );
+    let hooks = listed["data"][0]["hooks"].as_array().unwrap().clone();
+    let mut state = serde_json::Map::new();
+    for h in &hooks {
+        state.insert(
+            h["key"].as_str().unwrap().to_owned(),
+            json!({"trusted_hash": h["currentHash"]}),
+        );
+    }
+    call(
+        &mut stdin,
+        3,
+        "config/batchWrite",
+        json!({"edits": [{"keyPath": "hooks.state", "value": state, "mergeStrategy": "upsert"}]}),
+    );
+    let listed = call(
+        &mut stdin,
+        4,
+        "hooks/list",
+        json!({"cwds": [cx.world.project.display().to_string()]}),
+    );
+    for h in listed["data"][0]["hooks"].as_array().unwrap() {
+        assert_eq!(h["trustStatus"], "trusted", "{h}");
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    hooks.len()
+}
+
+/// `sjournal doctor --json` in the test's world: (exit code, report).
+fn doctor(w: &World) -> (i32, Value) {
+    let mut c = w.cmd(support::bin());
+    c.args(["doctor", "--json"]);
+    let o = w.run(c, Duration::from_secs(120));
+    let report = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json: {e}: {}", support::out_text(&o)));
+    (o.status.code().unwrap_or(-1), report)
+}
+
+/// The check of `doctor`'s report named so for Codex.
+fn codex_check(report: &Value, check: &str) -> Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == check && c["host"] == "codex")
+        .unwrap_or_else(|| panic!("no {check} check for codex: {report}"))
+        .clone()
+}
+
+/// Codex skips hooks nobody trusted, without a word: `sjournal doctor` says so (and that
+/// Codex has delivered nothing), and with what to do; once the hooks are trusted as Codex's
+/// `/hooks` screen trusts them, Codex runs them (no bypass flag), and doctor finds nothing.
+#[test]
+fn codex_doctor_before_and_after_trusting_the_hooks() {
+    let Some(mut cx) = Codex::start(script) else {
+        return;
+    };
+    // Untrusted: the session runs, the hooks do not.
+    cx.prompt_trusting("CHARLIE3 before trusting", false);
+    assert!(cx.world.sessions().is_empty(), "no hook ran");
+    let (code, report) = doctor(&cx.world);
+    assert_eq!(code, 1, "{report}");
+    let trust = codex_check(&report, "trust");
+    assert_eq!(trust["status"], "fail", "{trust}");
+    assert_has(
+        trust["message"].as_str().unwrap(),
+        "10 not trusted: Codex skips them",
+        "the finding",
+    );
+    assert_has(trust["fix"].as_str().unwrap(), "open /hooks", "the fix");
+    assert_eq!(codex_check(&report, "activity")["status"], "warn");
+
+    // Trusted as the user would: the finding goes, and Codex runs the hooks by itself.
+    assert_eq!(trust_hooks(&cx), 10);
+    let (_, report) = doctor(&cx.world);
+    let trust = codex_check(&report, "trust");
+    assert_eq!(trust["status"], "ok", "{trust}");
+    cx.session = None;
+    cx.prompt_trusting("DELTA4 after trusting", false);
+    let sessions = cx.world.sessions();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0]["host"], "codex");
+    let (code, report) = doctor(&cx.world);
+    assert_eq!(code, 0, "all is well: {report}");
+    assert_eq!(report["ok"], true);
+    assert_eq!(codex_check(&report, "activity")["status"], "ok");
 }
 
 /// The agent id in a spawn_agent result (`"agent_id":"…"`, JSON-escaped in the request).

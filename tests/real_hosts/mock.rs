@@ -50,6 +50,15 @@ pub struct Script {
     pub big_after: Option<(&'static str, u64)>,
 }
 
+/// Settings beyond the script, for the scenarios that need them (`Mock::start_with`).
+#[derive(Debug, Clone, Default)]
+pub struct Tune {
+    /// (answer, input tokens): the input tokens reported for every request answered so
+    /// (`KEY:STEP`, as `Logged::answer` names it), whatever the conversation holds: a host
+    /// sees its context fill up at exactly that step of that prompt, each time it makes it.
+    pub big_answers: Vec<(&'static str, u64)>,
+}
+
 /// The wire protocol a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
@@ -78,17 +87,21 @@ pub struct Mock {
 
 impl Mock {
     pub fn start(script: Script) -> Mock {
+        Mock::start_with(script, Tune::default())
+    }
+
+    pub fn start_with(script: Script, tune: Tune) -> Mock {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the mock model API");
         let port = listener.local_addr().unwrap().port();
         let log = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(script);
+        let script = Arc::new((script, tune));
         let l2 = log.clone();
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
                 let (log, script) = (l2.clone(), script.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(conn, &script, &log);
+                    let _ = serve(conn, &script.0, &script.1, &log);
                 });
             }
         });
@@ -112,7 +125,12 @@ impl Mock {
     }
 }
 
-fn serve(conn: TcpStream, script: &Script, log: &Mutex<Vec<Logged>>) -> std::io::Result<()> {
+fn serve(
+    conn: TcpStream,
+    script: &Script,
+    tune: &Tune,
+    log: &Mutex<Vec<Logged>>,
+) -> std::io::Result<()> {
     let mut r = BufReader::new(conn.try_clone()?);
     let mut w = conn;
     loop {
@@ -149,7 +167,7 @@ fn serve(conn: TcpStream, script: &Script, log: &Mutex<Vec<Logged>>) -> std::io:
             b
         };
         let body = String::from_utf8_lossy(&body).into_owned();
-        let (status, ctype, reply, logged) = answer(&method, &target, &body, script);
+        let (status, ctype, reply, logged) = answer(&method, &target, &body, script, tune);
         // SJOURNAL_MOCK_DUMP=DIR keeps every request body there (to study a host).
         if let Ok(dir) = std::env::var("SJOURNAL_MOCK_DUMP") {
             let mut log = log.lock().unwrap();
@@ -333,6 +351,7 @@ fn answer(
     target: &str,
     body: &str,
     script: &Script,
+    tune: &Tune,
 ) -> (&'static str, &'static str, String, Logged) {
     let path = target.split('?').next().unwrap_or(target).to_owned();
     let req: Value = serde_json::from_str(body).unwrap_or(Value::Null);
@@ -382,6 +401,11 @@ fn answer(
     };
     logged.api = Some(api);
     let (step, why) = decide(api, &req, script);
+    let n = tune
+        .big_answers
+        .iter()
+        .find(|(answer, _)| *answer == why)
+        .map_or(n, |(_, big)| *big);
     if why.starts_with("special:") && script.special_delay_ms > 0 {
         std::thread::sleep(std::time::Duration::from_millis(script.special_delay_ms));
     }

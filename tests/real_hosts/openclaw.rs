@@ -322,6 +322,31 @@ fn openclaw_through_a_gateway_with_compaction_reset_and_stop() {
     assert_eq!(st["compactions"]["last"]["trigger"], "manual");
     w.verify();
 
+    // The reset, as it happened: the old conversation is about to go (before_reset), the
+    // session ends (reason reset), a fresh one starts (source clear) — in that order. OpenClaw
+    // also reports the end of the session's own run at a reset as a `subagent_ended` naming
+    // the session itself: the session is no subagent of its own (none was spawned here). And
+    // the model every hook's context names is the session's model.
+    let mut problems = Vec::new();
+    let at = |pred: &dyn Fn(&(String, Value)) -> bool| events.iter().position(pred);
+    let before_reset = at(&|(k, _)| k == "before_reset");
+    let end_reset = at(&|(k, p)| k == "session_end" && p["reason"] == "reset");
+    let start_clear = at(&|(k, p)| k == "session_start" && p["source"] == "clear");
+    if !(before_reset < end_reset && end_reset < start_clear && before_reset.is_some()) {
+        let order: Vec<&str> = events.iter().map(|(k, _)| k.as_str()).collect();
+        problems.push(format!(
+            "the reset out of order (before_reset {before_reset:?}, session_end {end_reset:?}, \
+             session_start {start_clear:?}): {order:?}"
+        ));
+    }
+    if st["subagents"]["by_id"] != json!({}) || st["subagents"]["stopped"] != 0 {
+        problems.push(format!("a subagent nobody spawned: {}", st["subagents"]));
+    }
+    if st["identity"]["model"] != "mock/mock-model" {
+        problems.push(format!("the model: {}", st["identity"]));
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+
     // What sjournal injected: nothing before the compaction (nothing new to say); after it,
     // the recovery block at the next prompt (the fallback: OpenClaw takes context only at
     // before_prompt_build), once; after the reset, nothing (the session's record has nothing

@@ -91,6 +91,11 @@ fn script(project: &str) -> Script {
                         "bash",
                         json!({"command": "echo hello", "description": "Say hello"}),
                     ),
+                    // Exits 2.
+                    Step::Tool(
+                        "bash",
+                        json!({"command": "ls /nonexistent-sjournal-dir", "description": "List a missing dir"}),
+                    ),
                     Step::Tool(
                         "read",
                         json!({"filePath": format!("{project}/missing.txt")}),
@@ -113,6 +118,10 @@ fn script(project: &str) -> Script {
                 key: "DELTA4",
                 steps: vec![Step::Text("delta answered")],
             },
+            Rule {
+                key: "ECHO5",
+                steps: vec![Step::Text("echo answered")],
+            },
         ],
         special: vec![(TITLE_MARKER, "Mock title"), (COMPACT_MARKER, SUMMARY)],
         input_tokens: 100,
@@ -130,26 +139,33 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     assert!(std::fs::read_to_string(&plugin)
         .unwrap()
         .starts_with("// sjournal bridge"));
-    oc.prompt("ALPHA1 run echo hello, read missing.txt, write notes.txt");
+    oc.prompt("ALPHA1 run echo hello, list a missing dir, read missing.txt, write notes.txt");
     oc.prompt("BRAVO2 say something");
     oc.prompt("CHARLIE3 a big answer");
     oc.prompt("DELTA4 after the compaction");
     let sid = oc.session.clone().unwrap();
+    // The first session's model requests; then a new session in the same project (below).
+    let first = oc.mock.model_requests().len();
+    oc.session = None;
+    oc.prompt("ECHO5 a new session");
+    let sid2 = oc.session.clone().unwrap();
+    assert_ne!(sid, sid2);
     let w = &oc.world;
 
     let sessions = w.sessions();
-    assert_eq!(sessions.len(), 1, "nothing unattributed: {sessions:?}");
-    assert_eq!(sessions[0]["host"], "opencode");
+    assert_eq!(sessions.len(), 2, "nothing unattributed: {sessions:?}");
+    assert!(sessions.iter().all(|s| s["host"] == "opencode"));
     let events = w.events(&sid);
     let counts = support::kinds(&events);
     for (kind, n) in [
         // created, and a continuation per later run (no session.created for those)
         ("SessionStart", 4),
         ("UserPromptSubmit", 4),
-        ("PreToolUse", 3),
+        ("PreToolUse", 4),
         ("PostToolUse", 2),
-        // the read of a missing file: OpenCode never calls tool.execute.after for it
-        ("PostToolUseFailure", 1),
+        // the shell command that exits 2 (OpenCode calls tool.execute.after, a completed call
+        // with `metadata.exit`), and the read of a missing file (it never calls it)
+        ("PostToolUseFailure", 2),
         ("Stop", 4),
         ("PreCompact", 1),
         // `session.compacted`: OpenCode has no message then to carry the recovery block
@@ -174,8 +190,20 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     let post = events.iter().find(|(k, _)| k == "PostCompact").unwrap();
     assert_eq!(post.1["trigger"], "auto");
     let st = w.state(&sid);
-    assert_eq!(st["tools"]["calls"], 3, "{}", st["tools"]);
-    assert_eq!(st["tools"]["failures"], 1, "{}", st["tools"]);
+    assert_eq!(st["tools"]["calls"], 4, "{}", st["tools"]);
+    assert_eq!(st["tools"]["failures"], 2, "{}", st["tools"]);
+    let ls = st["failures"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["detail"]
+                .as_str()
+                .unwrap_or("")
+                .contains("nonexistent-sjournal-dir")
+        })
+        .unwrap_or_else(|| panic!("the failing shell command: {}", st["failures"]));
+    assert_eq!(ls["exit_code"], 2, "{ls}");
     assert_eq!(
         st["tools"]["open"],
         json!({}),
@@ -207,6 +235,10 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
             "the latest request",
         ),
         ("read `missing.txt` → failed", "the unresolved failure"),
+        (
+            "`ls /nonexistent-sjournal-dir` → exit 2",
+            "the failing shell command",
+        ),
         ("- `notes.txt` (", "the file written, relative"),
     ] {
         assert_has(block, needle, what);
@@ -216,16 +248,14 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     // generator's or the compaction's request. Between the compaction and the next prompt
     // (OpenCode continues the turn) the block rides on the system prompt; from the next
     // prompt on it is a part of that user message, stored, once, and off the system prompt.
-    let reqs = oc.mock.model_requests();
+    let all_reqs = oc.mock.model_requests();
+    let reqs = &all_reqs[..first];
     let ci = reqs
         .iter()
         .position(|r| r.answer.contains(COMPACT_MARKER))
         .expect("a compaction");
     for r in &reqs[..=ci] {
         assert!(!r.body.contains("sjournal: "), "{}: {}", r.answer, r.body);
-    }
-    for r in reqs.iter().filter(|r| r.answer.contains(TITLE_MARKER)) {
-        assert!(!r.body.contains("sjournal: "), "title: {}", r.body);
     }
     let di = reqs.iter().position(|r| r.answer == "DELTA4:0").unwrap();
     // OpenCode sends what a plugin adds to the system prompt as system messages of its own.
@@ -257,6 +287,41 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
             r.body
         );
         assert!(!system(r).contains("sjournal: "), "{}", r.body);
+    }
+
+    // The new session: the first one left failures unresolved, so its SessionStart brings a
+    // handoff, which goes with the session's first message to its own first request, once —
+    // and not to the title generator, which OpenCode also gives that first message. No title
+    // request of either session carries anything of sjournal's.
+    let all2 = injections::of(w, &sid2);
+    let shown2 = injections::show(&all2);
+    let start = all2
+        .iter()
+        .find(|i| i.kind == "SessionStart" && i.source() == "startup")
+        .unwrap_or_else(|| panic!("a handoff at the new session's start: {shown2}"));
+    assert_has(&start.text, "missing.txt", "the handoff");
+    let reqs2 = &all_reqs[first..];
+    let echo = reqs2.iter().find(|r| r.answer == "ECHO5:0").unwrap();
+    assert_eq!(
+        echo.body.matches(&json_text(&start.text)).count(),
+        1,
+        "the handoff once, in the session's own request: {}",
+        echo.body
+    );
+    let titles: Vec<_> = all_reqs
+        .iter()
+        .filter(|r| r.answer.contains(TITLE_MARKER))
+        .collect();
+    assert!(
+        reqs2.iter().any(|r| r.answer.contains(TITLE_MARKER)),
+        "the new session's title request"
+    );
+    for r in titles {
+        assert!(
+            !r.body.contains("sjournal") && !r.body.contains(&json_text(&start.text)),
+            "title: {}",
+            r.body
+        );
     }
 
     // Uninstall removes exactly the bridge.

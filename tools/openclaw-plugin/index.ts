@@ -11,7 +11,15 @@
  * - `contextUsagePercent`: `tokenCount / contextTokenBudget` (the budget of the session's last
  *   model call);
  * - `trigger` of a compaction: "auto" during an agent run, else "manual" (`sessions compact`);
- * - `source` of a session start: "resume" when OpenClaw resumed it, "clear" after a reset.
+ * - `source` of a session start: "resume" when OpenClaw resumed it, "clear" after a reset;
+ * - `model`: the model of the hook's context (`ctx.modelProviderId`/`ctx.modelId`, as OpenClaw
+ *   names it in its configuration: `provider/model`).
+ * The hooks of one session are sent one after the other, in the order OpenClaw called them (a
+ * reset calls before_reset, session_end and session_start in a row; sent at once, the journal
+ * got them in whatever order the processes happened to finish). At a reset OpenClaw also
+ * reports the end of the session's own run as a `subagent_ended` naming the session itself:
+ * that is sent as `session_run_ended` (its hook name kept in `openclaw_hook`), not as the end
+ * of a subagent the session never had.
  * The session's context, which sjournal returns for `before_prompt_build`, is prepended to the
  * prompt (`prependContext`); notices for the user (`systemMessage`) go to the Gateway's log.
  * The session's duration at its end is sjournal's to compute, from the journal.
@@ -71,11 +79,31 @@ const plugin = {
     const ended = new Map<string, string>()
     /** sessionKey -> the id of its session (for hooks that name only a key). */
     const ids = new Map<string, string>()
+    /** sessionKey -> the last call queued for it, and how many are still to finish. */
+    const queues = new Map<string, { last: Promise<unknown>; pending: number }>()
+
+    /** Runs `fn` after every call queued before it for the same session. */
+    const serial = <T>(key: string, fn: () => Promise<T> | T): Promise<T> => {
+      const q = queues.get(key) ?? { last: Promise.resolve(), pending: 0 }
+      q.pending += 1
+      const run = q.last.then(fn, fn)
+      q.last = run.then(
+        () => {},
+        () => {},
+      ).finally(() => {
+        q.pending -= 1
+      })
+      queues.set(key, q)
+      return run
+    }
+    /** True if nothing is queued or under way for the session. */
+    const idle = (key: string) => (queues.get(key)?.pending ?? 0) === 0
 
     const payload = (name: string, event: Obj, ctx: Obj, fields: Obj = {}): HookPayload => {
       const key = fields.sessionKey ?? ctx?.sessionKey ?? event?.sessionKey
       const id = event?.sessionId ?? ctx?.sessionId
       if (key && id) ids.set(key, id)
+      const model = ctx?.modelProviderId && ctx?.modelId ? `${ctx.modelProviderId}/${ctx.modelId}` : ctx?.modelId
       return {
         hook_event_name: name,
         session_id: id ?? (key ? ids.get(key) : undefined) ?? key ?? "",
@@ -83,6 +111,7 @@ const plugin = {
         sessionKind: kindOf(key),
         parentSession: key ? parents.get(key) : undefined,
         cwd: ctx?.workspaceDir,
+        model: typeof model === "string" && model ? model : undefined,
         event: plain(event),
         ctx: plain(ctx),
         ...fields,
@@ -91,11 +120,14 @@ const plugin = {
     const log = (notice: string) => {
       if (notice) api.logger?.info?.(`sjournal: ${notice}`)
     }
-    const send = async (name: string, event: Obj, ctx: Obj, fields: Obj = {}) => {
+    /** Sends a hook's payload once the session's earlier ones are in. */
+    const send = (name: string, event: Obj, ctx: Obj, fields: Obj = {}) => {
       const p = payload(name, event, ctx, fields)
-      const r = await hook(p, (p.cwd as string) || process.cwd(), BRIDGE, HOST)
-      log(r.notice)
-      return r
+      return serial(String(p.sessionKey ?? p.session_id), async () => {
+        const r = await hook(p, (p.cwd as string) || process.cwd(), BRIDGE, HOST)
+        log(r.notice)
+        return r
+      })
     }
     const on = (name: string, fn: (event: Obj, ctx: Obj) => unknown) => {
       api.on(name, async (event: Obj, ctx: Obj) => {
@@ -115,9 +147,14 @@ const plugin = {
     on("session_end", (event, ctx) => {
       const key = ctx.sessionKey ?? event.sessionKey
       if (key) ended.set(key, event.reason)
-      // At shutdown OpenClaw drains these for 2 s: write synchronously, before it exits.
+      // At shutdown OpenClaw drains these for 2 s: written synchronously, before it exits —
+      // at once when nothing of the session's is under way (as at shutdown), else right
+      // after what is (as at a reset, after before_reset).
       const p = payload("session_end", event, ctx, { reason: event.reason, messageCount: event.messageCount })
-      log(hookSync(p, (p.cwd as string) || process.cwd(), BRIDGE, HOST).notice)
+      const q = String(p.sessionKey ?? p.session_id)
+      const write = () => log(hookSync(p, (p.cwd as string) || process.cwd(), BRIDGE, HOST).notice)
+      if (idle(q)) return write()
+      return serial(q, write)
     })
     on("model_call_started", (event, ctx) => {
       const key = ctx.sessionKey ?? event.sessionKey
@@ -178,6 +215,15 @@ const plugin = {
     on("subagent_ended", (event, ctx) => {
       // Reported under the child's key: journaled in the child's session.
       const child = event.targetSessionKey ?? ctx.childSessionKey
+      // A session that was never spawned (at a reset, OpenClaw ends the session's own run
+      // this way): not the end of a subagent.
+      if (child && !parents.has(child) && kindOf(child) === "main") {
+        return send("session_run_ended", event, ctx, {
+          sessionKey: child,
+          reason: event.reason,
+          openclaw_hook: "subagent_ended",
+        })
+      }
       return send("subagent_ended", event, ctx, { sessionKey: child, agent_id: child, reason: event.reason })
     })
   },

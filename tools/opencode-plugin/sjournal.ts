@@ -6,9 +6,14 @@
  * sjournal journals each and, for SessionStart and UserPromptSubmit, answers with what the
  * model has not seen yet (after a compaction, the recovery block; otherwise only what is new,
  * usually nothing). sjournal counts on what it injected staying in the conversation until the
- * next compaction, as in Claude Code, so the plugin adds it to the user's message as a
- * synthetic text part (`chat.message`), which OpenCode stores with the message and sends with
- * the conversation until its next compaction summarises it — across `opencode run`s.
+ * next compaction, as in Claude Code, so the plugin stores it with the user's message as a
+ * synthetic text part (`chat.message`), kept with the message across `opencode run`s until the
+ * next compaction summarises it. Only the session's own model requests may carry it: OpenCode
+ * also sends a session's first message to its title generator. So the part is stored marked
+ * `ignored` (OpenCode leaves such parts out of every request it builds) and the session's own
+ * requests — and only they call `experimental.chat.messages.transform` — get its text, as a
+ * message of its own right after the user's (the title generator takes the conversation up to
+ * the user's first message, never what a transform adds after it).
  *
  * A compaction is journaled as PreCompact (`experimental.session.compacting`, which OpenCode
  * awaits before the compaction request) and PostCompact (`session.compacted`, a bus event it
@@ -24,6 +29,8 @@
  *   SessionStart with source "resume";
  * - a failed tool never reaches `tool.execute.after`: its part turning to status "error" sends
  *   PostToolUseFailure;
+ * - a shell command that exits non-zero does reach it, as a completed call: its exit code
+ *   (`metadata.exit`) makes it PostToolUseFailure with "Exit code N", as Claude Code says it;
  * - `opencode run` never deletes its session and exits right after the last event: every
  *   session still open when the process exits gets SessionEnd, sent synchronously (so is the
  *   SessionEnd of `session.deleted`, after which OpenCode exits at once);
@@ -34,6 +41,14 @@ import type { Plugin } from "@opencode-ai/plugin"
 import { hook, hookSync, nextPromptContext, type HookPayload } from "../bridge-common/sjournal-hook.ts"
 
 const BRIDGE = "opencode"
+
+/** Marks the text parts that carry sjournal's context (in `metadata`, stored with the part). */
+const MARK = "sjournal"
+
+type Stored = { info: { id: string; role: string; sessionID?: string }; parts: Array<Record<string, any>> }
+
+/** The parts of `m` that carry sjournal's context. */
+const ours = (m: Stored) => m.parts.filter((p) => p.type === "text" && p.metadata?.[MARK] === true)
 
 export const SjournalPlugin: Plugin = async ({ directory, client }) => {
   /** sessionID -> context sjournal gave at a SessionStart, for the session's next message. */
@@ -146,8 +161,29 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
           type: "text",
           text,
           synthetic: true,
+          // Left out of what OpenCode sends; `experimental.chat.messages.transform` below puts
+          // it in the session's own requests.
+          ignored: true,
+          metadata: { [MARK]: true },
         } as (typeof output.parts)[number])
       })
+    },
+
+    // Called before each of the session's own model requests (and the compaction's, which
+    // summarises the conversation), never for the title generator's: each message that
+    // stores sjournal's context is followed by that context, as a message of its own.
+    "experimental.chat.messages.transform": async (_input, output) => {
+      const messages = output.messages as unknown as Stored[]
+      for (let i = messages.length - 1; i >= 0; i--) {
+        const m = messages[i]
+        const parts = m.info.role === "user" ? ours(m) : []
+        const id = `${m.info.id}_sjournal`
+        if (parts.length === 0 || messages[i + 1]?.info.id === id) continue
+        messages.splice(i + 1, 0, {
+          info: { ...m.info, id },
+          parts: parts.map((p) => ({ ...p, messageID: id, ignored: false })),
+        })
+      }
     },
 
     "tool.execute.before": async (input, output) => {
@@ -163,13 +199,28 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
 
     "tool.execute.after": async (input, output) => {
       closed.add(input.callID)
-      await send({
-        hook_event_name: "PostToolUse",
+      const common = {
         session_id: input.sessionID,
         tool_name: input.tool,
         tool_input: (input as { args?: unknown }).args,
         tool_use_id: input.callID,
-        tool_response: { title: output.title, output: output.output },
+      }
+      // A shell command that failed: its exit code, or its time limit.
+      const meta = (output.metadata ?? {}) as { exit?: unknown; timeout?: unknown }
+      const code = typeof meta.exit === "number" ? meta.exit : undefined
+      if ((code !== undefined && code !== 0) || meta.timeout === true) {
+        const what = code !== undefined && code !== 0 ? `Exit code ${code}` : "Timed out"
+        await send({
+          hook_event_name: "PostToolUseFailure",
+          ...common,
+          error: output.output ? `${what}\n${output.output}` : what,
+        })
+        return
+      }
+      await send({
+        hook_event_name: "PostToolUse",
+        ...common,
+        tool_response: { title: output.title, output: output.output, exit: code },
       })
     },
 

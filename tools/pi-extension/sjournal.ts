@@ -7,10 +7,19 @@
  * and, for SessionStart and UserPromptSubmit, answers with what the model has not seen yet
  * (after a compaction, the recovery block; otherwise only what is new, usually nothing).
  * sjournal counts on what it injected staying in the conversation until the next compaction,
- * as it does in Claude Code, so the extension adds it to the session as a custom message
- * (`customType: "sjournal"`, not displayed): the prompt's with the prompt (`before_agent_start`'s
- * `message`), a session start's and the one after a compaction at once (`pi.sendMessage`, which
- * stores it while Pi is idle and steers it in before the next model request while it runs).
+ * as it does in Claude Code. Where the context goes:
+ * - a prompt's: with the prompt, as a custom message (`before_agent_start`'s `message`,
+ *   `customType: "sjournal"`, not displayed), stored in the session;
+ * - a session start's: the same custom message, stored at once (`pi.sendMessage` while Pi is
+ *   idle, which starts nothing);
+ * - the recovery block after a compaction: Pi compacts by itself in the middle of its work
+ *   (the context is full), where a message sent to the session would be delivered as one more
+ *   turn nobody asked for — which fills the context again, and compacts again, without end.
+ *   So nothing is sent: the block is kept in the session file as an entry the model never sees
+ *   (`pi.appendEntry`), and added to every model request after that compaction, right after
+ *   Pi's summary (`context`, which runs before each request), until the next compaction. It
+ *   reaches the session's next request whenever that comes: in the same run, at the next
+ *   prompt, or in another Pi process that reopens the session.
  * Pi sends custom messages to the model with the rest of the conversation and summarises them
  * away at the next compaction, exactly when sjournal resets what the model has seen.
  *
@@ -34,6 +43,28 @@ const SOURCE: Record<string, string> = { startup: "startup", reload: "resume", n
 
 /** The custom message that carries sjournal's context into the conversation. */
 const message = (content: string) => ({ customType: "sjournal", content, display: false })
+
+/** The session entry that keeps a compaction's recovery block (the model never sees it). */
+const RECOVERY = "sjournal-recovery"
+
+type Recovery = { compaction: string; text: string; at: number }
+
+/**
+ * The recovery block of the session's latest compaction, if sjournal gave one: the last
+ * `RECOVERY` entry after that compaction on the current branch.
+ */
+function recovery(ctx: ExtensionContext): Recovery | undefined {
+  const branch = ctx.sessionManager.getBranch()
+  let found: Recovery | undefined
+  for (const e of branch as Array<{ type: string; id: string; customType?: string; data?: any; timestamp: string }>) {
+    if (e.type === "compaction") {
+      found = undefined
+    } else if (e.type === "custom" && e.customType === RECOVERY && typeof e.data?.text === "string") {
+      found = { compaction: String(e.data.compaction ?? ""), text: e.data.text, at: Date.parse(e.timestamp) || 0 }
+    }
+  }
+  return found
+}
 
 export default function sjournal(pi: ExtensionAPI) {
   /** session id -> the trigger of the compaction under way. */
@@ -89,8 +120,24 @@ export default function sjournal(pi: ExtensionAPI) {
     const trigger = compacting.get(sid(ctx)) ?? (event.reason === "manual" ? "manual" : "auto")
     compacting.delete(sid(ctx))
     await send(ctx, "PreCompact", { trigger, pi_reason: event.reason })
-    // The model's view was just summarised: the recovery block goes in right after it.
-    await start(ctx, "compact")
+    // The model's view was just summarised: the recovery block goes with every request from
+    // now on (`context` below). Kept in the session file, so that a Pi process that exits
+    // before the next request leaves it to the one that makes it.
+    const r = await send(ctx, "SessionStart", { source: "compact" })
+    if (r.context) pi.appendEntry(RECOVERY, { compaction: event.compactionEntry.id, text: r.context })
+  })
+
+  // Before each model request: the latest compaction's recovery block, right after Pi's
+  // summary (where the conversation now begins), so it stays in one place from request to
+  // request.
+  pi.on("context", (event, ctx) => {
+    const block = recovery(ctx)
+    if (!block) return undefined
+    const messages = [...event.messages]
+    const at = messages.findIndex((m) => m.role === "compactionSummary")
+    const custom = { role: "custom", ...message(block.text), details: undefined, timestamp: block.at }
+    messages.splice(at + 1, 0, custom as (typeof messages)[number])
+    return { messages }
   })
 
   pi.on("session_compact_failed", async (event, ctx) => {

@@ -2,6 +2,7 @@ pub mod append;
 pub mod checkpoint;
 pub mod context;
 pub mod demo;
+pub mod doctor;
 pub mod export;
 #[cfg(feature = "remote")]
 pub mod fetch;
