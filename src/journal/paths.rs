@@ -100,9 +100,12 @@ impl Root {
         self.ensure_with(&RealFs)
     }
 
-    /// [`Root::ensure`] through `fs`.
+    /// [`Root::ensure`] through `fs`. Also makes the root's spool key if it has none yet
+    /// (best effort: a root that cannot take it now gets it on a later write), so that it is
+    /// there before the root ever needs the fallback spool (see `spool::key`).
     pub fn ensure_with(&self, fs: &dyn Fs) -> Result<PathBuf> {
         ensure_dir_with(fs, &self.dir, true)?;
+        let _ = crate::journal::spool::key::ensure(fs, self);
         let sessions = self.sessions_dir();
         ensure_dir_with(fs, &sessions, false)?;
         Ok(sessions)

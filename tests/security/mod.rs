@@ -3,6 +3,8 @@
 //! (`setpriv`/`unshare`, when the test runs as root) and say so when they skip.
 
 mod disk;
+mod fifo;
+mod spool;
 
 use std::path::Path;
 
