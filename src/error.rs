@@ -65,6 +65,21 @@ pub enum Error {
     )]
     UnsafeDir { path: PathBuf, reason: String },
 
+    /// A file sjournal reads is not a regular file (a FIFO, socket, device or directory
+    /// planted in its place). It was opened without waiting and nothing was read from it.
+    #[error(
+        "{path} is a {found}, not a regular file: sjournal reads only regular files there \
+         (a FIFO or device could block it or feed it anything); move it away"
+    )]
+    NotRegular { path: PathBuf, found: &'static str },
+
+    /// A file whose content sjournal would trust as this user's own belongs to another user.
+    #[error(
+        "{path} belongs to uid {uid}, not to this user (uid {me}): sjournal does not trust \
+         what another user wrote there; nothing was read from it"
+    )]
+    ForeignOwner { path: PathBuf, uid: u32, me: u32 },
+
     #[error("{path} is not a {expected}")]
     WrongFileType {
         path: PathBuf,

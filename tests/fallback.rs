@@ -30,10 +30,13 @@ struct Setup {
 }
 
 /// A root whose `config.toml` names a private fallback spool inside the test's directory.
+/// The root has its spool key, as every root a writer ever opened has: fallback files are
+/// authenticated with it (a root that never had one: `tests/security/spool.rs`).
 fn setup() -> Setup {
     let dir = support::scratch();
     let root_dir = dir.path().join("root");
     std::fs::create_dir(&root_dir).unwrap();
+    spool::key::ensure(&sjournal::storage::RealFs, &Root::new(&root_dir)).unwrap();
     let fallback = dir.path().join("fallback");
     std::fs::write(
         root_dir.join("config.toml"),
@@ -174,8 +177,9 @@ fn a_read_only_root_sends_the_event_to_the_fallback() {
     merged_back(&s);
 }
 
-/// A real unwritable root directory. As root, permissions do not stop the tests' own user,
-/// so the hook runs as `nobody` (uid 65534), which cannot write the root's directory.
+/// A real unwritable root directory (mode 0500, its owner's). As root, permissions do not
+/// stop the tests' own user, so there the root and the fallback belong to `nobody` (uid
+/// 65534) and sjournal runs as `nobody`, the one user of both, as in real use.
 #[test]
 fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
     let s = setup();
@@ -184,13 +188,21 @@ fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
     std::fs::create_dir(&s.fallback).unwrap();
     std::fs::set_permissions(&s.fallback, std::fs::Permissions::from_mode(0o700)).unwrap();
     if as_root {
-        std::os::unix::fs::chown(&s.fallback, Some(nobody), Some(nobody)).unwrap();
-        for p in [s.fallback.parent().unwrap(), s.root.dir()] {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for p in [
+            s.fallback.clone(),
+            s.root.dir().to_owned(),
+            s.root.dir().join("config.toml"),
+            spool::key::path(&s.root),
+        ] {
+            std::os::unix::fs::chown(&p, Some(nobody), Some(nobody)).unwrap();
         }
-    } else {
-        std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o500)).unwrap();
+        std::fs::set_permissions(
+            s.fallback.parent().unwrap(),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
     }
+    std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o500)).unwrap();
     let mut c = support::sjournal(s.root.dir());
     c.args([
         "hook",
@@ -227,8 +239,26 @@ fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
         "{out:?}"
     );
     std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let flushed = support::run(s.root.dir(), &["flush", "--all"], b"");
+    let mut flush = support::spawnable(s.root.dir());
+    flush.args(["flush", "--all"]);
+    if as_root {
+        use std::os::unix::process::CommandExt;
+        flush.uid(nobody).gid(nobody);
+    }
+    let flushed = flush.output().unwrap();
     assert!(flushed.status.success(), "{flushed:?}");
+    if as_root {
+        // The checks below run as the tests' own user, who may read only its own fallback.
+        fn chown_all(p: &Path) {
+            std::os::unix::fs::lchown(p, Some(0), Some(0)).unwrap();
+            if let Ok(rd) = std::fs::read_dir(p) {
+                for e in rd.flatten() {
+                    chown_all(&e.path());
+                }
+            }
+        }
+        chown_all(&s.fallback);
+    }
     merged_back(&s);
 }
 

@@ -3,7 +3,10 @@
 //! handles, keeps everything else (values and key order), and backs the old file up;
 //! a second `install` changes nothing; `--dry-run` prints a diff and writes nothing;
 //! `uninstall` removes exactly sjournal's handlers, giving back the original document; a file
-//! that is not valid JSON is refused and left alone. HOME is a temporary directory.
+//! that is not valid JSON is refused and left alone; a settings file kept as a symlink is
+//! edited at its target, a dangling one refused (never replaced by a file); installs run at
+//! once all succeed, each with its own backup, and leave valid settings. HOME is a temporary
+//! directory. (A FIFO as the settings file: `tests/security/fifo.rs`.)
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -293,4 +296,103 @@ fn invalid_json_is_refused_and_left_alone() {
     );
     let out = cli(home.path(), &["install", "codex", "--scope", "local"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A settings file kept in dotfiles is a symlink: edited at its target, the link kept. A link
+/// whose target does not exist is refused (exit 2, saying what to do), never replaced by a
+/// regular file (which would silently fork the user's settings from their dotfiles).
+#[test]
+fn a_symlinked_settings_file_is_edited_at_its_target_and_a_dangling_one_refused() {
+    use std::os::unix::fs::symlink;
+    let home = tempfile::tempdir().unwrap();
+    let link = home.path().join(".claude/settings.json");
+    let target = home.path().join("dotfiles/claude-settings.json");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    symlink(&target, &link).unwrap();
+
+    let out = cli(home.path(), &["install", "claude-code"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("symbolic link") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "the link is kept"
+    );
+    assert!(!target.exists(), "nothing was created");
+
+    std::fs::write(&target, CLAUDE_SETTINGS).unwrap();
+    let out = cli(
+        home.path(),
+        &["install", "claude-code", "--command", "/opt/bin/sjournal"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "the link is kept"
+    );
+    assert!(
+        !ours(&read_json(&target)).is_empty(),
+        "the target was edited"
+    );
+}
+
+/// Installs run at once (each from another path, so each changes the file): every run
+/// succeeds, each one that wrote kept its own backup (created exclusively: two runs in the
+/// same second never fight over one name), and the settings end valid, with the other
+/// tools' hooks and settings intact and exactly one set of sjournal's hooks.
+#[test]
+fn concurrent_installs_both_succeed_and_never_corrupt_the_settings() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, CLAUDE_SETTINGS).unwrap();
+    let runs: Vec<std::process::Child> = (0..8)
+        .map(|i| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("sjournal"))
+                .args(["install", "claude-code", "--command"])
+                .arg(format!("/opt/bin{i}/sjournal"))
+                .env("HOME", home.path())
+                .env_remove("SJOURNAL_HOME")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut wrote = 0;
+    for r in runs {
+        let out = r.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        if String::from_utf8_lossy(&out.stdout).contains("previous version kept as") {
+            wrote += 1;
+        }
+    }
+    let after = read_json(&file);
+    let orig: Value = serde_json::from_str(CLAUDE_SETTINGS).unwrap();
+    for key in ["model", "permissions", "statusLine"] {
+        assert_eq!(after[key], orig[key], "{key}");
+    }
+    assert!(after["hooks"]["Stop"]
+        .to_string()
+        .contains("notify-send done"));
+    let installed = ours(&after);
+    assert_eq!(
+        installed.len(),
+        12,
+        "one set of sjournal's hooks: {installed:?}"
+    );
+    let command = installed[0].1.split(" hook").next().unwrap().to_owned();
+    assert!(
+        installed.iter().all(|(_, c)| c.starts_with(&command)),
+        "{installed:?}"
+    );
+    let b = backups(&file);
+    assert_eq!(b.len(), wrote, "one backup per run that wrote: {b:?}");
+    for p in &b {
+        serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap();
+    }
 }

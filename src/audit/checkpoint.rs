@@ -384,7 +384,8 @@ pub fn verify(
     pubkey: Option<&std::path::Path>,
 ) -> crate::error::Result<CheckpointReport> {
     use crate::error::Error;
-    let text = std::fs::read_to_string(checkpoint).map_err(|e| Error::io("read", checkpoint, e))?;
+    use crate::storage::{read_regular_text, Owner};
+    let text = read_regular_text(checkpoint, Owner::Anyone, 1 << 20)?;
     let parsed = parse(&text).map_err(|reason| Error::Checkpoint {
         path: checkpoint.to_owned(),
         reason,
@@ -392,7 +393,7 @@ pub fn verify(
     let key = match pubkey {
         None => None,
         Some(k) => {
-            let text = std::fs::read_to_string(k).map_err(|e| Error::io("read", k, e))?;
+            let text = read_regular_text(k, Owner::Anyone, 1 << 20)?;
             Some(verifier(&text).map_err(|reason| Error::Key {
                 path: k.to_owned(),
                 reason,

@@ -244,7 +244,8 @@ pub fn remote_err(e: sjournal::remote::RemoteError) -> Error {
 pub fn load_keys(paths: &[std::path::PathBuf]) -> Result<Vec<sjournal::remote::verify::Key>> {
     let mut keys = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e))?;
+        let text =
+            sjournal::storage::read_regular_text(p, sjournal::storage::Owner::Anyone, 1 << 20)?;
         keys.extend(
             sjournal::remote::verify::Key::parse_all(&text).map_err(|reason| Error::Key {
                 path: p.clone(),

@@ -1,7 +1,11 @@
 //! The spool's file formats (no I/O here): a spool file holds one record frame of kind
 //! `sjournal.spool-entry` whose payload is a [`SpoolFile`]; the merge intent holds one frame
 //! of kind `sjournal.spool-intent` whose payload is an [`Intent`]. Both use the journal's own
-//! framing, so a short or damaged file fails its length word or CRC. The layout and what the
+//! framing, so a short or damaged file fails its length word or CRC. A spool file in the
+//! fallback spool (format 2) has a second frame, of kind `sjournal.spool-auth`, whose payload
+//! is an [`Auth`]: a MAC of the first frame's bytes under the root's spool key. A fallback
+//! file without it (format 1, written before fallback files were authenticated) is never
+//! merged unless the user accepts it. The layout and what the
 //! merge does with them are in "The spool" in `journal-format.md`; the write and the merge
 //! are in `journal::spool`.
 
@@ -17,8 +21,26 @@ use crate::limits::FRAME_MAX_BYTES;
 pub const ENTRY_KIND: &str = "sjournal.spool-entry";
 /// Kind of the one frame in a merge intent.
 pub const INTENT_KIND: &str = "sjournal.spool-intent";
+/// Kind of the authentication frame after the entry in a fallback spool file.
+pub const AUTH_KIND: &str = "sjournal.spool-auth";
+/// The format of fallback spool files that carry an [`Auth`] frame.
+pub const FALLBACK_FORMAT: u32 = 2;
 /// Room left in a frame for what the merge may add to a record (an event seq).
 pub const FIXUP_SLACK_BYTES: usize = 64;
+/// Room a spool file may take past its entry frame (the authentication frame).
+pub const AUTH_MAX_BYTES: usize = 512;
+
+/// The authentication of a fallback spool file: a MAC of its entry frame's bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Auth {
+    /// [`FALLBACK_FORMAT`].
+    pub format: u32,
+    /// Names the key the MAC was made with (derived from it; says nothing about it).
+    pub key_id: String,
+    /// The MAC (32 bytes; see `journal::spool::key`).
+    #[serde(with = "serde_bytes")]
+    pub mac: Vec<u8>,
+}
 
 /// What a spool file holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +113,34 @@ pub fn encode_entry(file: &SpoolFile, ts_unix_ns: i64) -> Vec<u8> {
 /// Length of the file [`encode_entry`] would write.
 pub fn entry_len(file: &SpoolFile) -> usize {
     record::frame_len(ENTRY_KIND, payload::encode_system(file).len())
+}
+
+/// Encodes the authentication frame that follows the entry in a fallback spool file.
+pub fn encode_auth(auth: &Auth, ts_unix_ns: i64) -> Vec<u8> {
+    let body = payload::encode_system(auth);
+    let mut frame = Vec::new();
+    record::encode(&mut frame, 0, ts_unix_ns, AUTH_KIND, &Hash::ZERO, &body);
+    frame
+}
+
+/// Splits a spool file into its entry frame's bytes and its authentication, if it has one
+/// (a fallback file of format 2). Checks the framing only: the entry is decoded by
+/// [`decode_entry`], the MAC checked by the caller.
+pub fn split_auth(bytes: &[u8]) -> Result<(&[u8], Option<Auth>), String> {
+    let f = record::parse(bytes).map_err(|e| e.to_string())?;
+    let (entry, rest) = bytes.split_at(f.len());
+    if rest.is_empty() {
+        return Ok((entry, None));
+    }
+    let body = single_frame(rest, AUTH_KIND).map_err(|e| format!("after the entry: {e}"))?;
+    let auth: Auth = payload::decode_system(0, body).map_err(|e| e.to_string())?;
+    if auth.format != FALLBACK_FORMAT {
+        return Err(format!(
+            "fallback spool format {} is not known to this build (it knows {FALLBACK_FORMAT})",
+            auth.format
+        ));
+    }
+    Ok((entry, Some(auth)))
 }
 
 /// Decodes and checks a spool file of `session_id`.

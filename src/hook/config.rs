@@ -181,33 +181,29 @@ impl Config {
     /// `CONFIG_MAX_BYTES`. Anything else (a FIFO, a device, a directory, a symlink) is refused.
     pub fn load(root: &Root) -> Result<Config, ConfigError> {
         use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
         let path = Self::path(root);
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY)
-            .open(&path);
-        let file = match file {
+        let file = match crate::storage::open_regular(&path, crate::storage::Owner::Anyone) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            Err(crate::Error::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(Config::default())
+            }
+            Err(crate::Error::Symlink { .. }) => {
                 return Err(err(
                     &path,
                     "is a symlink; only a regular file is read there".into(),
                 ))
             }
+            Err(crate::Error::NotRegular { found, .. }) => {
+                return Err(err(
+                    &path,
+                    format!("is not a regular file (a {found}); only a regular file is read there"),
+                ))
+            }
+            Err(crate::Error::Io { source, .. }) => return Err(err(&path, source.to_string())),
             Err(e) => return Err(err(&path, e.to_string())),
         };
-        let meta = file.metadata().map_err(|e| err(&path, e.to_string()))?;
-        if !meta.is_file() {
-            return Err(err(
-                &path,
-                format!(
-                    "is not a regular file (a {}); only a regular file is read there",
-                    file_type_name(&meta.file_type())
-                ),
-            ));
-        }
         let mut text = String::new();
         file.take(CONFIG_MAX_BYTES + 1)
             .read_to_string(&mut text)
@@ -300,21 +296,6 @@ impl Config {
     /// The handlers that run for `event`.
     pub fn handlers_for(&self, event: &str) -> Vec<&ExecHandler> {
         self.exec.iter().filter(|h| h.matches(event)).collect()
-    }
-}
-
-fn file_type_name(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_fifo() {
-        "FIFO"
-    } else if t.is_dir() {
-        "directory"
-    } else if t.is_char_device() || t.is_block_device() {
-        "device"
-    } else if t.is_socket() {
-        "socket"
-    } else {
-        "special file"
     }
 }
 

@@ -229,24 +229,24 @@ pub fn is_ours(path: &Path) -> bool {
 /// followed), a directory or anything else that is not a regular file is an error.
 fn read_nofollow(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
+    let mut f = match crate::storage::open_regular(path, crate::storage::Owner::Anyone) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(crate::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(crate::Error::Symlink { .. }) => {
             return Err(std::io::Error::other(
                 "it is a symbolic link, which sjournal does not follow",
             ))
         }
-        Err(e) => return Err(e),
+        Err(crate::Error::NotRegular { found, .. }) => {
+            return Err(std::io::Error::other(format!(
+                "it is not a regular file (a {found})"
+            )))
+        }
+        Err(crate::Error::Io { source, .. }) => return Err(source),
+        Err(e) => return Err(std::io::Error::other(e.to_string())),
     };
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("it is not a regular file"));
-    }
     let mut b = Vec::new();
     f.read_to_end(&mut b)?;
     Ok(Some(b))
@@ -354,7 +354,12 @@ fn check_dir(dir: &Path) -> Result<(), InstallError> {
 
 fn sync_parent(path: &Path) {
     if let Some(d) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if let Ok(d) = std::fs::File::open(d) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let d = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(d);
+        if let Ok(d) = d {
             let _ = d.sync_all();
         }
     }
@@ -426,11 +431,20 @@ fn openclaw_entry() -> Value {
 /// Ok(false) when nothing changed; an error (with what to do by hand) if the file is not plain
 /// JSON (OpenClaw also reads JSON5).
 pub fn edit_openclaw_config(path: &Path, on: bool) -> Result<bool, InstallError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(super::io("read", path, e)),
-    };
+    // Another run may change the file between our read and our write: read it again then.
+    let mut tries = 0;
+    loop {
+        match edit_openclaw_once(path, on) {
+            Err(InstallError::Changed { .. }) if tries < 5 => tries += 1,
+            r => return r,
+        }
+    }
+}
+
+fn edit_openclaw_once(path: &Path, on: bool) -> Result<bool, InstallError> {
+    let (path, before) = super::read_text(path)?;
+    let path = path.as_path();
+    let text = before.clone().unwrap_or_default();
     let mut doc: Map<String, Value> = if text.trim().is_empty() {
         Map::new()
     } else {
@@ -486,7 +500,7 @@ pub fn edit_openclaw_config(path: &Path, on: bool) -> Result<bool, InstallError>
     if changed {
         let plan = super::Plan {
             path: path.to_owned(),
-            before: (!text.is_empty()).then_some(text),
+            before,
             after: format!(
                 "{}\n",
                 serde_json::to_string_pretty(&doc).expect("a JSON map serializes")

@@ -8,10 +8,17 @@
 //! the command in place; uninstalling removes exactly those handlers, and the groups, events
 //! and `hooks` object that held nothing else.
 //!
-//! Writing: the original is copied to `<file>.sjournal-backup-<unix seconds>` first, the new
-//! text is written to a temporary file in the same directory, synced and renamed over the
-//! original (a symlinked settings file is edited at its target). Nothing is written when
-//! nothing changes.
+//! Reading: only a regular file is read, opened without waiting (`storage::open_regular`): a
+//! FIFO, a device or a directory where the settings file should be is refused with what to
+//! do, never read. A symlinked settings file (dotfiles) is edited at its target; a link whose
+//! target does not exist is refused, never replaced by a file.
+//!
+//! Writing: under an exclusive `flock` on the file's directory (so two `sjournal install`
+//! runs at once take turns), the file is read again and must still hold what the plan was
+//! made from ([`InstallError::Changed`] otherwise: plan again); the original is copied to a
+//! new `<file>.sjournal-backup-<unix seconds>[-n]` (created exclusively, never over another
+//! backup), the new text is written to a temporary file in the same directory, synced and
+//! renamed over the original. Nothing is written when nothing changes.
 
 pub mod bridge;
 pub mod cline;
@@ -39,6 +46,12 @@ pub enum InstallError {
     },
     #[error("{0}")]
     Usage(String),
+    /// The file changed between planning and writing (another install ran meanwhile):
+    /// nothing was written; plan again from what it holds now.
+    #[error(
+        "{path} changed while sjournal was editing it (another install?); nothing was written"
+    )]
+    Changed { path: PathBuf },
 }
 
 pub(crate) fn io(op: &'static str, path: &Path, source: std::io::Error) -> InstallError {
@@ -233,18 +246,67 @@ struct Doc {
     map: Map<String, Value>,
 }
 
-/// Reads a configuration file as a JSON object (missing or empty: an empty object).
-fn read_doc(path: &Path) -> Result<Doc, InstallError> {
+/// Settings files larger than this are refused (no host writes one near it).
+const SETTINGS_MAX_BYTES: u64 = 16 << 20;
+
+/// The file a configuration path names (a symlink's target; the path itself if there is
+/// nothing there yet) and its text (None: it does not exist). A link whose target does not
+/// exist is refused (writing would replace the link with a file); only a regular file is read,
+/// opened without waiting (a FIFO is refused at once).
+pub(crate) fn read_text(path: &Path) -> Result<(PathBuf, Option<String>), InstallError> {
     let target = match std::fs::canonicalize(path) {
         Ok(p) => p,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Ok(m) = std::fs::symlink_metadata(path) {
+                if m.file_type().is_symlink() {
+                    let to = std::fs::read_link(path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_else(|_| "?".into());
+                    return Err(InstallError::Config {
+                        path: path.to_owned(),
+                        message: format!(
+                            "is a symbolic link to {to}, which does not exist; sjournal edits a \
+                             linked file at its target but never replaces the link with a file: \
+                             create the target (or remove the link), then run the command again"
+                        ),
+                    });
+                }
+            }
+            path.to_owned()
+        }
         Err(e) => return Err(io("resolve", path, e)),
     };
-    let text = match std::fs::read_to_string(&target) {
+    let text = match crate::storage::read_regular_text(
+        &target,
+        crate::storage::Owner::Anyone,
+        SETTINGS_MAX_BYTES,
+    ) {
         Ok(t) => Some(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io("read", &target, e)),
+        Err(crate::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
+        Err(crate::Error::NotRegular { found, .. }) => {
+            return Err(InstallError::Config {
+                path: target,
+                message: format!(
+                    "is a {found}, not a regular file; sjournal reads and edits only a regular \
+                     file there: move it away, then run the command again"
+                ),
+            })
+        }
+        Err(e) => {
+            return Err(InstallError::Config {
+                path: target,
+                message: format!("cannot be read: {e}"),
+            })
+        }
     };
+    Ok((target, text))
+}
+
+/// Reads a configuration file as a JSON object (missing or empty: an empty object).
+fn read_doc(path: &Path) -> Result<Doc, InstallError> {
+    let (target, text) = read_text(path)?;
     let doc = match text.as_deref().map(str::trim) {
         None | Some("") => Map::new(),
         Some(t) => match serde_json::from_str::<Value>(t) {
@@ -318,13 +380,22 @@ impl Plan {
             .to_string()
     }
 
-    /// Writes the plan: backup, temporary file, sync, rename. Nothing if nothing changed.
+    /// Writes the plan: under the directory's lock, checks the file still holds what the
+    /// plan was made from, then backup, temporary file, sync, rename. Nothing if nothing
+    /// changed. [`InstallError::Changed`] if the file changed since it was read (plan again).
     pub fn write(&self) -> Result<Written, InstallError> {
         if !self.changed {
             return Ok(Written { backup: None });
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| io("create directory", dir, e))?;
+        let lock = lock_dir(dir)?;
+        let (_, now) = read_text(&self.path)?;
+        if now != self.before {
+            return Err(InstallError::Changed {
+                path: self.path.clone(),
+            });
+        }
         let name = self
             .path
             .file_name()
@@ -334,20 +405,7 @@ impl Plan {
             .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777)
             .unwrap_or(0o600);
         let backup = match &self.before {
-            Some(text) => {
-                let secs = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
-                    .unwrap_or(0);
-                let mut b = dir.join(format!("{name}.sjournal-backup-{secs}"));
-                let mut n = 1;
-                while b.exists() {
-                    b = dir.join(format!("{name}.sjournal-backup-{secs}-{n}"));
-                    n += 1;
-                }
-                write_new(&b, text, mode)?;
-                Some(b)
-            }
+            Some(text) => Some(write_backup(dir, &name, text, mode)?),
             None => None,
         };
         let tmp = dir.join(format!(".{name}.sjournal-tmp-{}", std::process::id()));
@@ -357,11 +415,62 @@ impl Plan {
             let _ = std::fs::remove_file(&tmp);
             io("rename", &self.path, e)
         })?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        let _ = lock.sync_all();
         Ok(Written { backup })
     }
+}
+
+/// How long an install waits for another one editing the same directory.
+const INSTALL_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Takes an exclusive `flock` on `dir` (held while the returned file is open): installs
+/// editing files of one directory take turns.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, InstallError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(dir)
+        .map_err(|e| io("open directory", dir, e))?;
+    let deadline = std::time::Instant::now() + INSTALL_LOCK_WAIT;
+    crate::journal::lock::lock(
+        &f,
+        dir,
+        crate::journal::lock::Mode::Exclusive,
+        Some(deadline),
+    )
+    .map_err(|e| InstallError::Config {
+        path: dir.to_owned(),
+        message: format!(
+            "another process is editing files here ({e}); nothing was written: try again"
+        ),
+    })?;
+    Ok(f)
+}
+
+/// Writes a backup of `text` under a name no other file has: `<name>.sjournal-backup-<secs>`,
+/// else `-1`, `-2`, … (each created exclusively, so two runs never write the same one).
+fn write_backup(dir: &Path, name: &str, text: &str, mode: u32) -> Result<PathBuf, InstallError> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    for n in 0..10_000u32 {
+        let b = match n {
+            0 => dir.join(format!("{name}.sjournal-backup-{secs}")),
+            n => dir.join(format!("{name}.sjournal-backup-{secs}-{n}")),
+        };
+        match write_new(&b, text, mode) {
+            Ok(()) => return Ok(b),
+            Err(InstallError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(InstallError::Config {
+        path: dir.join(format!("{name}.sjournal-backup-{secs}")),
+        message: "too many backups by that name; remove old ones".into(),
+    })
 }
 
 /// Creates `path` (never an existing file, never through a symlink) with `text` and exactly
@@ -372,7 +481,7 @@ pub(crate) fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), Instal
         .write(true)
         .create_new(true)
         .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| io("create", path, e))?;
     f.set_permissions(std::fs::Permissions::from_mode(mode))

@@ -100,9 +100,12 @@ impl Root {
         self.ensure_with(&RealFs)
     }
 
-    /// [`Root::ensure`] through `fs`.
+    /// [`Root::ensure`] through `fs`. Also makes the root's spool key if it has none yet
+    /// (best effort: a root that cannot take it now gets it on a later write), so that it is
+    /// there before the root ever needs the fallback spool (see `spool::key`).
     pub fn ensure_with(&self, fs: &dyn Fs) -> Result<PathBuf> {
         ensure_dir_with(fs, &self.dir, true)?;
+        let _ = crate::journal::spool::key::ensure(fs, self);
         let sessions = self.sessions_dir();
         ensure_dir_with(fs, &sessions, false)?;
         Ok(sessions)
@@ -222,29 +225,15 @@ pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Res
     }
 }
 
-/// Opens a regular file without following a symlink at its last component; creates it 0600
-/// if `create`.
+/// Opens a regular file without following a symlink at its last component and without
+/// waiting on a FIFO (`storage::open_checked`); creates it 0600 if `create`.
 pub fn open_file(path: &Path, write: bool, create: bool) -> Result<File> {
     open_file_with(&RealFs, path, write, create)
 }
 
 /// [`open_file`] through `fs`.
 pub fn open_file_with(fs: &dyn Fs, path: &Path, write: bool, create: bool) -> Result<File> {
-    let file = fs.open(path, write, create).map_err(|e| {
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            Error::Symlink { path: path.into() }
-        } else {
-            Error::io("open", path, e)
-        }
-    })?;
-    let meta = file.metadata().map_err(|e| Error::io("stat", path, e))?;
-    if !meta.is_file() {
-        return Err(Error::WrongFileType {
-            path: path.into(),
-            expected: "regular file",
-        });
-    }
-    Ok(file)
+    crate::storage::open_checked(fs, path, write, create, crate::storage::Owner::Anyone)
 }
 
 /// Creates a new file (failing if it exists), 0600, no links followed.

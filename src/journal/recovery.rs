@@ -229,7 +229,8 @@ pub fn check_mark(
 /// finds it again (row 18). An existing file is relied on only if it holds exactly these bytes
 /// (its length and blake3 are checked): a copy left empty or short by a full disk, or any other
 /// file put there, is left as it is and the bytes go to the next free name
-/// (`…-<blake3/16>-1.bin`, `-2`, …). A symlink there is refused, never followed.
+/// (`…-<blake3/16>-1.bin`, `-2`, …). A symlink, FIFO or anything else that is not a regular
+/// file at a name is passed over the same way: never followed, opened or deleted.
 pub fn keep_in_quarantine(
     fs: &dyn Fs,
     journal: &Path,
@@ -252,17 +253,26 @@ pub fn keep_in_quarantine(
             n => dir.join(format!("{base}-{n}.bin")),
         };
         match std::fs::symlink_metadata(&qpath) {
-            Ok(m) if m.file_type().is_symlink() => return Err(Error::Symlink { path: qpath }),
             Ok(m) if m.is_file() && m.len() == bytes.len() as u64 => {
-                let kept = std::fs::read(&qpath).map_err(|e| Error::io("read", &qpath, e))?;
-                if content_hash(&kept) == digest {
+                // Read as every file is (no link followed, no FIFO waited on): a name whose
+                // file changed since the look above is passed over too.
+                let kept = crate::storage::read_regular(
+                    &qpath,
+                    crate::storage::Owner::Anyone,
+                    bytes.len() as u64,
+                );
+                if kept.is_ok_and(|k| content_hash(&k) == digest) {
                     return Ok(qpath);
                 }
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                fs.write_new(&qpath, bytes)
-                    .map_err(|e| Error::io("write", &qpath, e))?;
+                match fs.write_new(&qpath, bytes) {
+                    Ok(()) => {}
+                    // Something took the name since the look above: the next name.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => return Err(Error::io("write", &qpath, e)),
+                }
                 paths::sync_dir_with(fs, dir)?;
                 return Ok(qpath);
             }

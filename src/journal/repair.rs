@@ -470,7 +470,7 @@ fn link_beside(fs: &dyn Fs, path: &Path, want: &Path, bytes: &[u8]) -> Result<Pa
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 if present(&candidate)?
-                    && std::fs::read(&candidate).is_ok_and(|b| content_hash(&b) == digest)
+                    && read_whole(&candidate).is_ok_and(|b| content_hash(&b) == digest)
                 {
                     return Ok(candidate);
                 }
@@ -509,9 +509,14 @@ fn move_rescue_aside(fs: &dyn Fs, rescue: &Path, bytes: &[u8]) -> Result<PathBuf
     Ok(kept)
 }
 
+/// A whole file of the root, opened as every file sjournal reads (`storage::open_regular`).
+fn read_whole(path: &Path) -> Result<Vec<u8>> {
+    crate::storage::read_regular(path, crate::storage::Owner::Anyone, u64::MAX)
+}
+
 /// The new journal must verify before it replaces anything.
 fn check_written(path: &Path) -> Result<()> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    let bytes = read_whole(path)?;
     let v = verify_bytes(path, &bytes, Ok(None), |s, c| Records::new(&bytes, s, c))?;
     match v.problem {
         None => Ok(()),

@@ -107,6 +107,8 @@ pub struct FlushSummary<'a> {
     pub merged_fallback: usize,
     pub settled: usize,
     pub damaged: &'a [String],
+    /// Spool files refused as not the user's own (set aside as `.untrusted`).
+    pub untrusted: &'a [String],
     pub pending: usize,
     pub why: Option<&'a str>,
     pub warnings: &'a [String],
@@ -126,11 +128,21 @@ impl<'a> FlushSummary<'a> {
             merged_fallback: merged.merged_fallback,
             settled: merged.settled.len(),
             damaged: &merged.damaged,
+            untrusted: &merged.untrusted,
             pending,
             why,
             warnings: &merged.warnings,
         }
     }
+}
+
+/// `verify --all --json`, `flush --json`: a spool file or directory sjournal refuses to
+/// merge from (a finding, exit 1).
+///
+/// `{"refused_spool": <journal::spool::RefusedSpool>}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefusedSpoolLine<'a> {
+    pub refused_spool: &'a crate::journal::spool::RefusedSpool,
 }
 
 /// `verify --json`, after the journal reports: a session with spooled events not yet in

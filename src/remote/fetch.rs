@@ -122,7 +122,7 @@ fn write_journal(dir: &Path, path: &Path, bytes: &[u8]) -> Result<String> {
             Err(crate::Error::Symlink { path: path.into() }.into())
         }
         Ok(_) => {
-            let have = std::fs::read(path).map_err(|e| crate::Error::io("read", path, e))?;
+            let have = crate::storage::read_regular(path, crate::storage::Owner::Anyone, u64::MAX)?;
             if have == bytes {
                 return Ok("up to date".into());
             }

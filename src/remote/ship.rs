@@ -383,8 +383,11 @@ async fn ship_once(
             continue;
         }
         seam.at(&Step::Quarantine(name.clone()))?;
-        let bytes =
-            Bytes::from(std::fs::read(&path).map_err(|e| crate::Error::io("read", &path, e))?);
+        let bytes = Bytes::from(crate::storage::read_regular(
+            &path,
+            crate::storage::Owner::Anyone,
+            u64::MAX,
+        )?);
         let key = loc.quarantine_key(&name);
         let meta = segment::quarantine_meta(&bytes);
         if remote.put_create(&key, bytes.clone(), &meta).await? == Put::Exists {

@@ -36,12 +36,16 @@ pub fn after_event(root: &Root, config: &Config, c: &Captured) -> Option<String>
     let log = (|| {
         let dir = root.dir().join("remote");
         crate::journal::paths::ensure_dir(&dir, false).ok()?;
-        std::fs::OpenOptions::new()
+        let path = dir.join("ship.log");
+        let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .custom_flags_nofollow()
-            .open(dir.join("ship.log"))
-            .ok()
+            .open(&path)
+            .ok()?;
+        // A FIFO there opened without waiting (O_NONBLOCK); only a regular file is used.
+        crate::storage::check_opened(&path, &f, crate::storage::Owner::Anyone).ok()?;
+        Some(f)
     })();
     let mut cmd = Command::new(exe);
     cmd.arg("--root")
@@ -68,7 +72,6 @@ trait NoFollow {
 impl NoFollow for std::fs::OpenOptions {
     fn custom_flags_nofollow(&mut self) -> &mut Self {
         use std::os::unix::fs::OpenOptionsExt;
-        self.mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        self.mode(0o600).custom_flags(crate::storage::OPEN_FLAGS)
     }
 }

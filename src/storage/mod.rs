@@ -10,6 +10,14 @@
 //! Reads that only look (listing a spool directory, reading a spool file or a snapshot,
 //! mapping a journal for readers) do not go through it: there is nothing to fail there that
 //! the write path must survive.
+//!
+//! Every open of a file sjournal reads, through the seam or not, is one function:
+//! [`open_checked`] (and [`open_regular`], its read-only form on the real file system). It
+//! opens with `O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY`, so a FIFO, a device or a
+//! link planted where a file should be can neither block the open nor redirect it, then
+//! checks with `fstat` that it got a regular file (and, where it matters, one owned by this
+//! user) before a byte is read. `O_NONBLOCK` stays set: it changes nothing for a regular
+//! file's reads, writes or locks (`flock` blocks by its own flag).
 
 mod faulty;
 mod sim;
@@ -92,8 +100,9 @@ impl Op {
 pub trait Fs: Send + Sync + fmt::Debug {
     /// Creates a directory and any missing parents, mode 0700.
     fn create_dir(&self, path: &Path) -> io::Result<()>;
-    /// Opens a file without following a symlink at its last component (`O_NOFOLLOW`);
-    /// creates it 0600 if `create`.
+    /// Opens a file without following a symlink at its last component and without waiting
+    /// (`O_NOFOLLOW | O_NONBLOCK`, see [`open_checked`]); creates it 0600 if `create`. Callers
+    /// go through [`open_checked`], which checks what was opened.
     fn open(&self, path: &Path, write: bool, create: bool) -> io::Result<File>;
     /// The storage a journal file's operations go through.
     fn journal(&self, path: &Path, file: File) -> Box<dyn Storage>;
@@ -175,7 +184,7 @@ impl Fs for RealFs {
             .write(write)
             .create(create)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags(OPEN_FLAGS)
             .open(path)
     }
     fn journal(&self, _path: &Path, file: File) -> Box<dyn Storage> {
@@ -210,5 +219,128 @@ impl Fs for RealFs {
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         std::fs::remove_file(path)
+    }
+}
+
+/// The flags of every open of a file sjournal reads: never through a link at the last
+/// component, never waiting (a FIFO opens at once instead of waiting for a writer), never
+/// inherited by a child, never a controlling terminal.
+pub const OPEN_FLAGS: i32 = libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
+
+/// Who must own a file [`open_checked`] opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// Anyone (a journal an auditor reads, a file the user named on the command line).
+    Anyone,
+    /// This process's effective user: files whose content is trusted as this user's own
+    /// (spool files merged into journals, the fallback spool's key).
+    Me,
+}
+
+/// Opens `path` through `fs` (`write`/`create` as [`Fs::open`]) and checks what it got: a
+/// regular file, owned by this user if `owner` is [`Owner::Me`]. A symlink at the last
+/// component is [`Error::Symlink`]; a FIFO, socket, device or directory is
+/// [`Error::NotRegular`] (the open did not wait on it); another user's file is
+/// [`Error::ForeignOwner`].
+pub fn open_checked(
+    fs: &dyn Fs,
+    path: &Path,
+    write: bool,
+    create: bool,
+    owner: Owner,
+) -> crate::error::Result<File> {
+    use crate::error::Error;
+    let file = fs.open(path, write, create).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            Error::Symlink { path: path.into() }
+        } else {
+            Error::io("open", path, e)
+        }
+    })?;
+    check_opened(path, &file, owner)?;
+    Ok(file)
+}
+
+/// [`open_checked`] read-only, on the real file system: the one way sjournal opens a file
+/// it only reads.
+pub fn open_regular(path: &Path, owner: Owner) -> crate::error::Result<File> {
+    open_checked(&RealFs, path, false, false, owner)
+}
+
+/// Reads a whole file opened by [`open_regular`], refusing one longer than `max` bytes.
+pub fn read_regular(path: &Path, owner: Owner, max: u64) -> crate::error::Result<Vec<u8>> {
+    use crate::error::Error;
+    use std::io::Read;
+    let file = open_regular(path, owner)?;
+    let len = file.metadata().map_or(0, |m| m.len()).min(max);
+    let mut buf = Vec::with_capacity(len as usize + 1);
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::io("read", path, e))?;
+    if buf.len() as u64 > max {
+        return Err(Error::io(
+            "read",
+            path,
+            io::Error::other(format!("it is larger than {max} bytes")),
+        ));
+    }
+    Ok(buf)
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub fn read_regular_text(path: &Path, owner: Owner, max: u64) -> crate::error::Result<String> {
+    let bytes = read_regular(path, owner, max)?;
+    String::from_utf8(bytes).map_err(|_| {
+        crate::error::Error::io(
+            "read",
+            path,
+            io::Error::new(io::ErrorKind::InvalidData, "it is not UTF-8 text"),
+        )
+    })
+}
+
+/// The `fstat` check of [`open_checked`] on a file already open.
+pub fn check_opened(path: &Path, file: &File, owner: Owner) -> crate::error::Result<()> {
+    use crate::error::Error;
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata().map_err(|e| Error::io("stat", path, e))?;
+    if !meta.is_file() {
+        return Err(Error::NotRegular {
+            path: path.into(),
+            found: file_type_name(&meta.file_type()),
+        });
+    }
+    if owner == Owner::Me {
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(Error::ForeignOwner {
+                path: path.into(),
+                uid: meta.uid(),
+                me,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What a file that is not a regular file is, in words.
+pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else if t.is_fifo() {
+        "FIFO (named pipe)"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_file() {
+        "regular file"
+    } else {
+        "special file"
     }
 }

@@ -153,13 +153,15 @@ fn describe(e: &ureq::Error, timeout_ms: u64) -> String {
 }
 
 fn read_roots(path: &std::path::Path) -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
-    let pem = std::fs::read(path).map_err(|e| {
-        format!(
+    let pem = crate::storage::read_regular(path, crate::storage::Owner::Anyone, 16 << 20).map_err(
+        |e| {
+            format!(
             "ca_file {}: {e}; point it at a readable PEM file of CA certificates, or remove it \
              to use the bundled roots",
             path.display()
         )
-    })?;
+        },
+    )?;
     let mut certs = Vec::new();
     for item in ureq::tls::parse_pem(&pem) {
         match item {

@@ -1,13 +1,15 @@
-//! Safety on disk. A journal file, a lock file, the sessions directory, or a link planted
-//! where recovery would write its quarantine copy: each symlink is refused (`Error::Symlink`
-//! from the library; from the CLI a clear message, and for reads exit 2), and whatever the
-//! link points at is left exactly as it was. A write refused that way still keeps its event
-//! (the session's policy): `append` spools it — to the root's spool, or to the fallback spool
-//! when the link is where `sessions/` should be — says why, and exits 1. Session ids that look like paths
-//! (`../../x`, absolute paths, dots, separators, NUL, newlines, very long ids) never become a
-//! path outside the root: they map to a hashed file name inside it, and the journal header
-//! keeps the id exactly as given. Every file sjournal creates (journal, lock, quarantine,
-//! rescue journal and its lock) is 0600 and every directory 0700, even under `umask 000`.
+//! Safety on disk. A journal file, a lock file or the sessions directory: each symlink is
+//! refused (`Error::Symlink` from the library; from the CLI a clear message, and for reads
+//! exit 2), and whatever the link points at is left exactly as it was. A write refused that
+//! way still keeps its event (the session's policy): `append` spools it — to the root's spool,
+//! or to the fallback spool when the link is where `sessions/` should be — says why, and
+//! exits with 1. A link or FIFO planted where recovery would write its quarantine copy is
+//! passed over for the next name (never followed, opened or deleted). Session ids that look
+//! like paths (`../../x`, absolute paths, dots, separators, NUL, newlines, very long ids) never
+//! become a path outside the root: they map to a hashed file name inside it, and the journal
+//! header keeps the id exactly as given. Every file sjournal creates (journal, lock,
+//! quarantine, rescue journal and its lock) is 0600 and every directory 0700, even under
+//! `umask 000`.
 //!
 //! Not covered here, by design: readers (verify, log) open the journal without following a
 //! link at its last component, but do not check the directories above it; they never write.
@@ -341,10 +343,12 @@ fn files_are_0600_and_directories_0700() {
 }
 
 /// A link planted where recovery will put its quarantine copy must not pass for the copy
-/// (which would let recovery cut bytes that were kept nowhere): recovery refuses, and the
-/// journal and the link's target stay as they were.
+/// (which would let recovery cut bytes that were kept nowhere), and must not block recovery
+/// either (every later open failed on it): recovery passes the name over — and a FIFO at the
+/// next name too, without waiting on it — keeps the bytes under the name after, and cuts the
+/// tail; the link, its target and the FIFO stay as they were.
 #[test]
-fn symlinked_quarantine_path_is_refused() {
+fn symlinked_quarantine_path_is_passed_over() {
     let dir = support::scratch();
     let root = Root::new(dir.path().join("root"));
     let (target, content) = victim(dir.path());
@@ -358,17 +362,29 @@ fn symlinked_quarantine_path_is_refused() {
     fs::remove_file(sjournal::journal::hwm::path_for(&path)).unwrap();
     let at = support::parse(torn).stop.unwrap().offset as usize;
     let digest = sjournal::format::hash::content_hash(&torn[at..]).to_hex();
-    let name = format!("{SESSION}.sjl.quarantine-{at}-{}.bin", &digest[..16]);
-    symlink(&target, paths.dir.join(name)).unwrap();
+    let name = format!("{SESSION}.sjl.quarantine-{at}-{}", &digest[..16]);
+    let link = paths.dir.join(format!("{name}.bin"));
+    symlink(&target, &link).unwrap();
+    let fifo = paths.dir.join(format!("{name}-1.bin"));
+    super::mkfifo(&fifo);
 
-    let e = Writer::open(&root, SESSION, &support::opts()).err();
-    assert!(matches!(e, Some(Error::Symlink { .. })), "{e:?}");
-    assert_eq!(
-        support::read(&path),
-        torn,
-        "the tail was cut without a copy"
+    let w = Writer::open(&root, SESSION, &support::opts()).expect("recovery is not blocked");
+    let report = w.recovery().unwrap().clone();
+    drop(w);
+    assert_eq!(report.quarantine, paths.dir.join(format!("{name}-2.bin")));
+    assert_eq!(fs::read(&report.quarantine).unwrap(), &torn[at..]);
+    let now = support::read(&path);
+    assert_eq!(&now[..at], &torn[..at], "the valid records are kept");
+    assert_ne!(&now[at..], &torn[at..], "the torn tail is cut");
+    assert!(
+        fs::symlink_metadata(&link).unwrap().is_symlink(),
+        "the link is kept"
     );
     assert_eq!(fs::read(&target).unwrap(), content);
+    assert!(
+        std::os::unix::fs::FileTypeExt::is_fifo(&fs::symlink_metadata(&fifo).unwrap().file_type()),
+        "the FIFO is kept"
+    );
 }
 
 /// The `sjournal` binary is linked as `build.rs` says (`SJOURNAL_LINKED`): a static PIE on

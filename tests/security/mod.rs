@@ -3,3 +3,22 @@
 //! (`setpriv`/`unshare`, when the test runs as root) and say so when they skip.
 
 mod disk;
+mod fifo;
+mod spool;
+
+use std::path::Path;
+
+/// Makes a FIFO (named pipe) at `path`, mode 0600.
+pub(crate) fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    let r = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(
+        r,
+        0,
+        "mkfifo {}: {}",
+        path.display(),
+        std::io::Error::last_os_error()
+    );
+}

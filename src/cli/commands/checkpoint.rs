@@ -124,7 +124,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn read_key(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))
+    sjournal::storage::read_regular_text(path, sjournal::storage::Owner::Anyone, 1 << 20)
 }
 
 fn keygen(args: KeygenArgs) -> Result<Outcome> {

@@ -337,7 +337,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         // The high-water mark as it was before the write: a crash in the middle of a write
         // comes before its sync returned, so the mark never named the torn record.
         let mark_path = sjournal::journal::hwm::path_for(&path);
-        let mark = std::fs::read(&mark_path).map_err(|e| Error::io("read", &mark_path, e))?;
+        let mark =
+            sjournal::storage::read_regular(&mark_path, sjournal::storage::Owner::Anyone, 1 << 10)?;
         let mut w = Writer::open(&root, SESSION, &WriterOptions::default())?;
         let a = w.append_event(
             "Notification",
@@ -348,10 +349,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             .map_err(|e| Error::io("stat", &path, e))?
             .len();
         let cut = a.offset + (len - a.offset) / 2;
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+        let f = sjournal::journal::paths::open_file(&path, true, false)?;
         f.set_len(cut)
             .map_err(|e| Error::io("truncate", &path, e))?;
         // Forget the tail hint, and put the mark back, as a crash before they were written

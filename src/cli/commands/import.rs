@@ -178,6 +178,18 @@ fn read_input(file: &std::path::Path) -> Result<(String, Vec<u8>)> {
             .map_err(|e| Error::io("read", "<stdin>", e))?;
         return Ok(("<stdin>".into(), buf));
     }
-    let buf = std::fs::read(file).map_err(|e| Error::io("read", file, e))?;
+    // Opened without waiting: a named pipe is refused at once rather than read until its
+    // writer closes it (stdin, `-`, is the way to import from a pipe).
+    let buf = sjournal::storage::read_regular(file, sjournal::storage::Owner::Anyone, u64::MAX)
+        .map_err(|e| match e {
+            Error::NotRegular { path, found } => Error::InvalidInput {
+                reason: format!(
+                    "{} is a {found}, not a regular file; to import from a pipe, pass `-` and \
+                     give the export on stdin",
+                    path.display()
+                ),
+            },
+            e => e,
+        })?;
     Ok((file.display().to_string(), buf))
 }

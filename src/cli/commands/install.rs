@@ -214,8 +214,8 @@ pub fn run(args: Args) -> Result<Outcome> {
         Some(c) => c,
         None => install::shell_quote(&this_binary()?),
     };
-    let plan = install::plan_install(&path, host, &command).map_err(usage)?;
     let dry = args.common.dry_run;
+    let plan = || install::plan_install(&path, host, &command);
     let outcome = finish(plan, &args.common, host, "installed", "already installed")?;
     if let (Some(note), false) = (host.after_install(), dry) {
         output::line(&mut output::stdout(), &format!("note: {note}"))?;
@@ -229,11 +229,48 @@ pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
         Target::Bridge(b) => return run_bridge(b, &args.common, None, false),
     };
     let path = config_path(&args.common, host)?;
-    let plan = install::plan_uninstall(&path).map_err(usage)?;
+    let plan = || install::plan_uninstall(&path);
     finish(plan, &args.common, host, "removed", "not installed")
 }
 
-fn finish(plan: Plan, c: &Common, host: Host, did: &str, nothing: &str) -> Result<Outcome> {
+/// Plans and writes the change; when another install changed the file between the plan and
+/// the write, plans again from what it holds now (a few times).
+fn finish(
+    make: impl Fn() -> std::result::Result<Plan, install::InstallError>,
+    c: &Common,
+    host: Host,
+    did: &str,
+    nothing: &str,
+) -> Result<Outcome> {
+    let mut tries = 0;
+    loop {
+        match finish_once(make().map_err(usage)?, c, host, did, nothing) {
+            Err(Retry::Changed(_)) if tries < 5 => tries += 1,
+            Err(Retry::Changed(e)) => return Err(usage(e)),
+            Err(Retry::Failed(e)) => return Err(e),
+            Ok(o) => return Ok(o),
+        }
+    }
+}
+
+enum Retry {
+    Changed(install::InstallError),
+    Failed(CliError),
+}
+
+impl<E: Into<CliError>> From<E> for Retry {
+    fn from(e: E) -> Retry {
+        Retry::Failed(e.into())
+    }
+}
+
+fn finish_once(
+    plan: Plan,
+    c: &Common,
+    host: Host,
+    did: &str,
+    nothing: &str,
+) -> std::result::Result<Outcome, Retry> {
     let mut out = output::stdout();
     let host = host.display_name();
     if !plan.changed {
@@ -253,7 +290,11 @@ fn finish(plan: Plan, c: &Common, host: Host, did: &str, nothing: &str) -> Resul
         output::line(&mut out, "(dry run: nothing was written)")?;
         return Ok(Outcome::Ok);
     }
-    let written = plan.write().map_err(usage)?;
+    let written = match plan.write() {
+        Ok(w) => w,
+        Err(e @ install::InstallError::Changed { .. }) => return Err(Retry::Changed(e)),
+        Err(e) => return Err(usage(e).into()),
+    };
     let backup = written
         .backup
         .map(|b| format!(" (previous version kept as {})", b.display()))

@@ -17,7 +17,7 @@ fn local_host(root: &Root) -> Option<String> {
         return Some(h);
     }
     let p = root.dir().join("remote").join("host-id");
-    std::fs::read_to_string(Path::new(&p))
+    sjournal::storage::read_regular_text(Path::new(&p), sjournal::storage::Owner::Anyone, 1 << 10)
         .ok()
         .map(|s| s.trim().to_owned())
 }

@@ -1,7 +1,9 @@
 //! `sessions [--project DIR] [--json]`: every session under the root, oldest first, with its
 //! host, project, first and last record time, record count, size on disk and whether it
 //! verifies. `--json` prints one [`SessionSummary`](sjournal::audit::sessions::SessionSummary)
-//! per line. Exit 1 if any listed session fails to verify.
+//! per line. Spool files and fallback directories sjournal refuses to merge from (untrusted)
+//! are listed after the table, with what to do (on stderr with `--json`). Exit 1 if any
+//! listed session fails to verify or anything is refused.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -81,8 +83,19 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             )?;
         }
     }
+    // Spool files and fallback directories refused as untrusted: on stdout with the table,
+    // on stderr with --json (which prints sessions only).
+    let refused = if args.json {
+        let r = sjournal::journal::spool::refused(root, &opts)?;
+        for x in &r {
+            output::warn(&format!("sjournal: warning: {}", x.summary()));
+        }
+        !r.is_empty()
+    } else {
+        super::flush::report_refused(root, &opts, false, &mut out)?
+    };
     out.flush().map_err(output::write_err)?;
-    Ok(if shown.iter().all(|s| s.ok) {
+    Ok(if shown.iter().all(|s| s.ok) && !refused {
         Outcome::Ok
     } else {
         Outcome::Findings

@@ -7,6 +7,10 @@
 //! [`sjournal::audit::checkpoint::verify`]). Over many journals a
 //! progress bar shows on stderr when it is a terminal (never with `--json`).
 //!
+//! `--all` also lists the spool files and fallback directories sjournal refuses to merge from
+//! as untrusted (`journal::spool::refused`; with `--json`, `{"refused_spool": {...}}` lines),
+//! each a finding (exit 1) with the command to deal with it.
+//!
 //! `--digests` also re-derives every event's fold digest from its JSON
 //! ([`sjournal::journal::verify_digests`]): a digest that differs is the journal's problem (exit
 //! 1), and one more line per journal counts what was checked.
@@ -195,13 +199,16 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             bad += 1;
         }
     }
+    // Over the whole root: spool files and fallback directories refused as untrusted.
+    let refused =
+        args.session.is_none() && super::flush::report_refused(root, &opts, args.json, &mut out)?;
     if !args.json {
         output::line(
             &mut out,
             &format!("{} journal(s) verified, {} with problems", paths.len(), bad),
         )?;
     }
-    Ok(if bad == 0 {
+    Ok(if bad == 0 && !refused {
         Outcome::Ok
     } else {
         Outcome::Findings

@@ -143,12 +143,17 @@ impl Landed {
             } => Some(format!(
                 "sjournal could not store this event in its journal ({reason}). It is kept in {} — \
                  outside the journal's directory and less durable there (lost if the machine \
-                 restarts first) — and is merged into the journal once it can take it again \
-                 (any sjournal command on this session, or `sjournal flush`).",
+                 restarts first) — and {}.",
                 files
                     .first()
                     .map(|f| f.display().to_string())
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if reason.contains(crate::journal::spool::UNAUTHENTICATED) {
+                    "waits there until you accept it (see above)"
+                } else {
+                    "is merged into the journal once it can take it again (any sjournal command \
+                     on this session, or `sjournal flush`)"
+                }
             )),
             _ => None,
         }

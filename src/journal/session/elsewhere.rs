@@ -41,6 +41,7 @@ pub fn keep_elsewhere(
             times,
             reason,
             attempted,
+            None,
         )
     })();
     let root_err = match in_root {
@@ -50,17 +51,36 @@ pub fn keep_elsewhere(
         Err(e) => e,
     };
     let stem = paths::file_stem(session_id)?;
+    // Outside the root, a file is merged only if the root's key authenticates it. Without a
+    // usable key the event is still kept (unauthenticated), and the user told how to accept it.
+    let _ = spool::key::ensure(fs, root);
+    let key = spool::key::load(root);
     let fallback =
-        spool::fallback::ensure_session_dir(fs, root, &stem, opts.fallback_dir.as_deref())
-            .and_then(|dir| {
-                spool::write_records(fs, &dir, session_id, records, times, reason, attempted)
-            });
+        spool::fallback::write_first(fs, root, &stem, opts.fallback_dir.as_deref(), |dir| {
+            spool::write_records(
+                fs,
+                dir,
+                session_id,
+                records,
+                times,
+                reason,
+                attempted,
+                key.as_ref().ok(),
+            )
+        });
     match fallback {
-        Ok(files) => Ok(spooled(
-            files,
-            format!("{reason}; and the root's spool: {root_err}"),
-            true,
-        )),
+        Ok(files) => {
+            let mut why = format!("{reason}; and the root's spool: {root_err}");
+            if let Err(k) = &key {
+                why.push_str(&format!(
+                    "; it is {} ({k}), so it will not be merged on its own: once the root works \
+                     again, `sjournal flush --all` lists it with the commands to review it and \
+                     to accept it (`sjournal flush --accept FILE`)",
+                    spool::UNAUTHENTICATED
+                ));
+            }
+            Ok(spooled(files, why, true))
+        }
         Err(e) => Err(Error::Unkept {
             reason: format!("{reason}; the root's spool: {root_err}; the fallback spool: {e}"),
         }),
@@ -113,7 +133,7 @@ pub fn flush(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Flus
     let (merged, why) = match Writer::open(root, session_id, opts) {
         Ok(mut w) => {
             let dirs = spool::dirs(root, w.session_paths(), opts);
-            match spool::merge_pending(&mut w, &dirs, None) {
+            match spool::merge_pending(&mut w, root, &dirs, None) {
                 Ok(r) => (r, None),
                 Err(e) => (MergeReport::default(), Some(e.to_string())),
             }

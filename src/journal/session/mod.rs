@@ -58,7 +58,7 @@ impl Session {
         let (writer, rescued, merge) = match Writer::open(root, session_id, opts) {
             Ok(mut w) => {
                 let dirs: Vec<SpoolDir> = spool::dirs(root, w.session_paths(), opts);
-                let merge = spool::merge_pending(&mut w, &dirs, opts.merge_budget)?;
+                let merge = spool::merge_pending(&mut w, root, &dirs, opts.merge_budget)?;
                 (w, None, merge)
             }
             Err(

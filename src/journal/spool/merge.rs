@@ -12,6 +12,10 @@
 //! record by record against the merge record; files whose records are there are deleted, the
 //! others merged again. Nothing is lost and nothing is merged twice. See "The spool" in
 //! `journal-format.md` for the table of crash points.
+//!
+//! Only the user's own files are merged (`super::read_spool`): one that is untrusted (not a
+//! regular file, another user's, or a fallback file the root's key does not authenticate)
+//! is renamed `<name>.untrusted`, kept, reported, and never merged.
 
 use std::io::ErrorKind;
 use std::path::Path;
@@ -20,11 +24,14 @@ use crate::error::{Error, Result};
 use crate::format::payload::{self, SpoolMerge, SpoolMergeEntry, KIND_SPOOL_MERGE};
 use crate::format::record;
 use crate::format::spool::{self as format, Intent, SpoolFile, SpoolRecord};
-use crate::journal::paths;
+use crate::journal::paths::{self, Root};
 use crate::journal::writer::{now_unix_ns, Writer};
 use crate::limits::{BATCH_MAX_BYTES, SPOOL_MERGE_MAX_FILES};
+use crate::storage::{self, Owner};
 
-use super::{list_all, read_file, SpoolDir, DAMAGED_EXT, INTENT, TMP_PREFIX};
+use super::{
+    list_all, read_spool, Found, Keys, SpoolDir, DAMAGED_EXT, INTENT, TMP_PREFIX, UNTRUSTED_EXT,
+};
 
 /// What a merge did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +47,10 @@ pub struct MergeReport {
     pub settled: Vec<String>,
     /// Spool files found damaged and set aside (`.damaged`).
     pub damaged: Vec<String>,
+    /// Spool files refused as not the user's own (see `spool::refused`): not merged; set
+    /// aside as `.untrusted` where they could be renamed, except fallback files that could
+    /// not be checked because the root's key is unusable (left where they are).
+    pub untrusted: Vec<String>,
     /// Spool files left for later because this merge was bounded (`budget`).
     pub backlog: usize,
     /// Problems that did not stop the merge (a spool file that could not be deleted...).
@@ -48,18 +59,23 @@ pub struct MergeReport {
 
 impl MergeReport {
     fn touched(&self) -> usize {
-        self.merged.len() + self.settled.len() + self.damaged.len()
+        self.merged.len() + self.settled.len() + self.damaged.len() + self.untrusted.len()
     }
 }
 
 /// Settles an interrupted merge, then merges what is pending in `dirs` (the root's spool
 /// directory first, then the fallback ones), at most `budget` files (None: all of them).
+/// `root` is the writer's (its key authenticates fallback files).
 pub fn merge_pending(
     w: &mut Writer,
+    root: &Root,
     dirs: &[SpoolDir],
     budget: Option<usize>,
 ) -> Result<MergeReport> {
     let mut report = MergeReport::default();
+    let mut keys = Keys::new(root);
+    // Files refused in this merge that could not be set aside: not listed again.
+    let mut refused: std::collections::HashSet<std::path::PathBuf> = Default::default();
     let primary = &dirs[0].path;
     let primary_exists = match std::fs::symlink_metadata(primary) {
         Err(e) if e.kind() == ErrorKind::NotFound => false,
@@ -81,7 +97,8 @@ pub fn merge_pending(
         return Ok(report);
     }
     loop {
-        let pending = list_all(dirs)?;
+        let mut pending = list_all(dirs)?;
+        pending.retain(|(name, dir)| !refused.contains(&dir.path.join(name)));
         if pending.is_empty() {
             return Ok(report);
         }
@@ -100,12 +117,25 @@ pub fn merge_pending(
         let mut batch_full = false;
         for (name, dir) in pending.into_iter().take(take) {
             let path = dir.path.join(&name);
-            let read = read_file(&path)
-                .and_then(|b| format::decode_entry(&b, &w.session_paths().session_id));
-            let file = match read {
-                Ok(f) => f,
-                Err(why) => {
+            let id = w.session_paths().session_id.clone();
+            let file = match read_spool(&path, dir.fallback, Some(&id), &mut keys) {
+                Found::Trusted(f) => f,
+                Found::Damaged(why) => {
                     set_aside(w, &path, &name, &why, &mut merge, &mut report);
+                    continue;
+                }
+                Found::Untrusted(why) => {
+                    set_aside_untrusted(w, &path, &name, &why, &mut report);
+                    refused.insert(path);
+                    continue;
+                }
+                Found::Unverifiable(why) => {
+                    report.warnings.push(format!(
+                        "spool file {} was not merged: {why}; it is kept where it is",
+                        path.display()
+                    ));
+                    report.untrusted.push(name);
+                    refused.insert(path);
                     continue;
                 }
             };
@@ -259,6 +289,56 @@ fn set_aside(
     }
 }
 
+/// Renames an untrusted spool file to `<name>.untrusted` (kept, never merged or deleted).
+fn set_aside_untrusted(w: &Writer, path: &Path, name: &str, why: &str, report: &mut MergeReport) {
+    let to = path.with_file_name(format!("{name}.{UNTRUSTED_EXT}"));
+    // Never over an existing file: a link, then the old name removed; where the system
+    // refuses to link another user's file, a rename once the name is known to be free. A
+    // FIFO or another user's file is moved aside without being opened.
+    // Only in a directory of this user's: a reader of another user's root (an auditor) moves
+    // nothing there.
+    let mine = path
+        .parent()
+        .and_then(|d| std::fs::symlink_metadata(d).ok())
+        .is_some_and(|m| {
+            std::os::unix::fs::MetadataExt::uid(&m) == rustix::process::geteuid().as_raw()
+        });
+    if !mine {
+        report.untrusted.push(name.to_owned());
+        report.warnings.push(format!(
+            "spool file {} was not merged: {why}; it is left where it is (the directory is \
+             not this user's)",
+            path.display()
+        ));
+        return;
+    }
+    let kept = match w.fs().hard_link(path, &to) {
+        Ok(()) => w.fs().remove_file(path).map(|()| to.clone()),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(e),
+        Err(_) => match std::fs::symlink_metadata(&to) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                w.fs().rename(path, &to).map(|()| to.clone())
+            }
+            Ok(_) => Err(std::io::Error::from(ErrorKind::AlreadyExists)),
+            Err(e) => Err(e),
+        },
+    };
+    let advice = "`sjournal flush --all` and `sjournal verify --all` list it with what to do";
+    report.untrusted.push(name.to_owned());
+    report.warnings.push(match kept {
+        Ok(to) => format!(
+            "spool file {} was not merged: {why}; kept as {} ({advice})",
+            path.display(),
+            to.display()
+        ),
+        Err(e) => format!(
+            "spool file {} was not merged: {why}; it could not be set aside ({e}) and is \
+             left where it is ({advice})",
+            path.display()
+        ),
+    });
+}
+
 /// Deletes files of `dir` (missing ones are fine) and syncs it. False (with a warning) if
 /// that failed: the caller must then leave the intent in place.
 fn remove_and_sync(w: &Writer, dir: &Path, names: &[String], report: &mut MergeReport) -> bool {
@@ -306,7 +386,9 @@ fn settle_intent(w: &mut Writer, dirs: &[SpoolDir], report: &mut MergeReport) ->
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(true);
     }
-    let intent = read_file(&path).and_then(|b| format::decode_intent(&b));
+    let intent = storage::read_regular(&path, Owner::Me, 4096)
+        .map_err(|e| e.to_string())
+        .and_then(|b| format::decode_intent(&b));
     let intent = match intent {
         Ok(i) => i,
         Err(why) => {

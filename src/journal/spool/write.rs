@@ -2,7 +2,11 @@
 //! journal cannot be had now). A file is written under a temporary name (`O_EXCL`, 0600, never
 //! through a link), synced, hard-linked to its final name (a link never replaces a file, unlike
 //! `rename`), and the directory synced: a file under a final name is always complete, and
-//! durable once this returns.
+//! durable once this returns. A call that fails removes the files it wrote (best effort), so
+//! the caller can keep the records somewhere else without keeping them twice.
+//!
+//! A file written to the fallback spool carries the MAC of its entry under the root's spool
+//! key (format 2, see `format::spool` and [`super::key`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,6 +19,8 @@ use crate::journal::paths;
 use crate::journal::writer::now_unix_ns;
 use crate::limits::FRAME_MAX_BYTES;
 use crate::storage::Fs;
+
+use super::key::SpoolKey;
 
 use super::{EXT, TMP_PREFIX};
 
@@ -38,7 +44,9 @@ const RECORD_OVERHEAD_BYTES: usize = 96;
 /// frame limit allows: a file breaks only before an event, so an event stays in one file with
 /// the records that belong to it. `times[i]`, where given, is the `i`-th record's own
 /// timestamp (kept through the merge). `attempted` is where a failed journal append put (or
-/// may have put) the first record. Returns the files, in order, once all are durable.
+/// may have put) the first record. `key`: the root's spool key, for a file in the fallback
+/// spool (None in the root's own spool). Returns the files, in order, once all are durable.
+#[allow(clippy::too_many_arguments)]
 pub fn write_records(
     fs: &dyn Fs,
     dir: &Path,
@@ -47,12 +55,36 @@ pub fn write_records(
     times: &[Option<i64>],
     reason: &str,
     attempted: Option<Attempted>,
+    key: Option<&SpoolKey>,
 ) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let r = write_all(
+        fs, dir, session_id, records, times, reason, attempted, key, &mut files,
+    );
+    if r.is_err() {
+        for f in &files {
+            let _ = fs.remove_file(f);
+        }
+    }
+    r.map(|()| files)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_all(
+    fs: &dyn Fs,
+    dir: &Path,
+    session_id: &str,
+    records: &[(&str, &[u8])],
+    times: &[Option<i64>],
+    reason: &str,
+    attempted: Option<Attempted>,
+    key: Option<&SpoolKey>,
+    files: &mut Vec<PathBuf>,
+) -> Result<()> {
     for (kind, p) in records {
         format::check_record(kind, p).map_err(|_| too_large(kind, p.len()))?;
     }
     let budget = FRAME_MAX_BYTES as usize - FILE_OVERHEAD_BYTES - reason.len() - session_id.len();
-    let mut files = Vec::new();
     let mut start = 0;
     while start < records.len() {
         let mut end = start;
@@ -91,11 +123,11 @@ pub fn write_records(
             times.get(start..).unwrap_or_default(),
             reason,
             at,
+            key,
         )?);
         start = end;
     }
-    paths::sync_dir_with(fs, dir)?;
-    Ok(files)
+    paths::sync_dir_with(fs, dir)
 }
 
 /// End of the unit starting at `i`: the record at `i` and the system records after it.
@@ -115,6 +147,7 @@ fn too_large(kind: &str, len: usize) -> Error {
 }
 
 /// Writes one spool file durably (but for the directory sync).
+#[allow(clippy::too_many_arguments)]
 fn write_one(
     fs: &dyn Fs,
     dir: &Path,
@@ -123,6 +156,7 @@ fn write_one(
     times: &[Option<i64>],
     reason: &str,
     attempted: Option<Attempted>,
+    key: Option<&SpoolKey>,
 ) -> Result<PathBuf> {
     let ts = now_unix_ns();
     let pid = std::process::id();
@@ -142,12 +176,16 @@ fn write_one(
             .collect(),
         attempted,
     };
-    let frame = format::encode_entry(&file, ts);
+    let mut frame = format::encode_entry(&file, ts);
     if frame.len() > FRAME_MAX_BYTES as usize {
         return Err(Error::TooLarge {
             len: frame.len() as u64,
             max: FRAME_MAX_BYTES as u64,
         });
+    }
+    if let Some(k) = key {
+        let auth = k.sign(&frame);
+        frame.extend_from_slice(&format::encode_auth(&auth, ts));
     }
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let name = format!("{:020}-{pid:010}-{n:010}.{EXT}", ts.max(0));
