@@ -41,6 +41,7 @@ use crate::error::{Error, Result};
 use crate::format::mark::{self, Mark};
 use crate::format::Hash;
 use crate::journal::hint;
+use crate::journal::lock;
 use crate::journal::paths;
 use crate::journal::recovery::{self, Corruption};
 use crate::journal::verify::witness::WitnessKind;
@@ -108,8 +109,8 @@ pub fn read(journal: &Path) -> Result<Option<Mark>> {
 }
 
 /// Reads a journal's mark and says what the file holds. A read that fails its CRC is taken
-/// again under a shared flock on the mark (a writer rewrites it under the exclusive one), so a
-/// mark being rewritten is never reported as damaged.
+/// again under a shared flock on the mark (a writer rewrites it under the exclusive one, waited
+/// for at most a second), so a mark being rewritten is not reported as damaged.
 pub fn inspect(journal: &Path) -> MarkFile {
     let path = path_for(journal);
     let f = match paths::open_file(&path, false, false) {
@@ -128,7 +129,10 @@ pub fn inspect(journal: &Path) -> MarkFile {
     if let Some(m) = decode(&f) {
         return MarkFile::Mark(m);
     }
-    let locked = f.lock_shared().is_ok();
+    // A writer holds the flock for one read and one write; one that holds it for a second is
+    // stopped, and the mark is then read as it is.
+    let wait = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    let locked = lock::lock(&f, &path, lock::Mode::Shared, Some(wait)).is_ok();
     let again = decode(&f);
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if locked {
