@@ -200,8 +200,10 @@ fn system_records_are_copied_into_a_new_session_only() {
         r#"{"hook_event_name":"Stop","pad":"xxxxxxxxxxxxxxxxxxxxxxxx"}"#,
     );
     let path = r.join("sessions/s.sjl");
-    // A torn write is one that was never acknowledged: no high-water mark covers it.
+    // A torn write is one that was never acknowledged: no high-water mark (nor its copy in the
+    // lock file) covers it.
     std::fs::remove_file(r.join("sessions/s.hwm")).unwrap();
+    std::fs::write(r.join("sessions/s.lock"), b"").unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)

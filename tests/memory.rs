@@ -505,3 +505,114 @@ fn sixteen_processes_increment_one_project_slot_by_compare_and_set_and_lose_no_u
         .status
         .success());
 }
+
+/// Proposes `text` by hand in `project`; returns its id.
+fn propose(e: &Env, project: &str, text: &str) -> String {
+    let out = e.memory(project, &["propose", text, "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["id"].as_str().unwrap().to_owned()
+}
+
+/// An empty selector is bad input, even when it would match the only item: nothing is
+/// accepted on a guess, and the error says what to pass.
+#[test]
+fn an_empty_selector_is_bad_input_and_accepts_nothing() {
+    let e = env();
+    let one = e.project("one");
+    let id = propose(&e, &one, "Run the linter before every commit.");
+    for args in [
+        vec!["accept", ""],
+        vec!["accept", "  "],
+        vec!["reject", ""],
+        vec!["forget", ""],
+        vec!["show", ""],
+        vec!["edit", "", "new text"],
+    ] {
+        let out = e.memory(&one, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("an empty id selects nothing") && err.contains("memory list"),
+            "{args:?}: {err}"
+        );
+    }
+    let items = e.items(&one);
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["id"], id.as_str());
+    assert_eq!(items[0]["status"], "proposed", "{items:?}");
+}
+
+/// A prefix that names several items is bad input (exit 2), listing them; nothing changes.
+#[test]
+fn an_ambiguous_selector_is_bad_input() {
+    let e = env();
+    let one = e.project("one");
+    // Ids are hex: among 40 items, two share their first character.
+    let ids: Vec<String> = (0..40)
+        .map(|i| propose(&e, &one, &format!("Rule number {i} of the house.")))
+        .collect();
+    let shared = ids
+        .iter()
+        .find_map(|a| {
+            let p = &a[..1];
+            (ids.iter().filter(|b| b.starts_with(p)).count() > 1).then(|| p.to_owned())
+        })
+        .expect("two of 40 hex ids share a first digit");
+    let out = e.memory(&one, &["accept", &shared]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("names") && err.contains("give more of the id"),
+        "{err}"
+    );
+    assert!(e.items(&one).iter().all(|i| i["status"] == "proposed"));
+}
+
+/// Every memory subcommand's bad input exits 2 (an error; nothing was changed), not 1 (which
+/// is for refusals by an item's state and findings).
+#[test]
+fn every_memory_subcommand_exits_2_on_bad_input() {
+    let e = env();
+    let one = e.project("one");
+    let id = propose(&e, &one, "Keep the changelog in order.");
+    let long = "x".repeat(sjournal::limits::MEMORY_TEXT_MAX_BYTES + 1);
+    for args in [
+        vec!["accept", "ffffffffffff-no-such-item"],
+        vec!["reject", "ffffffffffff-no-such-item"],
+        vec!["forget", "ffffffffffff-no-such-item"],
+        vec!["show", "ffffffffffff-no-such-item"],
+        vec!["edit", "ffffffffffff-no-such-item", "text"],
+        vec!["edit", &id, ""],
+        vec!["edit", &id, "   "],
+        vec!["edit", &id, &long],
+        vec!["propose", ""],
+        vec!["propose", " \n "],
+        vec!["propose", &long],
+        vec!["propose", "text", "--session", ""],
+        vec!["propose", "text", "--seq", "3"],
+        vec!["list", "--status", "acepted"],
+        vec!["list", "--scope", "everywhere"],
+        vec!["accept"],
+    ] {
+        let out = e.memory(&one, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(
+            !out.stderr.is_empty(),
+            "{args:?}: bad input must say what is wrong"
+        );
+    }
+    let items = e.items(&one);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["status"], "proposed");
+    assert_eq!(items[0]["text"], "Keep the changelog in order.");
+
+    // A refusal by the item's state stays exit 1: a rejected item cannot be accepted.
+    assert!(e.memory(&one, &["reject", &id]).status.success());
+    let out = e.memory(&one, &["accept", &id]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be accepted"),
+        "{out:?}"
+    );
+}

@@ -141,6 +141,17 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     let paths = root.session(SESSION).unwrap();
     let journal = &paths.journal;
     let len = bytes.len() as u64;
+    // Every journal in a root has its mark from its creation on (seq 0, nothing acknowledged,
+    // until the first append's sync): a case that brings none gets that one, which leaves the
+    // rows as they are (a missing mark is a finding of its own: tests/rollback.rs).
+    let mark = sjournal::journal::hwm::path_for(journal);
+    if !mark.exists() {
+        let created = sjournal::format::mark::Mark {
+            seq: 0,
+            hash: sjournal::format::Hash::ZERO,
+        };
+        fs::write(&mark, created.encode()).unwrap();
+    }
 
     // verify: reports, never modifies.
     let report = verify_file(journal, None).unwrap_or_else(|e| panic!("{label}: verify: {e}"));
@@ -612,11 +623,36 @@ fn row_stale_tail_hint() {
 
 #[test]
 fn row_tail_hint_past_eof() {
-    // The hint of the 6-record journal, on the journal of 3.
-    with_hint("hint past EOF", 3, &hint_for(6).encode());
+    // The hint's end past EOF, naming the last record: ignored, a scan finds the tail.
     let mut h = hint_for(3);
     h.end += 1000;
     with_hint("hint end past EOF", 3, &h.encode());
+    // The hint of the 6-record journal, on the journal of 3: it names records the journal
+    // lacks (written, and then cut off, or lost unsynced in a power loss). verify says so,
+    // and the writer refuses rather than reuse their seqs.
+    let t = template();
+    let dir = support::scratch();
+    let root = Root::new(dir.path());
+    root.ensure().unwrap();
+    let paths = root.session(SESSION).unwrap();
+    fs::write(&paths.journal, t.journal(3)).unwrap();
+    fs::write(&paths.lock, hint_for(6).encode()).unwrap();
+    let r = verify_file(&paths.journal, None).unwrap();
+    let p = r.problem.as_ref().expect("a finding");
+    assert!(r.rolled_back && p.what.contains("tail hint"), "{r:?}");
+    match Writer::open(&root, SESSION, &support::opts()) {
+        Err(Error::Corrupt {
+            reason:
+                sjournal::journal::recovery::Corruption::RolledBack {
+                    seq: 6,
+                    last_seq: 3,
+                    ..
+                },
+            ..
+        }) => {}
+        other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+    assert_eq!(read(&paths.journal), t.journal(3));
 }
 
 /// A stale hint on a journal with a torn tail: recovery still finds and cuts the tail.

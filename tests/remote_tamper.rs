@@ -235,3 +235,96 @@ async fn a_flipped_byte_and_a_replaced_header_are_named() {
         );
     }
 }
+
+/// The local journal loses shipped records (cut at a record boundary, as a rollback leaves
+/// it; or deleted): the remote extends it, which is a finding naming the session, the seqs the
+/// local journal lacks, and the `fetch` that rebuilds them. A journal that only lags behind
+/// the remote's copy cannot happen otherwise: only synced records are shipped.
+#[tokio::test]
+async fn records_the_local_journal_lost_are_a_finding_with_the_seqs_and_the_fetch() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, remote) in backends("lost", d.path()).await {
+        let (root, mut opts) = shipped(&remote, d.path(), name).await;
+        opts.local = Some((root.clone(), HOST.into()));
+        let j = root.session("s").unwrap().journal;
+        let whole = std::fs::read(&j).unwrap();
+        let p = support::parse(&whole);
+        assert_eq!(p.records.len(), 30);
+        std::fs::write(&j, &whole[..p.records[19].end as usize]).unwrap();
+
+        let v = verify::verify(&remote, &opts).await.unwrap();
+        assert_eq!(v.len(), 1, "{name}");
+        let v = &v[0];
+        assert!(!v.ok, "{name}: {}", v.summary());
+        let lacks = v.local_lacks.expect("the seqs the local journal lacks");
+        assert_eq!((lacks.first, lacks.last), (21, 30), "{name}");
+        let f = v.findings.join("; ");
+        assert!(
+            f.contains("session \"s\"") && f.contains("lacks seq 21..=30"),
+            "{name}: {f}"
+        );
+        let fetch = v.fetch.as_deref().unwrap();
+        assert!(
+            fetch.starts_with("sjournal fetch ")
+                && fetch.ends_with(&format!("{} --into DIR", main_loc("s").base())),
+            "{name}: {fetch}"
+        );
+        assert!(f.contains(fetch), "{name}: {f}");
+        let json = serde_json::to_value(v).unwrap();
+        assert_eq!(json["local_lacks"]["first"], 21, "{json}");
+
+        // The journal deleted: every shipped seq is lacking.
+        std::fs::remove_file(&j).unwrap();
+        let v = verify::verify(&remote, &opts).await.unwrap();
+        let lacks = v[0].local_lacks.expect("a deleted journal lacks them all");
+        assert_eq!((lacks.first, lacks.last), (1, 30), "{name}");
+        assert!(!v[0].ok);
+    }
+}
+
+/// Through the binary: `verify --remote` exits 1 when the local journal lost shipped records,
+/// and the fetch it names works.
+#[test]
+fn verify_remote_exits_1_when_the_local_journal_lost_shipped_records() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    let url = format!("file://{}", d.path().join("bucket").display());
+    append(&Root::new(&root), "s", 0, 12, 300);
+    let ship = support::run(&root, &["ship", "--all", "--to", &url], b"");
+    assert!(ship.status.success(), "{ship:?}");
+    let ok = support::run(&root, &["verify", "--remote", &url], b"");
+    assert_eq!(ok.status.code(), Some(0), "{ok:?}");
+
+    let j = root.join("sessions/s.sjl");
+    let whole = std::fs::read(&j).unwrap();
+    let p = support::parse(&whole);
+    std::fs::write(&j, &whole[..p.records[7].end as usize]).unwrap();
+    let out = support::run(&root, &["verify", "--remote", &url], b"");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("lacks seq 9..=12"), "{text}");
+    let host = std::fs::read_to_string(root.join("remote/host-id")).unwrap();
+    let cmd = format!(
+        "sjournal fetch {url}/v1/hosts/{}/sessions/s --into DIR",
+        host.trim()
+    );
+    assert!(text.contains(&cmd), "{text}");
+
+    // The named fetch rebuilds the lost records.
+    let into = d.path().join("restored");
+    let args: Vec<String> = cmd
+        .split(' ')
+        .skip(1)
+        .map(|a| {
+            if a == "DIR" {
+                into.display().to_string()
+            } else {
+                a.to_owned()
+            }
+        })
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let f = support::run(&root, &args, b"");
+    assert!(f.status.success(), "{f:?}");
+    assert_eq!(std::fs::read(into.join("sessions/s.sjl")).unwrap(), whole);
+}

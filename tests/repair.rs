@@ -425,17 +425,23 @@ fn a_repair_failing_at_its_last_step_is_finished_by_the_next() {
 }
 
 /// A rescue writer still finishing its sync when repair moved its journal aside advances the
-/// mark file it opened, which moved aside too: the next rescue journal is not taken for a
-/// rolled-back one.
+/// mark file it opened, which moved aside too, and leaves the copy in the lock file alone:
+/// the next rescue journal is not taken for a rolled-back one.
 #[test]
 fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
     let dir = common::scratch();
     let root = dir.path();
     damaged_session(root);
     let rescue = sessions(root).join("s.rescue.sjl");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(sessions(root).join("s.rescue.lock"))
+        .unwrap();
     let mut late = sjournal::journal::hwm::Keeper::open(
         std::sync::Arc::new(sjournal::storage::RealFs),
         &rescue,
+        Some(lock),
     );
     assert!(cli(root)
         .args(["repair", "--session", "s"])
@@ -445,6 +451,7 @@ fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
         .success());
     late.advance(7, sjournal::format::Hash([7; 32]));
     assert!(!sjournal::journal::hwm::path_for(&rescue).exists());
+    assert_eq!(sjournal::journal::hwm::read_copy(&rescue), None);
     let r = Root::new(root);
     let mut w = Writer::open_rescue(&r, "s", &common::opts()).unwrap();
     w.append_event("Stop", "{}").unwrap();

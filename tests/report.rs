@@ -81,7 +81,14 @@ fn make_report() -> (tempfile::TempDir, PathBuf, Value) {
     let refs: Vec<(&str, &str)> = recs.iter().map(|(k, j)| (*k, j.as_str())).collect();
     let built = build_journal(SESSION, 1_764_000_000_000_000_000, &refs);
     std::fs::create_dir_all(r.join("sessions")).unwrap();
-    std::fs::write(r.join(format!("sessions/{SESSION}.sjl")), &built.bytes).unwrap();
+    let path = r.join(format!("sessions/{SESSION}.sjl"));
+    std::fs::write(&path, &built.bytes).unwrap();
+    // As a writer leaves it: with its high-water mark.
+    let last = sjournal::format::mark::Mark {
+        seq: built.hashes.len() as u64,
+        hash: *built.hashes.last().unwrap(),
+    };
+    sjournal::journal::hwm::reset(&sjournal::storage::RealFs, &path, last).unwrap();
     sjournal(r)
         .args(["verify", "--session", SESSION])
         .assert()

@@ -296,8 +296,11 @@ fn concurrent_writers_never_move_the_mark_backwards() {
     assert_eq!((m.seq, m.hash.to_hex()), (seq, hash));
 }
 
+/// A mark is written (and synced) when its journal is created, so where the journal has
+/// records a damaged or deleted mark is no crash's doing: verify reports it (exit 1) until the
+/// next writer, finding every other witness in agreement, writes it again.
 #[test]
-fn a_lost_or_damaged_mark_only_weakens_detection() {
+fn a_lost_or_damaged_mark_is_a_finding_until_a_writer_writes_it_again() {
     let dir = common::scratch();
     let root = dir.path();
     for i in 0..3 {
@@ -309,18 +312,25 @@ fn a_lost_or_damaged_mark_only_weakens_detection() {
         fs::metadata(&mark).unwrap().permissions().mode() & 0o777,
         0o600
     );
-    // Torn (CRC fails): read as absent; verify is ok and the next append rewrites it.
+    // Torn (CRC fails): a finding, and the next append rewrites it.
     let mut b = fs::read(&mark).unwrap();
     b[10] ^= 1;
     fs::write(&mark, &b).unwrap();
-    assert_eq!(verify(root, "s").0, 0);
+    let (code, text) = verify(root, "s");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("high-water mark is missing or damaged"),
+        "{text}"
+    );
     assert!(append(root, "s", 3).status.success());
     assert_eq!(hwm::read(&journal).unwrap().map(|m| m.seq), Some(4));
+    assert_eq!(verify(root, "s").0, 0);
     // Deleted: the same.
     fs::remove_file(&mark).unwrap();
-    assert_eq!(verify(root, "s").0, 0);
+    assert_eq!(verify(root, "s").0, 1);
     assert!(append(root, "s", 4).status.success());
     assert_eq!(hwm::read(&journal).unwrap().map(|m| m.seq), Some(5));
+    assert_eq!(verify(root, "s").0, 0);
 }
 
 #[test]

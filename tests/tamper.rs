@@ -10,9 +10,10 @@
 //! The limit of the chain alone, tested so that it stays documented: the chain proves each
 //! record from the one after it, so an edit of the LAST record with a recomputed CRC, or the
 //! deletion of the last records, leaves a chain that verifies. The high-water mark kept beside
-//! the journal (`<stem>.hwm`) catches both ("rolled back"); an attacker who also deletes the
-//! mark is caught only by a head hash kept elsewhere (a checkpoint), and the tests show that
-//! the head verify reports does change.
+//! the journal (`<stem>.hwm`) catches both ("rolled back"), and so do its copy and the tail
+//! hint in the lock file when the mark is deleted too; an attacker who deletes every witness
+//! leaves a missing mark (a finding) and is caught as a rollback only by a head hash kept
+//! elsewhere (a checkpoint), and the tests show that the head verify reports does change.
 
 use crate::support;
 
@@ -21,6 +22,7 @@ use std::path::Path;
 
 use sjournal::format::header::Header;
 use sjournal::format::record;
+use sjournal::journal::verify::witness::WitnessKind;
 use sjournal::journal::{hwm, verify_file, Root};
 use support::{fix_crc, parse, read, Rec};
 
@@ -124,8 +126,9 @@ fn edited_payload_with_crc_is_caught_at_the_next_record() {
 }
 
 /// The last record, edited with its CRC recomputed: the chain alone cannot see it, the
-/// high-water mark can; without the mark, only its head hash (which a checkpoint would pin)
-/// is different.
+/// high-water mark can, and so can its copy and the tail hint in the lock file when the mark is
+/// deleted too; without any of them, the missing mark is the finding, and only the head hash
+/// (which a checkpoint would pin) is different.
 #[test]
 fn edit_of_the_last_record_with_crc_needs_the_mark_or_a_checkpoint() {
     let f = fixture();
@@ -137,17 +140,44 @@ fn edit_of_the_last_record_with_crc_needs_the_mark_or_a_checkpoint() {
         after.problem.unwrap().what.contains("rolled back: seq 6"),
         "the mark names the acknowledged record"
     );
-    // Without the mark (deleted too), the journal verifies; its head exposes the edit.
+    // The mark deleted too: the lock file's witnesses name the record replaced.
     fs::remove_file(hwm::path_for(&f.path)).unwrap();
     let after = verify_file(&f.path, None).unwrap();
-    assert!(after.ok, "{after:?}");
+    assert!(!after.ok && after.rolled_back, "{after:?}");
+    let against: Vec<WitnessKind> = after
+        .witnesses
+        .iter()
+        .filter(|w| w.verdict.disagrees())
+        .map(|w| w.kind)
+        .collect();
+    assert_eq!(
+        against,
+        [
+            WitnessKind::Mark,
+            WitnessKind::MarkCopy,
+            WitnessKind::TailHint
+        ]
+    );
+    // Every witness gone (the lock file too): the missing mark is the finding; the head
+    // exposes the edit.
+    fs::remove_file(f.root.session(SESSION).unwrap().lock).unwrap();
+    let after = verify_file(&f.path, None).unwrap();
+    assert!(!after.ok && !after.rolled_back, "{after:?}");
+    assert!(
+        after
+            .problem
+            .unwrap()
+            .what
+            .contains("high-water mark is missing"),
+        "the missing mark is a finding"
+    );
     assert_eq!(after.records, 6);
     assert_ne!(
         after.head, before.head,
         "the head hash must expose the edit"
     );
     // Without the CRC it is caught (and looks like a torn write, which recovery quarantines,
-    // when no mark says the record was acknowledged).
+    // when no witness says the record was acknowledged).
     fs::write(&f.path, edit_payload(&f, 6, false)).unwrap();
     let r = verify_file(&f.path, None).unwrap();
     assert_eq!(
@@ -170,10 +200,15 @@ fn deleted_record_is_caught() {
     f.write(&[f.header(), f.rec(1), f.rec(2)]);
     let r = verify_file(&f.path, None).unwrap();
     assert!(!r.ok && r.rolled_back && r.records == 2, "{r:?}");
-    // Without the mark it is the limit again: a shorter journal with another head.
+    // Without the mark, its copy and the tail hint in the lock file still say so.
     fs::remove_file(hwm::path_for(&f.path)).unwrap();
     let r = verify_file(&f.path, None).unwrap();
-    assert!(r.ok && r.records == 2);
+    assert!(!r.ok && r.rolled_back && r.records == 2, "{r:?}");
+    // Without every witness it is the limit: a shorter journal with another head, and no
+    // mark (a finding of its own, not a rollback).
+    fs::remove_file(f.root.session(SESSION).unwrap().lock).unwrap();
+    let r = verify_file(&f.path, None).unwrap();
+    assert!(!r.ok && !r.rolled_back && r.records == 2, "{r:?}");
 }
 
 #[test]

@@ -264,3 +264,204 @@ fn mistaken_webhook_config_is_refused_clearly_and_the_hook_still_keeps_the_event
         assert_eq!(support::records(dir.path(), "wh-bad").len(), 1, "kept");
     }
 }
+
+/// A secret with bytes every encoding treats specially: `>>>` and `???` give `+` and `/` in
+/// standard base64 (`-` and `_` in the URL-safe alphabet); space, `/` and `+` are escaped by
+/// URL encoding; letters of both cases.
+const SPICY: &str = "Tok>>>???-5f1e9A7c never/journal+me";
+
+mod redaction {
+    use super::SPICY;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    use sjournal::webhook::config::Redactor;
+
+    /// The echo, redacted: none of the secret's form may remain, and the text around it must.
+    fn assert_redacted(echo: &str) {
+        let text = format!("401 bad credentials: {echo} (try again)");
+        let clean = Redactor::new(vec![SPICY.to_owned()]).clean(&text);
+        assert_eq!(
+            clean, "401 bad credentials: [redacted] (try again)",
+            "the echo {echo:?} was not redacted whole"
+        );
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    fn url_encoded(s: &str, upper_hex: bool) -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ if upper_hex => format!("%{b:02X}"),
+                _ => format!("%{b:02x}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn as_it_is() {
+        assert_redacted(SPICY);
+    }
+
+    #[test]
+    fn lower_cased() {
+        assert_redacted(&SPICY.to_lowercase());
+    }
+
+    #[test]
+    fn upper_cased() {
+        assert_redacted(&SPICY.to_uppercase());
+    }
+
+    #[test]
+    fn base64_standard_padded_and_not() {
+        let padded = STANDARD.encode(SPICY);
+        assert!(padded.contains('+') && padded.contains('/') && padded.ends_with('='));
+        assert_redacted(&padded);
+        assert_redacted(&STANDARD_NO_PAD.encode(SPICY));
+    }
+
+    #[test]
+    fn base64_url_safe_padded_and_not() {
+        let padded = URL_SAFE.encode(SPICY);
+        assert!(padded.contains('-') && padded.contains('_') && padded.ends_with('='));
+        assert_redacted(&padded);
+        assert_redacted(&URL_SAFE_NO_PAD.encode(SPICY));
+    }
+
+    #[test]
+    fn base64_of_the_cased_forms() {
+        assert_redacted(&STANDARD.encode(SPICY.to_lowercase()));
+        assert_redacted(&URL_SAFE_NO_PAD.encode(SPICY.to_uppercase()));
+    }
+
+    /// Inside a longer encoded text (`Basic base64(user:secret)`), at each of the three byte
+    /// alignments: the characters that encode the secret's bits alone are redacted, so no
+    /// decodable run of the secret is left.
+    #[test]
+    fn base64_inside_a_longer_encoded_text_at_every_alignment() {
+        for user in ["u", "us", "usr", "user", "admin"] {
+            let encoded = STANDARD.encode(format!("{user}:{SPICY}"));
+            let clean = Redactor::new(vec![SPICY.to_owned()]).clean(&encoded);
+            assert!(clean.contains("[redacted]"), "{user}: {clean}");
+            let left = clean.replace("[redacted]", "");
+            // What is left is at most the user part and the boundary characters.
+            assert!(
+                left.len() <= 4 * (user.len() + 1).div_ceil(3) + 4,
+                "{user}: {clean}"
+            );
+        }
+    }
+
+    #[test]
+    fn hex_lower_and_upper() {
+        assert_redacted(&hex(SPICY.as_bytes()));
+        assert_redacted(&hex(SPICY.as_bytes()).to_uppercase());
+        assert_redacted(&hex(SPICY.to_lowercase().as_bytes()));
+    }
+
+    #[test]
+    fn url_encoded_with_either_case_of_hex_digits_and_plus_for_space() {
+        let upper = url_encoded(SPICY, true);
+        assert!(upper.contains("%2F") && upper.contains("%20"), "{upper}");
+        assert_redacted(&upper);
+        assert_redacted(&url_encoded(SPICY, false));
+        assert_redacted(&url_encoded(SPICY, true).replace("%20", "+"));
+        assert_redacted(&url_encoded(&SPICY.to_lowercase(), true));
+        // base64 in a URL: its `+`, `/` and `=` escaped.
+        assert_redacted(&url_encoded(&STANDARD.encode(SPICY), true));
+    }
+
+    #[test]
+    fn json_escaped() {
+        assert_redacted(&SPICY.replace('/', "\\/").replace('>', "\\u003e"));
+    }
+
+    /// An answer is kept only up to its first 256 bytes: a secret cut off at the end is still
+    /// redacted.
+    #[test]
+    fn cut_off_at_the_end_of_the_kept_text() {
+        let r = Redactor::new(vec![SPICY.to_owned()]);
+        let cut = &SPICY[..20];
+        assert_eq!(r.clean(&format!("token {cut}")), "token [redacted]");
+        let cut = &hex(SPICY.as_bytes())[..30];
+        assert_eq!(r.clean(&format!("token {cut}")), "token [redacted]");
+    }
+
+    #[test]
+    fn unrelated_text_is_left_alone() {
+        let r = Redactor::new(vec![SPICY.to_owned()]);
+        let text = "the endpoint answered 503: try again later (Tok nevermind)";
+        assert_eq!(r.clean(text), text);
+    }
+}
+
+/// Through the binary: a receiver that echoes the Authorization header encoded gets none of
+/// it journaled, in any form.
+#[test]
+fn an_encoded_echo_of_the_secret_is_never_journaled() {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let auth = format!("Bearer {TOKEN}");
+    let hex: String = auth.bytes().map(|b| format!("{b:02X}")).collect();
+    let forms = [
+        auth.to_lowercase(),
+        auth.to_uppercase(),
+        STANDARD.encode(&auth),
+        URL_SAFE_NO_PAD.encode(&auth),
+        hex,
+        auth.replace(' ', "%20"),
+    ];
+    // The kept start of an answer is 256 bytes: the echoes go in two bodies.
+    for (n, body) in [
+        "lower={auth:lower} upper={auth:upper} url={auth:url} b64={auth:b64}",
+        "b64url={auth:b64url} hex={auth:hex}",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let rx = Receiver::start(Mode::Status(401, body.into()));
+        std::fs::write(
+            dir.path().join("config.toml"),
+            format!(
+                "[hook]\ndeadline_ms = {}\n\n[[webhook]]\nname = \"ci\"\nevents = [\"PostToolUse\"]\nurl = \"{}\"\nheaders = {{ Authorization = \"Bearer ${{SJOURNAL_WEBHOOK_TOKEN}}\" }}\n[webhook.retry]\nattempts = 50\nbackoff_ms = 20\nmax_backoff_ms = 50\n",
+                support::PATIENT_MS,
+                rx.url("/in")
+            ),
+        )
+        .unwrap();
+        let s = format!("wh-echo-{n}");
+        let env = [("SJOURNAL_WEBHOOK_TOKEN", TOKEN)];
+        let out = support::run_env(dir.path(), &["hook"], event(&s, 0).as_bytes(), &env);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        wait_until(LIMIT, || !rx.posts().is_empty(), || "no POST".into());
+        rx.set_mode(Mode::Ok);
+        wait_delivered(dir.path(), &s, LIMIT);
+        let refused = attempts(dir.path(), &s)
+            .into_iter()
+            .find(|r| r.status == Some(401))
+            .expect("the 401");
+        let response = refused.response.unwrap();
+        assert!(response.contains("[redacted]"), "{response}");
+        let mut files = vec![];
+        collect(dir.path(), &mut files);
+        for f in files
+            .iter()
+            .filter(|f| f.file_name().unwrap() != "config.toml")
+        {
+            let bytes = std::fs::read(f).unwrap();
+            for form in &forms {
+                assert!(
+                    !bytes.windows(form.len()).any(|w| w == form.as_bytes()),
+                    "{} holds {form:?}: {response}",
+                    f.display()
+                );
+            }
+        }
+    }
+}

@@ -4,6 +4,11 @@
 //! written after each append without a sync; after a crash it may be stale, which only costs
 //! a scan of the records written after it.
 //!
+//! It is also a witness (see `journal::verify::witness`): it names the last record a writer
+//! wrote, so a journal that ends before it lost records. Unlike the high-water mark it may name
+//! a record whose sync had not returned yet (group commit writes it before the sync), so it
+//! tells of records *written*, not acknowledged.
+//!
 //! ```text
 //! offset size field
 //!      0    8 magic          b"SJTAIL01"
@@ -14,7 +19,11 @@
 //!     64    4 crc32          of bytes [0, 64)
 //! ```
 
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
 use crate::format::Hash;
+use crate::journal::paths;
 
 pub const MAGIC: [u8; 8] = *b"SJTAIL01";
 pub const LEN: usize = 68;
@@ -56,4 +65,13 @@ impl TailHint {
             last_hash: Hash(b[32..64].try_into().unwrap()),
         })
     }
+}
+
+/// Reads the hint in a lock file without locking (a read torn by a writer's rewrite fails the
+/// CRC and reads as none). None if there is no lock file or no whole hint in it.
+pub fn read(lock_path: &Path) -> Option<TailHint> {
+    let f = paths::open_file(lock_path, false, false).ok()?;
+    let mut b = [0u8; LEN];
+    f.read_exact_at(&mut b, 0).ok()?;
+    TailHint::decode(&b)
 }

@@ -20,6 +20,7 @@ use crate::format::header::{self, Header, HeaderError};
 use crate::format::Hash;
 use crate::journal::paths;
 use crate::journal::scan::{self, Problem, Stop};
+use crate::journal::verify::witness::WitnessKind;
 use crate::limits::{BATCH_MAX_BYTES, QUARANTINE_NAMES_MAX};
 use crate::storage::Fs;
 
@@ -58,12 +59,23 @@ pub enum Corruption {
         seq: u64,
         acknowledged: u64,
     },
-    /// Row 23: the journal ends at `last_seq`, before the acknowledged record `seq` (an older
-    /// copy restored, a truncation at a record boundary).
-    RolledBack { seq: u64, hash: Hash, last_seq: u64 },
-    /// Row 24: the journal's record `seq` is not the acknowledged one (hash `hash`): its
+    /// Row 23: the journal ends at `last_seq`, before the record `seq` that witness `by` (the
+    /// high-water mark, its copy, the tail hint, the snapshot) names (an older copy restored,
+    /// a truncation at a record boundary, a deleted journal).
+    RolledBack {
+        seq: u64,
+        hash: Hash,
+        last_seq: u64,
+        by: WitnessKind,
+    },
+    /// Row 24: the journal's record `seq` is not the one witness `by` names (hash `hash`): its
     /// history was replaced from there on.
-    Replaced { seq: u64, hash: Hash, found: Hash },
+    Replaced {
+        seq: u64,
+        hash: Hash,
+        found: Hash,
+        by: WitnessKind,
+    },
 }
 
 impl Corruption {
@@ -107,18 +119,29 @@ impl fmt::Display for Corruption {
                 seq,
                 hash,
                 last_seq,
+                by,
             } => write!(
                 f,
-                "rolled back: seq {seq} (hash {}) was acknowledged, but the journal ends at \
-                 seq {last_seq} (an older copy restored, or records cut off)",
-                hash.to_hex()
-            ),
-            Corruption::Replaced { seq, hash, found } => write!(
-                f,
-                "rolled back: seq {seq} (hash {}) was acknowledged, but the journal's seq {seq} \
-                 has hash {} (its history was replaced)",
+                "rolled back: seq {seq} (hash {}) was {}, but the journal ends at seq \
+                 {last_seq} (an older copy restored, records cut off, or the journal deleted); \
+                 witness: {}",
                 hash.to_hex(),
-                found.to_hex()
+                by.what_it_proves(),
+                by.describe()
+            ),
+            Corruption::Replaced {
+                seq,
+                hash,
+                found,
+                by,
+            } => write!(
+                f,
+                "rolled back: seq {seq} (hash {}) was {}, but the journal's seq {seq} has hash \
+                 {} (its history was replaced); witness: {}",
+                hash.to_hex(),
+                by.what_it_proves(),
+                found.to_hex(),
+                by.describe()
             ),
         }
     }
@@ -206,18 +229,31 @@ pub fn check_mark(
     mark_seq: u64,
     mark_hash: Hash,
 ) -> Result<(), Corruption> {
-    if last_seq < mark_seq {
+    check_claim(last_seq, head, mark_seq, mark_hash, WitnessKind::Mark)
+}
+
+/// [`check_mark`] for any witness `by` that names record `seq` with hash `hash`.
+pub fn check_claim(
+    last_seq: u64,
+    head: Hash,
+    seq: u64,
+    hash: Hash,
+    by: WitnessKind,
+) -> Result<(), Corruption> {
+    if last_seq < seq {
         return Err(Corruption::RolledBack {
-            seq: mark_seq,
-            hash: mark_hash,
+            seq,
+            hash,
             last_seq,
+            by,
         });
     }
-    if last_seq == mark_seq && head != mark_hash {
+    if last_seq == seq && head != hash {
         return Err(Corruption::Replaced {
-            seq: mark_seq,
-            hash: mark_hash,
+            seq,
+            hash,
             found: head,
+            by,
         });
     }
     Ok(())

@@ -50,7 +50,8 @@ use crate::format::Hash;
 use crate::journal::lock::{self, Mode};
 use crate::journal::reader::{JournalReader, Records};
 use crate::journal::scan::{find_any_frame_after, Chain};
-use crate::journal::verify::verify_bytes;
+use crate::journal::verify::witness;
+use crate::journal::verify::{verify_bytes, verify_bytes_witnessed};
 use crate::journal::writer::now_unix_ns;
 use crate::journal::{hwm, paths, Root};
 use crate::limits::REPAIR_LIST_MAX;
@@ -108,7 +109,11 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
     let paths = root.session(session_id)?;
     let has_main = present(&paths.journal)?;
     let has_rescue = present(&paths.rescue)?;
-    if !has_main && !has_rescue {
+    // Read before anything is mapped, as verify does. A journal that is gone while its
+    // witnesses name records was deleted: it is started again, recording what they name.
+    let witnesses = witness::read(&paths.journal);
+    let deleted = !has_main && witnesses.names_records();
+    if !has_main && !has_rescue && !deleted {
         return Err(Error::NoSuchSession {
             session: session_id.to_owned(),
             root: root.dir().to_owned(),
@@ -131,20 +136,32 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
     };
 
     let mark = hwm::read(&paths.journal)?;
+    // What the journal fell short of: the furthest acknowledged record the mark or another
+    // witness of synced records names, that the journal lacks or holds differently.
+    let mut acknowledged = mark;
     let main = has_main
         .then(|| JournalReader::open(&paths.journal, opts.deadline))
         .transpose()?;
     let main_bytes = main.as_ref().map_or(&[][..], |r| r.bytes());
     let verdict = match &main {
         // The session's lock is ours: no append is in flight, every byte counts.
-        Some(_) => Some(verify_bytes(
+        Some(_) => Some(verify_bytes_witnessed(
             &paths.journal,
             main_bytes,
-            Ok(mark),
+            witnesses,
             |s, c| Records::new(main_bytes, s, c),
         )?),
+        None if deleted => Some(witness::missing_journal_report(&paths.journal)),
         None => None,
     };
+    if let Some(lost) = verdict
+        .as_ref()
+        .and_then(|v| witness::furthest_lost(&v.witnesses))
+    {
+        if acknowledged.is_none_or(|m| m.seq < lost.seq) {
+            acknowledged = Some(lost);
+        }
+    }
     if let Ok((h, _)) = Header::decode(main_bytes) {
         if h.session_id != session_id {
             return Err(Error::SessionMismatch {
@@ -190,7 +207,7 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
             .and_then(|v| v.problem.as_ref())
             .map(|f| format!("offset {}: {}", f.offset, f.what))
             .unwrap_or_default(),
-        acknowledged: mark.map(|m| AcknowledgedMark {
+        acknowledged: acknowledged.map(|m| AcknowledgedMark {
             seq: m.seq,
             hash: m.hash.to_hex(),
         }),
@@ -265,6 +282,10 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
     drop(main);
     tmp.persist(&paths.journal)
         .map_err(|e| Error::io("rename", &paths.journal, e.error))?;
+    // A snapshot of the history replaced no longer binds: keep it aside (it still says what
+    // the old journal held), so it neither stands as a witness against the new journal nor
+    // is loaded.
+    set_snapshot_aside(fs, &paths.snapshot, &paths.journal)?;
     paths::sync_dir_with(fs, &sessions)?;
     if has_rescue {
         report.rescue_kept = Some(move_rescue_aside(fs, &paths.rescue, rescue_bytes)?);
@@ -505,6 +526,8 @@ fn move_rescue_aside(fs: &dyn Fs, rescue: &Path, bytes: &[u8]) -> Result<PathBuf
     }
     fs.remove_file(rescue)
         .map_err(|e| Error::io("unlink", rescue, e))?;
+    // Its tail hint and mark copy described it; the next rescue journal starts afresh.
+    hwm::clear_lock(fs, rescue)?;
     paths::sync_dir_with(fs, rescue.parent().unwrap_or(Path::new(".")))?;
     Ok(kept)
 }
@@ -512,6 +535,30 @@ fn move_rescue_aside(fs: &dyn Fs, rescue: &Path, bytes: &[u8]) -> Result<PathBuf
 /// A whole file of the root, opened as every file sjournal reads (`storage::open_regular`).
 fn read_whole(path: &Path) -> Result<Vec<u8>> {
     crate::storage::read_regular(path, crate::storage::Owner::Anyone, u64::MAX)
+}
+
+/// Renames the snapshot to `<stem>.snap.superseded-<blake3/16>.bin` unless the record it
+/// names is in `journal` at its offset with its hash.
+fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -> Result<()> {
+    let Some(h) = witness::snapshot_claim(snapshot) else {
+        return Ok(());
+    };
+    let bytes = read_whole(journal)?;
+    let binds = bytes
+        .get(h.frame_offset as usize..)
+        .and_then(|b| record::parse(b).ok())
+        .is_some_and(|f| f.seq == h.seq && f.hash() == h.chain_hash);
+    if binds {
+        return Ok(());
+    }
+    let kept = read_whole(snapshot)?;
+    let to = snapshot.with_file_name(format!(
+        "{}.superseded-{}.bin",
+        file_name(snapshot),
+        &content_hash(&kept).to_hex()[..16]
+    ));
+    fs.rename(snapshot, &to)
+        .map_err(|e| Error::io("rename", snapshot, e))
 }
 
 /// The new journal must verify before it replaces anything.

@@ -18,7 +18,6 @@ use crate::format::hash::genesis_hash;
 use crate::format::header::{self, Header};
 use crate::format::mark::Mark;
 use crate::format::Hash;
-use crate::journal::hwm;
 use crate::journal::paths::{file_stem, JOURNAL_EXT};
 use crate::journal::reader::{JournalReader, Records};
 use crate::journal::recovery::{self, Verdict};
@@ -51,8 +50,11 @@ pub struct VerifyReport {
     pub problem: Option<Finding>,
     /// The journal's high-water mark (its last acknowledged record), if it has one.
     pub acknowledged: Option<Acknowledged>,
-    /// True if records the mark says were acknowledged are missing or replaced.
+    /// True if records the mark (or another witness) names are missing or replaced.
     pub rolled_back: bool,
+    /// Every independent witness of how far the journal got, and how each compares with it
+    /// (see [`witness`]).
+    pub witnesses: Vec<witness::Witness>,
 }
 
 /// A high-water mark as `verify --json` shows it.
@@ -78,6 +80,7 @@ impl From<Mark> for Acknowledged {
 
 mod chunks;
 pub mod digests;
+pub mod witness;
 
 use chunks::Prefix;
 
@@ -127,9 +130,11 @@ pub fn verify_file_with(
     deadline: Option<Instant>,
     opts: VerifyOptions,
 ) -> Result<VerifyReport> {
-    // The mark first: it names only records synced before it was written, so the journal
-    // mapped after it holds them, whatever writers do meanwhile (no false alarm).
-    let mark = hwm::read(path);
+    // The witnesses first (the mark among them): they name only records written before them,
+    // so the journal mapped after them holds those, whatever writers do meanwhile (no false
+    // alarm).
+    let mut witnesses = witness::read(path);
+    let mark = witnesses.take_mark();
     let reader = JournalReader::open(path, deadline)?;
     let bytes = reader.bytes();
     let prefix = |start: usize, chain, mark_seq| match opts.workers_for(bytes.len() - start) {
@@ -144,9 +149,49 @@ pub fn verify_file_with(
             |from, to| reader.release(from, to),
         ),
     };
-    verify_checked(path, bytes, mark, prefix, |start, chain| {
+    let (mut report, checked) = verify_checked(path, bytes, mark, prefix, |start, chain| {
         reader.records_from(start, chain)
-    })
+    })?;
+    witnesses.judge(
+        &mut report,
+        witness::Verified {
+            bytes,
+            valid_end: checked.valid_end,
+            at_mark: checked.at_mark,
+        },
+    );
+    Ok(report)
+}
+
+/// What the checks saw besides the report, for the witnesses.
+#[derive(Debug, Clone, Copy, Default)]
+struct Checked {
+    /// Where the valid records end.
+    valid_end: u64,
+    /// The seq of the mark and the hash of the record there, if it was seen.
+    at_mark: Option<(u64, Hash)>,
+}
+
+/// [`verify_bytes`], and then the witnesses read before the bytes (see [`witness::read`])
+/// compared with them: what `repair` checks a journal with.
+pub fn verify_bytes_witnessed<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    mut witnesses: witness::Witnesses,
+    records: impl FnOnce(usize, Chain) -> Records<'b>,
+) -> Result<VerifyReport> {
+    let mark = witnesses.take_mark();
+    let (mut report, checked) =
+        verify_checked(path, bytes, mark, |s, c, _| Prefix::empty(s, c), records)?;
+    witnesses.judge(
+        &mut report,
+        witness::Verified {
+            bytes,
+            valid_end: checked.valid_end,
+            at_mark: checked.at_mark,
+        },
+    );
+    Ok(report)
 }
 
 /// Verifies the bytes of a journal, read with `mark` (its high-water mark, read before the
@@ -159,7 +204,7 @@ pub fn verify_bytes<'b>(
     mark: Result<Option<Mark>>,
     records: impl FnOnce(usize, Chain) -> Records<'b>,
 ) -> Result<VerifyReport> {
-    verify_checked(path, bytes, mark, |s, c, _| Prefix::empty(s, c), records)
+    verify_checked(path, bytes, mark, |s, c, _| Prefix::empty(s, c), records).map(|(r, _)| r)
 }
 
 /// The checks of verify. `prefix(start, chain, mark_seq)` vouches for the records from
@@ -171,7 +216,8 @@ fn verify_checked<'b>(
     mark: Result<Option<Mark>>,
     prefix: impl FnOnce(usize, Chain, Option<u64>) -> Prefix,
     records: impl FnOnce(usize, Chain) -> Records<'b>,
-) -> Result<VerifyReport> {
+) -> Result<(VerifyReport, Checked)> {
+    let mut checked = Checked::default();
     let mut report = VerifyReport {
         path: path.to_owned(),
         session_id: None,
@@ -183,6 +229,7 @@ fn verify_checked<'b>(
         problem: None,
         acknowledged: mark.as_ref().ok().copied().flatten().map(Into::into),
         rolled_back: false,
+        witnesses: Vec::new(),
     };
     let finding = |offset, seq, what: String| Finding {
         offset,
@@ -198,7 +245,7 @@ fn verify_checked<'b>(
                 0,
                 format!("high-water mark: {e}; rollback cannot be checked"),
             ));
-            return Ok(report);
+            return Ok((report, checked));
         }
     };
     let (header, hlen) = match Header::decode(bytes) {
@@ -211,7 +258,7 @@ fn verify_checked<'b>(
                 format!("bad header: {e}")
             };
             report.problem = Some(finding(0, 0, what));
-            return Ok(report);
+            return Ok((report, checked));
         }
     };
     let genesis = genesis_hash(&bytes[..hlen]);
@@ -229,7 +276,7 @@ fn verify_checked<'b>(
                     header.session_id
                 ),
             ));
-            return Ok(report);
+            return Ok((report, checked));
         }
     }
     let done = prefix(hlen, Chain::genesis(genesis), mark.map(|m| m.seq));
@@ -252,6 +299,8 @@ fn verify_checked<'b>(
     };
     report.last_seq = last_seq;
     report.head = Some(head.to_hex());
+    checked.valid_end = records.offset();
+    checked.at_mark = mark.zip(at_mark).map(|(m, h)| (m.seq, h));
     if let Some(stop) = stop {
         let verdict = recovery::classify(
             Some(&stop),
@@ -285,23 +334,23 @@ fn verify_checked<'b>(
             what,
             torn_tail: torn,
         });
-        return Ok(report);
+        return Ok((report, checked));
     }
     // Rows 23, 24: the records end before the acknowledged one, or hold another in its place.
     if let Some(m) = mark.filter(|m| m.seq > 0) {
         let last = report.last_seq;
-        let checked = match at_mark {
+        let held = match at_mark {
             Some(found) => recovery::check_mark(m.seq, found, m.seq, m.hash),
             None => recovery::check_mark(last, Hash::ZERO, m.seq, m.hash),
         };
-        if let Err(c) = checked {
+        if let Err(c) = held {
             report.rolled_back = true;
             report.problem = Some(finding(bytes.len() as u64, last + 1, c.to_string()));
-            return Ok(report);
+            return Ok((report, checked));
         }
     }
     report.ok = true;
-    Ok(report)
+    Ok((report, checked))
 }
 
 /// The session file stem a journal's name claims: `<stem>.sjl` or `<stem>.rescue.sjl`.
@@ -331,6 +380,7 @@ impl VerifyReport {
             }),
             acknowledged: None,
             rolled_back: false,
+            witnesses: Vec::new(),
         }
     }
 

@@ -24,6 +24,7 @@ use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, Root, SessionPaths};
 use crate::journal::recovery::{self, Corruption, Verdict};
 use crate::journal::scan::{self, Chain, ScanEnd, Stop};
+use crate::journal::verify::witness::{self, WitnessKind};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 use crate::storage::{Fs, RealFs, Storage};
 
@@ -120,8 +121,22 @@ pub struct Writer {
     buf: Vec<u8>,
     recovery: Option<RecoveryReport>,
     deadline: Option<Instant>,
-    /// The journal's high-water mark (rollback detection).
+    /// The journal's high-water mark and its copy (rollback detection).
     hwm: Keeper,
+    /// The other witnesses kept with the session, as read when the writer opened.
+    witnesses: Witnessed,
+}
+
+/// What the tail hint and the snapshot named when the writer opened.
+struct Witnessed {
+    hinted: Option<TailHint>,
+    snapshot: Option<crate::snapshot::SnapshotHeader>,
+}
+
+fn read_hint(lock_file: &File) -> Option<TailHint> {
+    let mut b = [0u8; hint::LEN];
+    FileExt::read_exact_at(lock_file, &mut b, 0).ok()?;
+    TailHint::decode(&b)
 }
 
 pub fn now_unix_ns() -> i64 {
@@ -159,13 +174,23 @@ impl Writer {
         };
         let lock_file = paths::open_file_with(&*fs, &lock_path, true, true)?;
         lock::lock(&lock_file, &lock_path, Mode::Exclusive, opts.deadline)?;
+        // The witnesses kept with the session, read before anything is changed: what the tail
+        // hint names (the mark and its copy are read by the keeper, the snapshot below).
+        let hinted = read_hint(&lock_file);
         let existed = journal_path.exists();
         let file = paths::open_file_with(&*fs, &journal_path, true, true)?;
+        // Opened (created) before the directory is synced, so a new journal's mark is as
+        // durable as the journal.
+        let mut hwm = Keeper::open(fs.clone(), &journal_path, lock_file.try_clone().ok());
         if !existed {
             paths::sync_dir_with(&*fs, &sessions)?;
+            hwm.entry_synced();
         }
         let storage = fs.journal(&journal_path, file);
-        let hwm = Keeper::open(fs.clone(), &journal_path);
+        let snapshot = match target {
+            Target::Main => witness::snapshot_claim(&paths.snapshot),
+            Target::Rescue => None,
+        };
         let mut w = Writer {
             paths,
             journal_path,
@@ -184,13 +209,63 @@ impl Writer {
             recovery: None,
             deadline: opts.deadline,
             hwm,
+            witnesses: Witnessed { hinted, snapshot },
         };
         w.open_tail()?;
         let (last_seq, head) = (w.chain.last_seq(), w.chain.prev_hash);
         w.hwm
             .check(last_seq, head)
             .map_err(|c| w.corrupt(w.end, c))?;
+        // A mark found missing or damaged, where the journal has records and every witness
+        // agrees with it: written again now (after a sync of the journal, so it names only
+        // durable records), not left off until the next append.
+        if w.hwm.needs_rewrite() && last_seq > 0 {
+            w.sync_written()?;
+        }
         Ok(w)
+    }
+
+    /// Rows 23, 24 by every witness kept with the session, checked when the tail is found and
+    /// before recovery may cut anything: the journal ending at seq `last_seq` with hash `head`
+    /// must hold what the mark, its copy, the tail hint and the snapshot name, or this writer
+    /// refuses (the event then goes to the rescue journal, and `repair` rebuilds). A writer
+    /// that went on would reuse the seqs they name. `torn` says bytes after the last record
+    /// are about to be judged by recovery: records a crash tore there may be what the tail
+    /// hint names (it is written before the sync), and the recovery record names the cut.
+    fn check_witnesses(&self, torn: bool) -> Result<()> {
+        let (last_seq, head) = (self.chain.last_seq(), self.chain.prev_hash);
+        let refuse = |c| Err(self.corrupt(self.end, c));
+        if !torn {
+            if let Err(c) = self.hwm.check(last_seq, head) {
+                return refuse(c);
+            }
+            if let Some(h) = self.witnesses.hinted {
+                let by = WitnessKind::TailHint;
+                if let Err(c) = recovery::check_claim(last_seq, head, h.last_seq, h.last_hash, by) {
+                    return refuse(c);
+                }
+            }
+        }
+        if let Some(snap) = &self.witnesses.snapshot {
+            let (seq, hash) = (snap.seq, snap.chain_hash);
+            let by = WitnessKind::Snapshot;
+            recovery::check_claim(last_seq, head, seq, hash, by).or_else(refuse)?;
+            if seq < last_seq {
+                // The record it names must still be where it was, with its hash.
+                let found = self
+                    .read_frame_at(snap.frame_offset)
+                    .and_then(|b| record::parse(&b).ok().map(|f| (f.seq, f.hash())));
+                if found.is_some_and(|(s, h)| s != seq || h != hash) {
+                    return refuse(Corruption::Replaced {
+                        seq,
+                        hash,
+                        found: found.map_or(Hash::ZERO, |(_, h)| h),
+                        by,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -313,6 +388,12 @@ impl Writer {
     fn open_tail(&mut self) -> Result<()> {
         let len = self.storage.len().map_err(|e| self.io_err("stat", e))?;
         if len == 0 {
+            // An empty journal whose witnesses name records was emptied or deleted: refuse
+            // before writing anything (the witnesses are the evidence).
+            self.check_witnesses(false)?;
+            // A journal being created: its mark first (nothing acknowledged yet), synced, so
+            // that from its first record on, a missing mark is never a crash's doing.
+            self.hwm.init();
             return self.write_header();
         }
         let mut hb = vec![0u8; (len as usize).min(header::MAX_LEN)];
@@ -337,10 +418,14 @@ impl Writer {
             // longer than a header and holds no valid header is an interrupted creation: no
             // record can exist in it. Keep its bytes in quarantine and start afresh.
             Err(HeaderError::Incomplete { .. } | HeaderError::Invalid(_))
-                if recovery::is_torn_header(&hb, len) && self.hwm.acknowledged().is_none() =>
+                if recovery::is_torn_header(&hb, len)
+                    && self.hwm.acknowledged().is_none()
+                    && self.witnesses.hinted.is_none()
+                    && self.witnesses.snapshot.is_none() =>
             {
                 let reason = format!("torn header: {}", Header::decode(&hb).unwrap_err());
                 let report = self.quarantine_and_cut(0, hb, reason)?;
+                self.hwm.init();
                 self.write_header()?;
                 // The fresh chain starts by naming what was cut, like any other recovery.
                 return self.append_recovered(&report);
@@ -356,6 +441,7 @@ impl Writer {
         self.chain = scan.chain;
         self.end = scan.end;
         self.last_frame_at = scan.last_frame_at;
+        self.check_witnesses(scan.stop.is_some())?;
         if let Some(stop) = scan.stop {
             self.recover(stop, len)?;
         } else if scan.records > 0 {
@@ -395,9 +481,8 @@ impl Writer {
     }
 
     fn hinted_chain(&self, len: u64) -> Option<(Chain, u64, u64)> {
-        let mut b = [0u8; hint::LEN];
-        FileExt::read_exact_at(&self.lock_file, &mut b, 0).ok()?;
-        let h = TailHint::decode(&b)?;
+        // As read when the writer opened, under the lock (nobody rewrote it since).
+        let h = self.witnesses.hinted?;
         let frame_len = h.end.checked_sub(h.last_frame_at)?;
         if h.last_frame_at < self.header_len || h.end > len || frame_len > FRAME_MAX_BYTES as u64 {
             return None;

@@ -90,6 +90,9 @@ pub async fn fetch(remote: &Remote, into: &Path, opts: &verify::Options) -> Resu
             first = meta.last + 1;
         }
         let outcome = write_journal(&sessions, &path, &bytes)?;
+        if !outcome.starts_with("refused") {
+            mark_fetched(&path, &v)?;
+        }
         for q in remote.list(&format!("{}/quarantine/", loc.base())).await? {
             let Some((_, super::layout::Part::Quarantine(qname))) = super::layout::parse_key(&q)
             else {
@@ -114,6 +117,25 @@ pub async fn fetch(remote: &Remote, into: &Path, opts: &verify::Options) -> Resu
         });
     }
     Ok(out)
+}
+
+/// Gives the journal written its high-water mark (the last record fetched, which was synced
+/// before it was shipped), so the fetched root verifies as the shipping one does: a journal
+/// with records and no mark is a finding. Forward only; after the journal's rename.
+fn mark_fetched(path: &Path, v: &verify::StreamVerdict) -> Result<()> {
+    let Some(&hash) = v.hashes.last() else {
+        return Ok(());
+    };
+    let seq = v.hashes.len() as u64;
+    if crate::journal::hwm::read(path)?.is_some_and(|m| m.seq >= seq) {
+        return Ok(());
+    }
+    crate::journal::hwm::reset(
+        &crate::storage::RealFs,
+        path,
+        crate::format::mark::Mark { seq, hash },
+    )?;
+    Ok(())
 }
 
 fn write_journal(dir: &Path, path: &Path, bytes: &[u8]) -> Result<String> {

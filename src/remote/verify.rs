@@ -11,7 +11,9 @@
 //! key has exactly one version and no delete marker (a rewrite or deletion leaves a version
 //! behind in a versioned or locked bucket). With a local root whose host id is the stream's, it
 //! also says how the local journal relates: in sync, local extends remote, remote extends local,
-//! or diverged at seq N.
+//! or diverged at seq N. Remote extends local (or the local journal is gone) is a finding: the
+//! remote holds records this host acknowledged and shipped, which the local journal lost; the
+//! finding names the session, the seqs, and the `sjournal fetch` that rebuilds them.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -83,11 +85,26 @@ pub struct StreamVerdict {
     /// Set when the local journal diverged (a finding too).
     #[serde(skip)]
     pub local_diverged: bool,
+    /// The seqs the remote holds and the local journal lacks (records lost locally: a
+    /// rollback, a cut, a deleted journal): a finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_lacks: Option<SeqRange>,
+    /// The command that fetches the shipped copy of the session, when the local journal lacks
+    /// records the remote holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch: Option<String>,
     #[serde(skip)]
     pub genesis: Option<Hash>,
     /// Record hashes by seq (index seq − 1), as verified.
     #[serde(skip)]
     pub hashes: Vec<Hash>,
+}
+
+/// Seqs `first..=last`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SeqRange {
+    pub first: u64,
+    pub last: u64,
 }
 
 impl StreamVerdict {
@@ -175,7 +192,7 @@ pub async fn verify(remote: &Remote, opts: &Options) -> Result<Vec<StreamVerdict
         }
         if let Some((root, host)) = &opts.local {
             if *host == loc.host {
-                compare_local(root, &loc, &mut v)?;
+                compare_local(root, remote.url(), &loc, &mut v)?;
             }
         }
         v.ok = v.findings.is_empty();
@@ -458,14 +475,117 @@ pub(crate) fn check_note(
     }
 }
 
+/// The URL of a session's shipped copy (both its streams), for `sjournal fetch`: the
+/// destination part of `url` (everything before its `v1/` scope) and the session's keys.
+pub fn session_url(url: &str, loc: &Location) -> String {
+    let main = Location::new(&loc.host, &loc.stem, StreamKind::Main);
+    // The scope starts at the first `v1` path component after the bucket (s3) or the
+    // directory's root (file), as `Remote::open` splits it.
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let skip = match scheme {
+        "s3" => rest.find('/').unwrap_or(rest.len()),
+        _ => 0,
+    };
+    let (head, path) = rest.split_at(skip);
+    let mut kept = Vec::new();
+    for c in path.split('/') {
+        if c == super::layout::LAYOUT_VERSION {
+            break;
+        }
+        kept.push(c);
+    }
+    let dest = format!("{scheme}://{head}{}", kept.join("/"));
+    format!("{}/{}", dest.trim_end_matches('/'), main.base())
+}
+
+/// The findings for records the remote holds and the local journal lacks.
+fn lacks(v: &mut StreamVerdict, url: &str, loc: &Location, path: &std::path::Path, from: u64) {
+    let to = v.hashes.len() as u64;
+    let session = v.session_id.clone().unwrap_or_else(|| loc.stem.clone());
+    let fetch = format!("sjournal fetch {} --into DIR", session_url(url, loc));
+    let local = if from == 1 {
+        format!("missing (no {})", path.display())
+    } else {
+        format!("ends at seq {}", from - 1)
+    };
+    v.findings.push(format!(
+        "the local journal of session {session:?} ({} stream) {local}: it lacks seq {from}..={to}, \
+         which the remote holds (records lost locally: a rollback, a cut or a deletion); `{fetch}` \
+         rebuilds the shipped copy to compare or restore from",
+        loc.kind.as_str()
+    ));
+    v.local_lacks = Some(SeqRange {
+        first: from,
+        last: to,
+    });
+    v.fetch = Some(fetch);
+}
+
+/// True if a copy `repair` kept of the stream's journal (`<journal>.merged-*.bin` for a rescue
+/// journal it merged, `<journal>.damaged-*.bin` for a journal it replaced) holds every record
+/// the remote holds: the local journal did not lose them, repair moved them.
+fn kept_by_repair(journal: &std::path::Path, v: &StreamVerdict) -> bool {
+    let (Some(dir), Some(name)) = (journal.parent(), journal.file_name()) else {
+        return false;
+    };
+    let name = name.to_string_lossy();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        let kept = n.strip_prefix(&*name).is_some_and(|r| {
+            (r.starts_with(".merged-") || r.starts_with(".damaged-")) && r.ends_with(".bin")
+        });
+        kept && std::fs::read(e.path()).is_ok_and(|b| holds_remote(&b, v))
+    })
+}
+
+/// True if journal bytes `b` begin with the remote stream's records: same genesis, same hash
+/// at every seq the remote holds.
+fn holds_remote(b: &[u8], v: &StreamVerdict) -> bool {
+    let Ok((_, hlen)) = Header::decode(b) else {
+        return false;
+    };
+    let genesis = genesis_hash(&b[..hlen]);
+    if v.genesis.is_some_and(|g| g != genesis) {
+        return false;
+    }
+    let records = crate::journal::reader::Records::new(
+        b,
+        hlen,
+        crate::journal::scan::Chain::genesis(genesis),
+    );
+    let mut n = 0;
+    for r in records {
+        let Ok(rec) = r else { break };
+        match v.hashes.get(rec.seq as usize - 1) {
+            Some(h) if *h == rec.hash => n = rec.seq,
+            Some(_) => return false,
+            None => break,
+        }
+    }
+    n == v.hashes.len() as u64
+}
+
 /// Compares the local journal of the stream, if the root has one.
-fn compare_local(root: &Root, loc: &Location, v: &mut StreamVerdict) -> Result<()> {
+fn compare_local(root: &Root, url: &str, loc: &Location, v: &mut StreamVerdict) -> Result<()> {
     let name = match loc.kind {
         StreamKind::Main => format!("{}.sjl", loc.stem),
         StreamKind::Rescue => format!("{}.rescue.sjl", loc.stem),
     };
     let path: PathBuf = root.sessions_dir().join(name);
     if !path.exists() {
+        // This host shipped the stream, and its journal is gone: unless repair moved it aside
+        // whole, its records were lost here.
+        if !v.hashes.is_empty() {
+            if kept_by_repair(&path, v) {
+                v.local = Some("kept aside by `sjournal repair` (merged into the journal)".into());
+            } else {
+                v.local = Some("missing".into());
+                lacks(v, url, loc, &path, 1);
+            }
+        }
         return Ok(());
     }
     let reader = JournalReader::open(&path, None)?;
@@ -516,9 +636,12 @@ fn compare_local(root: &Root, loc: &Location, v: &mut StreamVerdict) -> Result<(
                 "local extends remote ({} record(s) not shipped yet)",
                 local_last - remote_last
             ),
-            _ if local_last < remote_last => format!(
-                "remote extends local (the local journal ends at seq {local_last}, the remote at seq {remote_last})"
-            ),
+            _ if local_last < remote_last => {
+                lacks(v, url, loc, &path, local_last + 1);
+                format!(
+                    "remote extends local (the local journal ends at seq {local_last}, the remote at seq {remote_last})"
+                )
+            }
             _ => "in sync".into(),
         });
     }

@@ -18,17 +18,18 @@
 //! `${NAME}` in `url` and in header values is read from the deliverer's environment when it
 //! sends (`$$` is a literal `$`). Expanded values are never journaled or printed: records and
 //! status name the URL as configured, header names only, and any expanded value that shows up
-//! in an error or a response is replaced by `[redacted]`.
+//! in an error or a response, as it is or encoded (see `webhook::redact`), is replaced by
+//! `[redacted]`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use super::redact::Redactor;
 use crate::limits::{
     WEBHOOK_ATTEMPTS_DEFAULT, WEBHOOK_BACKOFF_MS_DEFAULT, WEBHOOK_MAX_BACKOFF_MS_DEFAULT,
-    WEBHOOK_NAME_MAX_BYTES, WEBHOOK_SECRET_MIN_BYTES, WEBHOOK_TIMEOUT_MS_DEFAULT,
-    WEBHOOK_TIMEOUT_MS_MAX,
+    WEBHOOK_NAME_MAX_BYTES, WEBHOOK_TIMEOUT_MS_DEFAULT, WEBHOOK_TIMEOUT_MS_MAX,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -302,33 +303,6 @@ impl Template {
             }
         }
         Ok(out)
-    }
-}
-
-/// Replaces every secret (expanded variable or configured header value) in a text that will be
-/// journaled or printed.
-#[derive(Debug, Clone, Default)]
-pub struct Redactor {
-    secrets: Vec<String>,
-}
-
-impl Redactor {
-    pub fn new(mut secrets: Vec<String>) -> Redactor {
-        secrets.retain(|s| s.len() >= WEBHOOK_SECRET_MIN_BYTES);
-        // Longest first, so a secret containing another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        Redactor { secrets }
-    }
-
-    pub fn clean(&self, text: &str) -> String {
-        let mut t = text.to_owned();
-        for s in &self.secrets {
-            if t.contains(s.as_str()) {
-                t = t.replace(s.as_str(), "[redacted]");
-            }
-        }
-        t
     }
 }
 

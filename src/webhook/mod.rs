@@ -17,6 +17,7 @@ pub mod config;
 pub mod deliver;
 pub mod http;
 pub mod outbox;
+pub mod redact;
 pub mod status;
 
 use std::path::Path;

@@ -300,8 +300,9 @@ fn files_are_0600_and_directories_0700() {
     assert!(cli_umask0(&root_dir, "perm", r#"{"n":1}"#).status.success());
     let paths = root.session("perm").unwrap();
     // A quarantine: tear the tail, then append (recovery). A torn write is one that was never
-    // acknowledged, so no high-water mark covers it.
+    // acknowledged, so no high-water mark (nor its copy in the lock file) covers it.
     fs::remove_file(sjournal::journal::hwm::path_for(&paths.journal)).unwrap();
+    fs::write(&paths.lock, b"").unwrap();
     let len = fs::metadata(&paths.journal).unwrap().len();
     fs::OpenOptions::new()
         .write(true)

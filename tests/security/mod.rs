@@ -4,6 +4,7 @@
 
 mod disk;
 mod fifo;
+mod rollback;
 mod spool;
 
 use std::path::Path;

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
     Ok,
-    /// Answer this status, with `body` (`{auth}` replaced by the Authorization header received).
+    /// Answer this status, with `body` (`{auth}` replaced by the Authorization header received;
+    /// `{auth:lower}`, `{auth:upper}`, `{auth:b64}`, `{auth:b64url}`, `{auth:hex}` and
+    /// `{auth:url}` by that header transformed, as receivers echo credentials back).
     Status(u16, String),
     /// Read the request, never answer (the connection stays open until the receiver stops).
     Hang,
@@ -96,7 +98,7 @@ impl Receiver {
                             .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
                             .map(|(_, v)| v.clone())
                             .unwrap_or_default();
-                        Some((code, text.replace("{auth}", &auth)))
+                        Some((code, echo(&text, &auth)))
                     }
                     Mode::Hang => None,
                     Mode::HangNth(n) if s.since_mode == n => None,
@@ -295,4 +297,29 @@ pub fn distinct(posts: &[Post], header: &str) -> BTreeSet<String> {
         .iter()
         .filter_map(|p| p.header(header).map(str::to_owned))
         .collect()
+}
+
+/// `template` with the `{auth…}` placeholders of [`Mode::Status`] filled from `auth`.
+fn echo(template: &str, auth: &str) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(auth);
+    let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(auth);
+    let hex: String = auth.bytes().map(|b| format!("{b:02X}")).collect();
+    let url: String = auth
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    template
+        .replace("{auth:lower}", &auth.to_lowercase())
+        .replace("{auth:upper}", &auth.to_uppercase())
+        .replace("{auth:b64}", &b64)
+        .replace("{auth:b64url}", &b64url)
+        .replace("{auth:hex}", &hex)
+        .replace("{auth:url}", &url)
+        .replace("{auth}", auth)
 }

@@ -12,6 +12,7 @@ use sjournal::error::{Error, Result};
 use sjournal::fold::State;
 use sjournal::journal::Root;
 use sjournal::json::MemoryItem;
+use sjournal::limits::MEMORY_TEXT_MAX_BYTES;
 use sjournal::memory::ops::{self, Applied};
 use sjournal::memory::{Item, Scope};
 use sjournal::snapshot::LoadOptions;
@@ -31,7 +32,10 @@ session start how many await review; `review` shows the ones seen in the most se
 A prompt that starts with \"remember:\" is accepted as said into the project, \"remember
 globally:\" into the global scope. Rejected or forgotten text is never proposed again.
 
-Exit codes: 0 done; 1 refused (unknown id, rejected text, nothing pending); 2 bad usage.")]
+Exit codes: 0 done; 1 refused by an item's state (text rejected or forgotten before, an item
+that cannot take the change) or the write was kept aside (spooled) instead of journaled; 2 bad
+input (an empty, unknown or ambiguous id, empty or too long text, an unknown --status or
+--scope): nothing was changed.")]
 pub struct Args {
     /// project or global
     #[arg(long, global = true, default_value = "project")]
@@ -55,7 +59,7 @@ pub enum Action {
         #[arg(long)]
         session: Option<String>,
         /// The seq of the record it comes from in that session
-        #[arg(long)]
+        #[arg(long, requires = "session")]
         seq: Option<u64>,
         /// The verbatim quote it comes from [default: the text]
         #[arg(long)]
@@ -65,8 +69,8 @@ pub enum Action {
     List {
         #[arg(long)]
         all: bool,
-        /// Only items of this status: proposed, accepted, rejected, forgotten, stale
-        #[arg(long)]
+        /// Only items of this status
+        #[arg(long, value_parser = STATUSES)]
         status: Option<String>,
     },
     /// Show one item with its provenance
@@ -95,6 +99,12 @@ pub enum Action {
     Review,
 }
 
+/// Every status an item can have (`--status`).
+const STATUSES: [&str; 5] = ["proposed", "accepted", "rejected", "forgotten", "stale"];
+
+/// An op the memory's rules refused (the item's state, not the input): exit 1, said on stderr.
+struct Refused(String);
+
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let flag = args.project.clone();
     let scope = Scope::parse(&args.scope, || crate::cli::target::project_dir(flag))?;
@@ -102,7 +112,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let state = || ops::load(root, &scope, &LoadOptions::latest());
     let mut out = output::stdout();
     let json = args.json;
-    let r = (|| -> Result<Outcome> {
+    let r = (|| -> Result<std::result::Result<Outcome, Refused>> {
+        let mut outcome = Outcome::Ok;
         match args.action {
             Action::Propose {
                 text,
@@ -110,10 +121,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 seq,
                 quote,
             } => {
+                check_text(&text, "the text to propose")?;
+                if session.as_deref().is_some_and(|s| s.trim().is_empty()) {
+                    return Err(bad_input(
+                        "--session is empty: pass the id of the session the item comes from, or \
+                         leave --session out",
+                    ));
+                }
                 let quote = quote.unwrap_or_else(|| text.clone());
                 let op = ops::propose(&text, "explicit", session.as_deref(), seq, Some(&quote));
                 let id = op.id.clone();
-                let a = ops::apply_one(root, &scope, op, &opts)?;
+                let a = match refusal(ops::apply_one(root, &scope, op, &opts))? {
+                    Ok(a) => a,
+                    Err(r) => return Ok(Err(r)),
+                };
                 let status = a.state.memory.items.get(&id).map(|i| i.status.as_str());
                 let written = a.landed.is_some();
                 if json {
@@ -131,7 +152,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                         &format!("{id} {how} ({})", status.unwrap_or_default()),
                     )?;
                 }
-                warn_landed(&a);
+                outcome = warn_landed(&a);
             }
             Action::List { all, status } => {
                 let st = state()?;
@@ -172,29 +193,31 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 }
             }
             Action::Accept { ids } => {
-                settle(root, &scope, &opts, "accept", &ids, None, json, &mut out)?
+                return settle(root, &scope, &opts, "accept", &ids, None, json, &mut out)
             }
-            Action::Reject { ids, reason } => settle(
-                root,
-                &scope,
-                &opts,
-                "reject",
-                &ids,
-                reason.as_deref(),
-                json,
-                &mut out,
-            )?,
-            Action::Forget { ids } => {
-                settle(root, &scope, &opts, "forget", &ids, None, json, &mut out)?
-            }
-            Action::Edit { id, text } => {
-                let full = find(&state()?, &id)?.id.clone();
-                let a = ops::apply_one(
+            Action::Reject { ids, reason } => {
+                return settle(
                     root,
                     &scope,
-                    ops::on_item("edit", &full, Some(&text), None),
                     &opts,
-                )?;
+                    "reject",
+                    &ids,
+                    reason.as_deref(),
+                    json,
+                    &mut out,
+                )
+            }
+            Action::Forget { ids } => {
+                return settle(root, &scope, &opts, "forget", &ids, None, json, &mut out)
+            }
+            Action::Edit { id, text } => {
+                check_text(&text, "the new text")?;
+                let full = find(&state()?, &id)?.id.clone();
+                let op = ops::on_item("edit", &full, Some(&text), None);
+                let a = match refusal(ops::apply_one(root, &scope, op, &opts))? {
+                    Ok(a) => a,
+                    Err(r) => return Ok(Err(r)),
+                };
                 let i = a.state.memory.items.get(&full);
                 if json {
                     if let Some(i) = i {
@@ -203,24 +226,66 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 } else if let Some(i) = i {
                     output::line(&mut out, &summary(i))?;
                 }
-                warn_landed(&a);
+                outcome = warn_landed(&a);
             }
-            Action::Review => return review(root, &scope, &opts, json, &mut out),
+            Action::Review => return review(root, &scope, &opts, json, &mut out).map(Ok),
         }
-        Ok(Outcome::Ok)
+        Ok(Ok(outcome))
     })();
-    match r {
-        // Refused by the memory's rules (unknown id, rejected text): exit 1, not usage.
-        Err(e @ Error::InvalidInput { .. }) => {
-            crate::cli::shared::report_error(&e);
+    // Bad input is an error (exit 2, nothing changed); a refusal by the memory's rules is
+    // exit 1, said on stderr.
+    match r? {
+        Ok(outcome) => Ok(outcome),
+        Err(Refused(reason)) => {
+            output::warn(&format!("sjournal: refused: {reason}"));
             Ok(Outcome::Findings)
         }
-        r => r,
     }
 }
 
-/// The item whose id is `prefix` or starts with it (exactly one).
+fn bad_input(reason: impl Into<String>) -> Error {
+    Error::InvalidInput {
+        reason: reason.into(),
+    }
+}
+
+/// An op's result: the refusals of the memory's rules (an `InvalidInput` from `ops::apply_one`,
+/// whose inputs were checked before) apart from real errors.
+fn refusal(r: Result<Applied>) -> Result<std::result::Result<Applied, Refused>> {
+    match r {
+        Ok(a) => Ok(Ok(a)),
+        Err(Error::InvalidInput { reason }) => Ok(Err(Refused(reason))),
+        Err(e) => Err(e),
+    }
+}
+
+/// An item's text must say something and fit the limit: bad input otherwise.
+fn check_text(text: &str, what: &str) -> Result<()> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(bad_input(format!(
+            "{what} is empty: pass the text of the item, e.g. \
+             `sjournal memory propose \"run make check before finishing\"`"
+        )));
+    }
+    if t.len() > MEMORY_TEXT_MAX_BYTES {
+        return Err(bad_input(format!(
+            "{what} is {} bytes; an item holds at most {MEMORY_TEXT_MAX_BYTES}: shorten it",
+            t.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The item whose id is `prefix` or starts with it (exactly one). An empty selector, one that
+/// names no item or several is bad input: nothing is done with a guess.
 fn find<'a>(st: &'a State, prefix: &str) -> Result<&'a Item> {
+    if prefix.trim().is_empty() {
+        return Err(bad_input(
+            "an empty id selects nothing: pass an item's id, or a unique prefix of it, as \
+             `sjournal memory list --all` shows it",
+        ));
+    }
     let hits: Vec<&Item> = st
         .memory
         .items
@@ -229,12 +294,18 @@ fn find<'a>(st: &'a State, prefix: &str) -> Result<&'a Item> {
         .collect();
     match hits.as_slice() {
         [one] => Ok(one),
-        [] => Err(Error::InvalidInput {
-            reason: format!("no memory item {prefix:?} (see `sjournal memory list --all`)"),
-        }),
-        _ => Err(Error::InvalidInput {
-            reason: format!("{prefix:?} names {} items; give more of the id", hits.len()),
-        }),
+        [] => Err(bad_input(format!(
+            "no memory item {prefix:?} (see `sjournal memory list --all`, and --scope)"
+        ))),
+        _ => {
+            let ids: Vec<&str> = hits.iter().take(5).map(|i| i.id.as_str()).collect();
+            Err(bad_input(format!(
+                "{prefix:?} names {} items ({}{}): give more of the id",
+                hits.len(),
+                ids.join(", "),
+                if hits.len() > ids.len() { ", ..." } else { "" }
+            )))
+        }
     }
 }
 
@@ -248,7 +319,7 @@ fn settle(
     reason: Option<&str>,
     json: bool,
     out: &mut impl Write,
-) -> Result<()> {
+) -> Result<std::result::Result<Outcome, Refused>> {
     let st = ops::load(root, scope, &LoadOptions::latest())?;
     let full: Vec<String> = ids
         .iter()
@@ -261,9 +332,7 @@ fn settle(
     let a = ops::apply(root, scope, &list, opts)?;
     for (id, r) in full.iter().zip(&a.results) {
         if let Err(reason) = r {
-            return Err(Error::InvalidInput {
-                reason: format!("{id}: {reason}"),
-            });
+            return Ok(Err(Refused(format!("{id}: {reason}"))));
         }
     }
     for id in &full {
@@ -275,16 +344,19 @@ fn settle(
             output::line(out, &format!("{id} {}", status.unwrap_or("?")))?;
         }
     }
-    warn_landed(&a);
-    Ok(())
+    Ok(Ok(warn_landed(&a)))
 }
 
-fn warn_landed(a: &Applied) {
+/// Exit 1 (and a note) when the write went to the spool instead of the journal, as for every
+/// write command.
+fn warn_landed(a: &Applied) -> Outcome {
     if let Some(l) = &a.landed {
         if !matches!(l, sjournal::journal::Landed::Journal { .. }) {
             output::warn("sjournal: the memory journal could not take the write now; it was kept aside and is merged by the next writer");
+            return Outcome::Findings;
         }
     }
+    Outcome::Ok
 }
 
 /// An item as JSON, with `seen_in_sessions`: in how many sessions it was given (its

@@ -11,6 +11,11 @@
 //! as untrusted (`journal::spool::refused`; with `--json`, `{"refused_spool": {...}}` lines),
 //! each a finding (exit 1) with the command to deal with it.
 //!
+//! Each report lists the journal's independent witnesses (`witnesses` in `--json`; see
+//! [`sjournal::journal::verify::witness`]); when one disagrees, the human output lists them
+//! all under the journal, one a line. A journal that is gone while its witnesses name its
+//! records is reported too (a rollback to nothing).
+//!
 //! `--digests` also re-derives every event's fold digest from its JSON
 //! ([`sjournal::journal::verify_digests`]): a digest that differs is the journal's problem (exit
 //! 1), and one more line per journal counts what was checked.
@@ -19,6 +24,7 @@ use std::path::PathBuf;
 
 use crate::cli::{output, progress, Outcome};
 use sjournal::error::{Error, Result};
+use sjournal::journal::verify::witness;
 use sjournal::journal::{verify_file, Root, VerifyReport};
 
 /// Verify journals: framing, CRCs, contiguous seq, the hash chain, the header binding
@@ -81,9 +87,15 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             {
                 Vec::new()
             }
+            // A journal deleted while its witnesses still name its records: a finding below.
+            Err(Error::NoSuchSession { .. }) if !gone_journals(root, s)?.is_empty() => Vec::new(),
             Err(e) => return Err(e),
         },
         None => root.journals()?,
+    };
+    let gone = match &args.session {
+        Some(s) => gone_journals(root, s)?,
+        None => witness::orphans(&root.sessions_dir()),
     };
     let mut out = output::stdout();
     let mut bad = 0;
@@ -122,6 +134,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             report.summary()
         };
         bar.suspend(|| output::emit(&mut out, &line, args.json))?;
+        if !args.json {
+            bar.suspend(|| witness_lines(&mut out, &report))?;
+        }
         if let Some(d) = digests {
             let line = if args.json {
                 sjournal::json::line(&sjournal::json::VerifyDigestsLine { path, digests: &d })
@@ -137,6 +152,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    // Journals that are gone while their witnesses name their records.
+    for path in &gone {
+        let report = witness::missing_journal_report(path);
+        bad += 1;
+        if args.json {
+            output::json_line(
+                &mut out,
+                &serde_json::to_string(&report).expect("serializable"),
+            )?;
+        } else {
+            output::line(&mut out, &report.summary())?;
+            witness_lines(&mut out, &report)?;
+        }
+    }
     // Events spooled but not yet merged: acknowledged, not in the journal (verify only looks).
     let with_pending = match &args.session {
         Some(s) => vec![s.clone()],
@@ -205,7 +234,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     if !args.json {
         output::line(
             &mut out,
-            &format!("{} journal(s) verified, {} with problems", paths.len(), bad),
+            &format!(
+                "{} journal(s) verified, {} with problems",
+                paths.len() + gone.len(),
+                bad
+            ),
         )?;
     }
     Ok(if bad == 0 && !refused {
@@ -213,6 +246,29 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     } else {
         Outcome::Findings
     })
+}
+
+/// The session's journals (main, rescue) that are gone while their witnesses name records.
+fn gone_journals(root: &Root, session: &str) -> Result<Vec<PathBuf>> {
+    let p = root.session(session)?;
+    Ok([p.journal, p.rescue]
+        .into_iter()
+        .filter(|j| std::fs::symlink_metadata(j).is_err() && witness::read(j).names_records())
+        .collect())
+}
+
+/// Under a journal's summary, when a witness disagrees with it: every witness, one a line.
+fn witness_lines(out: &mut impl std::io::Write, report: &VerifyReport) -> Result<()> {
+    if !report.witnesses.iter().any(|w| w.verdict.disagrees()) {
+        return Ok(());
+    }
+    for w in &report.witnesses {
+        output::line(
+            out,
+            &format!("    witness: {}", sjournal::escape::text(&w.summary())),
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(feature = "remote")]
