@@ -436,6 +436,7 @@ fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
     let mut late = sjournal::journal::hwm::Keeper::open(
         std::sync::Arc::new(sjournal::storage::RealFs),
         &rescue,
+        None,
     );
     assert!(cli(root)
         .args(["repair", "--session", "s"])

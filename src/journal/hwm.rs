@@ -16,7 +16,9 @@
 //! - Group commit releases the session's lock before the sync, so two writers may finish
 //!   their syncs in either order. The mark moves forward only: under an exclusive flock on the
 //!   mark file (held for one read and one write, never across I/O that can block), it is
-//!   rewritten only with a higher seq.
+//!   rewritten only with a higher seq. A writer with a deadline (the hook) waits for that
+//!   lock only until its deadline: another process holding it longer leaves the mark where it
+//!   is for this writer (the next one moves it on), rather than hold the hook.
 //! - It is opened like every file of the root: 0600, `O_NOFOLLOW`, regular files only.
 //!
 //! Only `repair` moves it backwards (`reset`), after it has written the journal the new mark
@@ -26,10 +28,12 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::format::mark::{self, Mark};
 use crate::format::Hash;
+use crate::journal::lock::{self, Mode};
 use crate::journal::paths;
 use crate::journal::recovery::{self, Corruption};
 use crate::storage::Fs;
@@ -83,13 +87,16 @@ pub struct Keeper {
     path: PathBuf,
     file: Option<File>,
     mark: Option<Mark>,
+    /// Stop waiting for the mark's lock at this instant (None: as long as it takes).
+    deadline: Option<Instant>,
 }
 
 impl Keeper {
     /// Opens (creating, 0600) the mark of `journal` and reads it. Never fails: a mark that
     /// cannot be opened (a read-only directory, a symlink planted there) leaves detection off
-    /// for this writer, and `verify` reports the symlink.
-    pub fn open(fs: Arc<dyn Fs>, journal: &Path) -> Keeper {
+    /// for this writer, and `verify` reports the symlink. The mark's lock is waited for until
+    /// `deadline` (the writer's).
+    pub fn open(fs: Arc<dyn Fs>, journal: &Path, deadline: Option<Instant>) -> Keeper {
         let path = path_for(journal);
         let file = paths::open_file_with(&*fs, &path, true, true).ok();
         let mark = file.as_ref().and_then(read_from);
@@ -98,6 +105,7 @@ impl Keeper {
             path,
             file,
             mark,
+            deadline,
         }
     }
 
@@ -116,12 +124,13 @@ impl Keeper {
     }
 
     /// Records that `seq` (hash `hash`) is durable. Call only after the journal's sync
-    /// returned. Moves the mark forward only; best effort (a failure only weakens detection).
+    /// returned. Moves the mark forward only; best effort (a failure, or the lock held by
+    /// another process past the deadline, only weakens detection).
     pub fn advance(&mut self, seq: u64, hash: Hash) {
         let Some(f) = &self.file else {
             return;
         };
-        if f.lock().is_err() {
+        if lock::lock(f, &self.path, Mode::Exclusive, self.deadline).is_err() {
             return;
         }
         let current = read_from(f);

@@ -165,7 +165,7 @@ impl Writer {
             paths::sync_dir_with(&*fs, &sessions)?;
         }
         let storage = fs.journal(&journal_path, file);
-        let hwm = Keeper::open(fs.clone(), &journal_path);
+        let hwm = Keeper::open(fs.clone(), &journal_path, opts.deadline);
         let mut w = Writer {
             paths,
             journal_path,
