@@ -521,12 +521,8 @@ fn an_event_lost_for_want_of_a_root_is_told_to_the_user() {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
+        // A hook that gives up before reading closes the pipe: that is its answer.
+        let _ = child.stdin.take().unwrap().write_all(payload.as_bytes());
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0));
         let reply = text(&out.stdout);

@@ -52,7 +52,8 @@ pub struct Args {
     /// Host protocol: auto, claude, codex, gemini, cursor, cline or openclaw
     #[arg(long, value_name = "HOST", default_value = "auto")]
     pub host: String,
-    /// Answer within this many milliseconds [default: config hook.deadline_ms, else 250]
+    /// The hook's budget for its work, in milliseconds from when its input was complete
+    /// [default: config hook.deadline_ms, else 250]
     #[arg(long, value_name = "MS")]
     pub deadline_ms: Option<String>,
     /// The host as a positional word (`sjournal hook claude`); other words are ignored
