@@ -336,23 +336,55 @@ fn caught(shared: &Shared, body: impl FnOnce()) {
 /// The worker: everything between stdin and the reply, one step after the other.
 fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
     let mut diag = Vec::new();
-    let Some(received) = read::read(sh, input, opts.input_ready.as_ref(), &mut diag) else {
-        return;
+    let Some(received) = read_input(sh, opts, input, &mut diag) else {
+        return sh.note(&mut diag);
     };
+    let (job, mut plan) = route_and_plan(sh, opts, received, start, &mut diag);
+    let execs = run_execs(&plan, &job, &mut diag);
+    sh.note(&mut diag);
+    let root = match &opts.root {
+        Ok(root) => root,
+        Err(why) => return job.lost(why, diag),
+    };
+    match job.commit(root, &mut plan, execs, &mut diag) {
+        Some(result) => job.settle(plan, result, diag),
+        // The watchdog took the event over; it answers.
+        None => sh.note(&mut diag),
+    }
+}
+
+/// Step 1: the input, complete (None: the watchdog took it over, or nothing was read).
+fn read_input(
+    sh: &Shared,
+    opts: &HookOptions,
+    input: impl Read,
+    diag: &mut Vec<String>,
+) -> Option<read::Received> {
+    let received = read::read(sh, input, opts.input_ready.as_ref(), diag)?;
     if received.total == 0 && !diag.is_empty() {
         diag.push("nothing was read; nothing was recorded".into());
-        sh.note(&mut diag);
-        return;
+        return None;
     }
+    Some(received)
+}
+
+/// Steps 2 and 3: the record and its timing, handed to the watchdog, and the plan. The event
+/// is parsed once, as the fold reads it: its digest, its injection point and memory's plan
+/// all come from this one `Event` (input that is not JSON has none).
+fn route_and_plan<'a>(
+    sh: &'a Shared,
+    opts: &'a HookOptions,
+    received: read::Received,
+    start: Instant,
+    diag: &mut Vec<String>,
+) -> (Job<'a>, plan::Plan<'a>) {
     let input_done = received.done_at.unwrap_or_else(Instant::now);
     let env = |k: &str| {
         (k == "CLAUDE_CODE_SESSION_ID")
             .then(|| opts.env_session_id.clone())
             .flatten()
     };
-    // The event is parsed once, as the fold reads it: its digest, its injection point and
-    // memory's plan all come from this one `Event` (input that is not JSON has none).
-    let routed = route::route(received, opts.host, &env, &mut diag);
+    let routed = route::route(received, opts.host, &env, diag);
     let (text, kind) = match &routed {
         route::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
         route::Routing::Unparsed(_) => (None, String::new()),
@@ -365,69 +397,14 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         route::Routing::Event(r) => r.into_captured(parsed.as_ref()),
         route::Routing::Unparsed(c) => c,
     });
-    let t = Timing::new(
-        start,
-        input_done,
-        opts.deadline,
-        cap.protocol,
-        cap.event.as_deref(),
-    );
+    let event = cap.event.as_deref();
+    let t = Timing::new(start, input_done, opts.deadline, cap.protocol, event);
     if t.late {
         diag.push(late_input(opts, &cap, &t));
     }
-    sh.captured(cap.clone(), t, &mut diag);
+    sh.captured(cap.clone(), t, diag);
     let plan = plan::plan(opts, &cap, parsed.as_ref(), &t);
-    let execs = run_execs(&plan, &cap, &t, opts.deadline, &mut diag);
-    sh.note(&mut diag);
-    let root = match &opts.root {
-        Ok(root) => root,
-        Err(why) => return lost(sh, opts, &cap, why, diag),
-    };
-    // Under the lock the worker folds the session's state when it renders context or hands
-    // the state to memory: a deadline passing then means the fold outlasted it.
-    let folds = plan.want_context || plan.want_state;
-    let locked = || {
-        if folds {
-            sh.folding();
-        }
-        if let Some(c) = &opts.checkpoints {
-            c.locked();
-        }
-    };
-    let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
-    let req = commit::Request {
-        root,
-        captured: &cap,
-        execs,
-        want_context: plan.want_context,
-        point: plan.point.clone(),
-        policy: plan.policy.clone(),
-        writer: opts.writer(),
-        // Late input: one try at the lock, then the spool.
-        lock_deadline: if t.late {
-            Instant::now()
-        } else {
-            t.deadline - reserve
-        },
-        render_by: t.deadline,
-        locked: &locked,
-        want_state: plan.want_state,
-        extras: plan.memory.prepared.extras,
-        notice: plan.memory.prepared.notice,
-    };
-    let claim = || {
-        let (held, taken) = sh.claim(Claim::Worker);
-        if let (true, Some(c)) = (taken, &opts.checkpoints) {
-            c.claimed();
-        }
-        held
-    };
-    let result = commit::commit(&req, &claim, &mut diag);
-    let Some(result) = result else {
-        // The watchdog took the event over; it answers.
-        return sh.note(&mut diag);
-    };
-    settle(sh, opts, &cap, &req, result, plan.memory.after, &t, diag);
+    (Job { sh, opts, cap, t }, plan)
 }
 
 /// The diagnostic for input that completed too close to the host's timeout.
@@ -447,20 +424,19 @@ fn late_input(opts: &HookOptions, cap: &Captured, t: &Timing) -> String {
     )
 }
 
-/// Runs the exec handlers the plan names, with half the budget, and notes their failures.
+/// The exec handlers the plan names, given half the budget; their failures noted.
 fn run_execs(
     plan: &plan::Plan<'_>,
-    cap: &Captured,
-    t: &Timing,
-    budget: Duration,
+    job: &Job<'_>,
     diag: &mut Vec<String>,
 ) -> Vec<crate::format::payload::Exec> {
+    let (cap, budget) = (&job.cap, job.opts.deadline);
     let execs = match (&cap.raw_json, plan.handlers.is_empty()) {
         (Some(raw), false) => exec::run_handlers(
             &plan.handlers,
             raw.as_bytes(),
             &cap.session_id,
-            t.input_done + budget / 2,
+            job.t.input_done + budget / 2,
         ),
         _ => Vec::new(),
     };
@@ -477,60 +453,118 @@ fn run_execs(
     execs
 }
 
-/// The worker's result, from what the commit did: the reply, where the event went, and what
-/// is left for after the reply.
-#[allow(clippy::too_many_arguments)]
-fn settle(
-    sh: &Shared,
-    opts: &HookOptions,
-    cap: &Captured,
-    req: &commit::Request<'_>,
-    result: crate::error::Result<commit::Committed>,
-    memory: Option<crate::memory::hook::After>,
-    t: &Timing,
-    mut diag: Vec<String>,
-) {
-    let mut c = match result {
-        Ok(c) => c,
-        Err(e) => {
-            diag.push(format!("{e}; the event is LOST"));
-            let notice = format!("sjournal LOST this event: {e}");
-            let reply = reply::lost(opts.host, cap.protocol, &notice);
-            return sh.done(reply, None, AfterReply::default(), &mut diag);
-        }
-    };
-    reply::describe(&c.written.landed, &mut diag);
-    // The deadline bounds the work, not the answer: the context goes with the reply as long
-    // as the host waits for it.
-    let late = !reply::timely(t.host_gives_up);
-    let event = cap.event.as_deref();
-    let reply = reply::reply_with(cap.protocol, event, &c, cap, late, req.notice.as_deref());
-    let state = req.want_state.then(|| c.written.state.take()).flatten();
-    let after = AfterReply {
-        snapshot: c.written.snapshot_job(),
-        memory: memory.map(|job| crate::memory::hook::AfterReply { job, state }),
-        memory_planned: true,
-        // Webhooks are told of events in the journal or spooled to it (a deliverer merges
-        // the spool first); not of rescued ones, which the journal does not hold.
-        notify_webhooks: matches!(
-            c.written.landed,
-            Landed::Journal { .. } | Landed::Spooled { .. }
-        ),
-        rebuild_snapshot: false,
-    };
-    sh.done(reply, Some(c.written.landed), after, &mut diag);
+/// One routed event's work: what the steps after the commit need.
+struct Job<'a> {
+    sh: &'a Shared,
+    opts: &'a HookOptions,
+    cap: Arc<Captured>,
+    t: Timing,
 }
 
-/// There is no root: the event is read and answered, with the notice that it was lost.
-fn lost(sh: &Shared, opts: &HookOptions, cap: &Captured, why: &str, mut diag: Vec<String>) {
-    if !sh.claim(Claim::Worker).0 {
-        return sh.note(&mut diag);
+impl Job<'_> {
+    /// Step 4: the session's lock (until the deadline), the fold, the render, and the one
+    /// write after the claim, or the spool. None: the watchdog took the event over.
+    fn commit(
+        &self,
+        root: &Root,
+        plan: &mut plan::Plan<'_>,
+        execs: Vec<crate::format::payload::Exec>,
+        diag: &mut Vec<String>,
+    ) -> Option<crate::error::Result<commit::Committed>> {
+        let (sh, opts, t) = (self.sh, self.opts, &self.t);
+        // Under the lock the worker folds the session's state when it renders context or
+        // hands the state to memory: a deadline passing then means the fold outlasted it.
+        let folds = plan.want_context || plan.want_state;
+        let locked = || {
+            if folds {
+                sh.folding();
+            }
+            if let Some(c) = &opts.checkpoints {
+                c.locked();
+            }
+        };
+        let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
+        let req = commit::Request {
+            root,
+            captured: &self.cap,
+            execs,
+            want_context: plan.want_context,
+            point: plan.point.clone(),
+            policy: plan.policy.clone(),
+            writer: opts.writer(),
+            // Late input: one try at the lock, then the spool.
+            lock_deadline: if t.late {
+                Instant::now()
+            } else {
+                t.deadline - reserve
+            },
+            render_by: t.deadline,
+            locked: &locked,
+            want_state: plan.want_state,
+            extras: std::mem::take(&mut plan.memory.prepared.extras),
+            notice: plan.memory.prepared.notice.clone(),
+        };
+        let claim = || {
+            let (held, taken) = sh.claim(Claim::Worker);
+            if let (true, Some(c)) = (taken, &opts.checkpoints) {
+                c.claimed();
+            }
+            held
+        };
+        commit::commit(&req, &claim, diag)
     }
-    diag.push(format!("{why}; the event is LOST"));
-    let reply = reply::lost(
-        opts.host,
-        cap.protocol,
-        &format!("sjournal LOST this event: {why}"),
-    );
-    sh.done(reply, None, AfterReply::default(), &mut diag);
+
+    /// Step 5: the worker's result from what the commit did: the reply, where the event
+    /// went, and what is left for after the reply (step 6).
+    fn settle(
+        &self,
+        plan: plan::Plan<'_>,
+        result: crate::error::Result<commit::Committed>,
+        mut diag: Vec<String>,
+    ) {
+        let cap = &*self.cap;
+        let mut c = match result {
+            Ok(c) => c,
+            Err(e) => {
+                diag.push(format!("{e}; the event is LOST"));
+                let notice = format!("sjournal LOST this event: {e}");
+                let reply = reply::lost(self.opts.host, cap.protocol, &notice);
+                return self.sh.done(reply, None, AfterReply::default(), &mut diag);
+            }
+        };
+        reply::describe(&c.written.landed, &mut diag);
+        // The deadline bounds the work, not the answer: the context goes with the reply as
+        // long as the host waits for it.
+        let late = !reply::timely(self.t.host_gives_up);
+        let event = cap.event.as_deref();
+        let notice = plan.memory.prepared.notice.as_deref();
+        let reply = reply::reply_with(cap.protocol, event, &c, cap, late, notice);
+        let state = plan.want_state.then(|| c.written.state.take()).flatten();
+        let memory = plan.memory.after;
+        let after = AfterReply {
+            snapshot: c.written.snapshot_job(),
+            memory: memory.map(|job| crate::memory::hook::AfterReply { job, state }),
+            memory_planned: true,
+            // Webhooks are told of events in the journal or spooled to it (a deliverer merges
+            // the spool first); not of rescued ones, which the journal does not hold.
+            notify_webhooks: matches!(
+                c.written.landed,
+                Landed::Journal { .. } | Landed::Spooled { .. }
+            ),
+            rebuild_snapshot: false,
+        };
+        self.sh
+            .done(reply, Some(c.written.landed), after, &mut diag);
+    }
+
+    /// There is no root: the event is read and answered, with the notice that it was lost.
+    fn lost(&self, why: &str, mut diag: Vec<String>) {
+        if !self.sh.claim(Claim::Worker).0 {
+            return self.sh.note(&mut diag);
+        }
+        diag.push(format!("{why}; the event is LOST"));
+        let notice = format!("sjournal LOST this event: {why}");
+        let reply = reply::lost(self.opts.host, self.cap.protocol, &notice);
+        self.sh.done(reply, None, AfterReply::default(), &mut diag);
+    }
 }
