@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sjournal::format::payload::{SpoolMerge, KIND_SPOOL_MERGE};
-use sjournal::hook::{self, HookOutcome};
+use sjournal::hook::HookOutcome;
 use sjournal::journal::{spool, Landed, Root, Session, WriterOptions};
 use sjournal::storage::FaultyFs;
 
@@ -58,7 +58,7 @@ fn hook_with_broken_root(s: &Setup, errno: i32) -> HookOutcome {
     let mut opts = support::hook_opts(&s.root, Duration::from_secs(60));
     opts.config = sjournal::hook::config::Config::load(&s.root).unwrap();
     opts.fs = std::sync::Arc::new(fs);
-    hook::run(opts, std::io::Cursor::new(EVENT.to_vec()))
+    support::run_hook(opts, std::io::Cursor::new(EVENT.to_vec()))
 }
 
 /// The `systemMessage` of a Claude Code reply.

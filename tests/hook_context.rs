@@ -16,7 +16,7 @@ use sjournal::context::{self, Channel, Extras, InjectionPoint, Policy};
 use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{self, Injected, KIND_CONTEXT_SET, KIND_INJECTED};
 use sjournal::hook::config::Config;
-use sjournal::hook::{self, HookOptions};
+use sjournal::hook::HookOptions;
 use sjournal::journal::{spool, Landed, Root, Session, WriterOptions};
 use support::Stall;
 
@@ -59,12 +59,12 @@ fn context_and_injected_record_share_the_event_batch() {
         let raw = format!(
             r#"{{"session_id":"s","hook_event_name":"{e}","prompt":"refactor the parser so that it keeps every byte"}}"#
         );
-        let out = hook::run(opts(&root, config.clone()), std::io::Cursor::new(raw));
+        let out = support::run_hook(opts(&root, config.clone()), std::io::Cursor::new(raw));
         assert!(out.landed.is_some(), "{out:?}");
         assert_eq!(out.stdout, None);
     }
     note(&root, "s");
-    let out = hook::run(
+    let out = support::run_hook(
         opts(&root, config.clone()),
         std::io::Cursor::new(ev("s", "SessionStart")),
     );
@@ -116,7 +116,7 @@ fn configuration_adds_context_events_the_host_accepts() {
     let mut config = Config::default();
     config.hook.context_events = vec!["PostToolUse".into(), "PreCompact".into()];
     note(&root, "s");
-    let out = hook::run(
+    let out = support::run_hook(
         opts(&root, config.clone()),
         std::io::Cursor::new(ev("s", "PostToolUse")),
     );
@@ -125,7 +125,7 @@ fn configuration_adds_context_events_the_host_accepts() {
         .unwrap()
         .contains(r#""hookEventName":"PostToolUse""#));
     // PreCompact cannot carry context in Claude Code: nothing rendered, nothing printed.
-    let out = hook::run(
+    let out = support::run_hook(
         opts(&root, config),
         std::io::Cursor::new(ev("s", "PreCompact")),
     );
@@ -148,14 +148,14 @@ fn a_panicking_worker_keeps_the_event() {
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path());
     note(&root, "s");
-    let out = hook::run(
+    let out = support::run_hook(
         opts(&root, Config::default()),
         std::io::Cursor::new(ev("s", "SessionStart")),
     );
     assert_eq!(out.landed.as_ref().and_then(Landed::first_seq), Some(2));
 
     let stall = Stall::new(|s| s.locked_panics = true);
-    let out = hook::run(
+    let out = support::run_hook(
         support::stalled(opts(&root, Config::default()), &stall),
         std::io::Cursor::new(ev("s", "UserPromptSubmit")),
     );

@@ -1,5 +1,5 @@
 //! The hook parses each event once and derives the event's fold digest from that one parse
-//! (`hook::input::Routed::into_captured`), where other writers derive it from the JSON text
+//! (`hook::route::Routed::into_captured`), where other writers derive it from the JSON text
 //! (`digest::derive`). Every fixture payload of every host, run through the hook (host
 //! detected, and again with `--host` naming another host, and one with a lone surrogate escape
 //! that only the lenient reading accepts), must land with exactly the digest `derive` gives
@@ -19,7 +19,7 @@ use crate::support::{self, hook_opts};
 fn hook(root: &Root, host: HostFlag, input: &str) {
     let mut opts = hook_opts(root, Duration::from_secs(30));
     opts.host = host;
-    let out = sjournal::hook::run(opts, std::io::Cursor::new(input.as_bytes().to_vec()));
+    let out = support::run_hook(opts, std::io::Cursor::new(input.as_bytes().to_vec()));
     assert!(out.landed.is_some(), "{input}: {:?}", out.diagnostics);
 }
 

@@ -12,8 +12,7 @@ use crate::support;
 use std::time::Duration;
 
 use sjournal::format::payload::{self, Unparsed, KIND_UNPARSED};
-use sjournal::hook;
-use sjournal::hook::input::UNATTRIBUTED_SESSION;
+use sjournal::hook::route::UNATTRIBUTED_SESSION;
 use sjournal::journal::{spool, Landed, Root, Session, Writer, WriterOptions};
 use support::Stall;
 
@@ -118,7 +117,7 @@ fn watchdog_takes_over_a_slow_worker_without_duplicating() {
         &stall,
     );
     let input = br#"{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}"#;
-    let out = hook::run(opts, std::io::Cursor::new(input.to_vec()));
+    let out = support::run_hook(opts, std::io::Cursor::new(input.to_vec()));
     assert!(out.timed_out);
     assert_eq!(
         out.stdout, None,

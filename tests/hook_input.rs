@@ -1,7 +1,7 @@
 //! Input the hook receives is never dropped. A host writes a 1 MB event slowly (16 KiB chunks
 //! with pauses, seconds in all) to a hook whose deadline is 50 ms: the hook reads it to its
 //! end and the event is journaled byte for byte (the deadline bounds waiting for the lock and
-//! for work, never received input; the late reply carries no context). A host that stops
+//! for work, counted from the input's end, never received input). A host that stops
 //! writing half way past the input time limit: what arrived is journaled as
 //! `sjournal.unparsed`, with the reason. An input longer than a record holds keeps its first
 //! 16 MiB − 4 KiB, the record gives the whole input's length and blake3, `log` marks it cut,
@@ -84,7 +84,7 @@ fn a_slow_writer_of_one_megabyte_is_journaled_byte_equal() {
     assert!(!err.contains("nothing was recorded"), "{err}");
     assert!(
         out.stdout.is_empty(),
-        "a late reply carries nothing: {out:?}"
+        "a PostToolUse of a new session gets nothing: {out:?}"
     );
     // Journaled (or, had the lock been busy, spooled and merged by this flush).
     let flushed = support::run(dir.path(), &["flush", "--session", "slow"], b"");

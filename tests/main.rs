@@ -41,6 +41,7 @@ mod hook_exec;
 mod hook_failopen;
 mod hook_hosts;
 mod hook_input;
+mod hook_stress;
 mod hook_watchdog;
 mod inspect;
 mod install;

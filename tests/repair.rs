@@ -442,6 +442,7 @@ fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
         std::sync::Arc::new(sjournal::storage::RealFs),
         &rescue,
         Some(lock),
+        None,
     );
     assert!(cli(root)
         .args(["repair", "--session", "s"])

@@ -17,7 +17,6 @@ use sjournal::context::{Channel, Policy};
 use sjournal::format::payload::{
     encode_event_json, encode_system, ContextSet, SpoolMerge, KIND_CONTEXT_SET, KIND_SPOOL_MERGE,
 };
-use sjournal::hook;
 use sjournal::journal::{
     keep_elsewhere, spool, JournalReader, Landed, Root, Writer, WriterOptions,
 };
@@ -70,7 +69,7 @@ fn context(out: &sjournal::hook::HookOutcome) -> String {
 fn context_is_rendered_while_the_lock_is_held() {
     let dir = support::scratch();
     let root = Root::new(dir.path());
-    let out = hook::run(
+    let out = support::run_hook(
         support::hook_opts(&root, Duration::from_secs(60)),
         std::io::Cursor::new(prompt(0)),
     );
@@ -80,7 +79,7 @@ fn context_is_rendered_while_the_lock_is_held() {
     // The watchdog waits for the worker to claim the event: no race with the deadline.
     let stall = Stall::new(|s| s.deadline_waits_for_claim = true);
     let opts = support::stalled(support::hook_opts(&root, Duration::from_secs(2)), &stall);
-    let out = hook::run(opts, std::io::Cursor::new(prompt(1)));
+    let out = support::run_hook(opts, std::io::Cursor::new(prompt(1)));
     assert!(
         matches!(out.landed, Some(Landed::Spooled { .. })),
         "{out:?}"
@@ -91,7 +90,7 @@ fn context_is_rendered_while_the_lock_is_held() {
     // with the first (in the spool), so it is not said again.
     let stall = Stall::new(|s| s.deadline_waits_for_claim = true);
     let opts = support::stalled(support::hook_opts(&root, Duration::from_secs(2)), &stall);
-    let out = hook::run(opts, std::io::Cursor::new(prompt(3)));
+    let out = support::run_hook(opts, std::io::Cursor::new(prompt(3)));
     assert!(
         matches!(out.landed, Some(Landed::Spooled { .. })),
         "{out:?}"
@@ -118,7 +117,7 @@ fn context_is_rendered_while_the_lock_is_held() {
         [(kinds.len() as u64 - 2, CheckStatus::Match)]
     );
     // The note was said once: the next prompt, journaled directly, gets nothing.
-    let out = hook::run(
+    let out = support::run_hook(
         support::hook_opts(&root, Duration::from_secs(60)),
         std::io::Cursor::new(prompt(2)),
     );
@@ -169,7 +168,7 @@ fn every_prompt_gets_context_while_a_long_backlog_drains() {
             &opts,
         )
         .unwrap();
-        let out = hook::run(
+        let out = support::run_hook(
             support::hook_opts(&root, Duration::from_secs(60)),
             std::io::Cursor::new(prompt(p)),
         );

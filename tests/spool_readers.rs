@@ -10,7 +10,6 @@ use crate::support;
 
 use std::time::Duration;
 
-use sjournal::hook;
 use sjournal::journal::{spool, Landed, Root, Writer, WriterOptions};
 
 fn ev(session: &str, event: &str, n: u32) -> Vec<u8> {
@@ -20,7 +19,7 @@ fn ev(session: &str, event: &str, n: u32) -> Vec<u8> {
 
 /// Runs the hook in-process with a short deadline, so a held lock makes it spool.
 fn hook_spooled(root: &Root, event: Vec<u8>) {
-    let out = hook::run(
+    let out = support::run_hook(
         support::hook_opts(root, Duration::from_millis(100)),
         std::io::Cursor::new(event),
     );

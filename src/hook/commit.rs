@@ -16,13 +16,10 @@ use crate::fold::State;
 use crate::format::payload::{
     self, Exec, HostOverride, KIND_EXEC, KIND_EXTRAS, KIND_HOST, KIND_INJECTED,
 };
-use crate::hook::input::Captured;
-use crate::hook::protocol::Protocol;
-use crate::hook::Checkpoints;
+use crate::hook::route::Captured;
 use crate::journal::session::fold_pending;
 use crate::journal::WriterOptions;
 use crate::journal::{self, keep_elsewhere, Batch, Landed, MergeReport, Root, Session};
-use crate::limits::INPUT_MAX_BYTES;
 use crate::snapshot::{self, LoadOptions};
 
 /// Rendered context, ready to inject, with what it is made of (journaled in the
@@ -57,7 +54,8 @@ pub struct Request<'a> {
     /// When the session cannot be opened, context is still rendered from the readable
     /// journal, if that can start before this instant.
     pub render_by: Instant,
-    pub checkpoints: Option<&'a dyn Checkpoints>,
+    /// Called once the session's lock is held, before the fold, the render and the write.
+    pub locked: &'a dyn Fn(),
     /// Load the session's state even without context, so that the commit folds the event
     /// into it and hands it over (memory reads it after the reply).
     pub want_state: bool,
@@ -86,9 +84,7 @@ pub fn commit(
             let seq = s.next_seq();
             let mut batch = event_batch(cap, &req.execs, seq);
             push_extras(&mut batch, req, seq);
-            if let Some(c) = req.checkpoints {
-                c.locked();
-            }
+            (req.locked)();
             let context = if req.want_context && cap.raw_json.is_some() {
                 match preview(&mut s, req, &batch) {
                     Ok((at, state)) => render(&state, req, at),
@@ -306,51 +302,4 @@ fn note_merge(r: &MergeReport, diag: &mut Vec<String>) {
         ));
     }
     diag.extend(r.warnings.iter().cloned());
-}
-
-/// What the user must be told about where the event went, if anything: it is not durable
-/// in the root, or it was cut.
-pub fn notice(landed: Option<&Landed>, cap: &Captured) -> Option<String> {
-    let mut parts: Vec<String> = landed.and_then(Landed::notice).into_iter().collect();
-    if let Some(len) = cap.cut {
-        parts.push(format!(
-            "This event was {len} bytes, more than a journal record holds: its first \
-             {INPUT_MAX_BYTES} bytes are kept, the rest is left out (its length and blake3 are \
-             recorded)."
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join(" "))
-}
-
-/// The stdout for a committed event. `late`: the reply can no longer be timely, so no
-/// context goes with it (only a notice the user must see).
-pub fn reply(
-    protocol: Option<Protocol>,
-    event: Option<&str>,
-    c: &Committed,
-    cap: &Captured,
-    late: bool,
-) -> Option<String> {
-    reply_with(protocol, event, c, cap, late, None)
-}
-
-/// [`reply`], with `extra` added to the notice for the user.
-pub fn reply_with(
-    protocol: Option<Protocol>,
-    event: Option<&str>,
-    c: &Committed,
-    cap: &Captured,
-    late: bool,
-    extra: Option<&str>,
-) -> Option<String> {
-    let p = protocol?;
-    let notice = match (notice(Some(&c.written.landed), cap), extra) {
-        (Some(a), Some(b)) => Some(format!("{a} {b}")),
-        (a, b) => a.or_else(|| b.map(str::to_owned)),
-    };
-    if late {
-        return p.reply_with_notice(None, None, notice.as_deref());
-    }
-    let context = c.context.as_ref().map(|c| c.text.as_str());
-    p.reply_with_notice(event, context, notice.as_deref())
 }

@@ -2,73 +2,98 @@
 //! makes it durable (journal, else rescue journal, else spool, else fallback spool: see
 //! `journal::session`), and returns the exact stdout the host expects (the session's context
 //! for the events that take it; a notice for the user when the event could not be stored
-//! durably in the root), failing open: whatever happens, the caller exits 0 and prints either
-//! a complete reply or nothing.
+//! durably in the root, was cut short, or was lost), failing open: whatever happens, the
+//! process exits 0 and prints either a complete reply or nothing.
+//!
+//! One event goes through one pipeline, one module per step:
+//!
+//! 1. [`read`]: stdin → the input's bytes, complete at end of file or as soon as one JSON
+//!    value is (bounded in size; the watchdog bounds the time);
+//! 2. [`route`]: one parse → the record (the event, or `sjournal.unparsed`), its host and
+//!    session;
+//! 3. `plan`: when the work is due (`plan::Timing`: the deadline counts from the input's
+//!    completion; input too close to the host's own timeout is journaled without context),
+//!    exec handlers, context, memory;
+//! 4. [`commit`]: the session's lock (until the deadline), the fold, the render, the one
+//!    write (after the claim), or the spool;
+//! 5. `reply`: the host's reply, or the notice;
+//! 6. `after`: once the reply is out, webhooks, the due snapshot, memory's write, shipping,
+//!    a snapshot rebuild — none waiting past the deadline;
+//! 7. `watchdog`: the deadline, the claim, the take-over.
 //!
 //! What is kept, and when:
 //!
-//! - **Input.** Once stdin's first byte has arrived, stdin is read to its end, for up to the
-//!   input time limit (`[hook] input_timeout_ms`, 10 s) from the hook's start, however short
-//!   the deadline: the deadline bounds waiting for the lock and for work, never the loss of
-//!   input already arriving. If the limit passes mid-payload, what arrived is kept as a
-//!   `sjournal.unparsed` record saying so. Input longer than a record holds keeps its first
-//!   16 MiB − 4 KiB, with the whole input's length and blake3 in the record, and the user is
-//!   told. If nothing at all has arrived by the deadline (plus `HOOK_STDIN_GRACE_MS`, and for
-//!   as long as stdin is ready to be read), there is no event, and the hook gives up.
+//! - **Input.** Once stdin's first byte has arrived, stdin is read until the input is
+//!   complete, for up to the input time limit (`[hook] input_timeout_ms`, 10 s) from the
+//!   hook's start, however short the deadline: the deadline bounds waiting for the lock and
+//!   for work, never the loss of input already arriving. If the limit passes mid-payload,
+//!   what arrived is kept as a `sjournal.unparsed` record saying so, and the user is told.
+//!   Input longer than a record holds keeps its first 16 MiB − 4 KiB, with the whole input's
+//!   length and blake3 in the record, and the user is told. If nothing at all has arrived by
+//!   the deadline (plus `HOOK_STDIN_GRACE_MS`, and for as long as stdin is ready to be read),
+//!   there is no event, and the hook gives up.
 //! - **Durability.** The event is acknowledged only where it is durable; where it went is
-//!   [`HookOutcome::landed`]. Only if no place at all can take it is it lost, and then the
-//!   user is told (through the host's visible channel, `Protocol::reply_with_notice`), as
-//!   they are whenever it could not be stored durably in the root.
+//!   [`HookOutcome::landed`]. Only if no place at all can take it (or there is no root) is it
+//!   lost, and then the user is told (through the host's visible channel,
+//!   `Protocol::reply_with_notice`), as they are whenever it could not be stored durably in
+//!   the root.
 //! - **Reply.** Context is rendered from the session's state with the event folded in (or
-//!   from what is readable when the session cannot be opened). An event that arrives after
-//!   the deadline is still journaled, but its reply carries no context (it can no longer be
-//!   timely), only a notice if there is one. A due snapshot is written after the reply
-//!   ([`HookOutcome::snapshot`]).
+//!   from what is readable when the session cannot be opened). The deadline is the work's
+//!   budget, not a reason to drop the answer: a reply still carries its context while the
+//!   host waits for it (`plan`'s timing rule).
 //!
-//! Two threads share the hook: a worker and a watchdog (`watchdog`). In [`run`] the work runs
-//! on a new thread and the calling thread is the watchdog; in [`run_then_exit`] (the
-//! `sjournal hook` process) the calling thread does the work, and the watchdog thread, which
-//! only sleeps until the deadline, delivers the outcome and ends the process if it settles the
-//! hook first. At the deadline, if the worker has the event but has not started writing it (it is waiting for
+//! **One threading shape**, the one that ships: the calling thread does the work, and a
+//! watchdog thread, which only sleeps until the deadline, settles the hook if the work has not
+//! by then. Whichever of the two settles it hands the outcome to the [`Deliver`] (the binary's
+//! prints and exits; a test's sends it on a channel); the other one then parks. At the
+//! deadline, if the worker has the event but has not started writing it (it is waiting for
 //! the lock, running exec handlers, or folding), the watchdog takes the event over and spools
 //! it itself; the worker, which must claim the event right before its one write, then writes
 //! nothing. If the worker has already claimed the event, the watchdog waits for it to finish,
 //! however long that takes: after the claim the worker only does the I/O that makes the event
 //! durable, which the watchdog could only replace with the same I/O, and a process cannot be
 //! reaped while a thread sits in `fsync` anyway. A panic in the worker is caught and treated
-//! like any other failure. The library never prints: [`run`] returns stdout and the
-//! diagnostics (for stderr).
+//! like any other failure. The library never prints.
 
+mod after;
 pub mod commit;
 pub mod config;
 pub mod exec;
-pub mod input;
+mod plan;
 pub mod protocol;
+pub mod read;
+mod reply;
+pub mod route;
 mod watchdog;
 
 use std::fmt;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::hook::config::Config;
-use crate::hook::protocol::{HostFlag, Protocol};
-use crate::journal::{Landed, Root, SnapshotJob, WriterOptions};
-use crate::limits::{
-    HOOK_READ_CHUNK_MAX_BYTES, HOOK_READ_CHUNK_MIN_BYTES, HOOK_SPOOL_MERGE_MAX_FILES,
-    HOOK_SPOOL_RESERVE_MS,
-};
+use crate::hook::protocol::HostFlag;
+use crate::journal::{Landed, Root, WriterOptions};
+use crate::limits::{HOOK_SPOOL_MERGE_MAX_FILES, HOOK_SPOOL_RESERVE_MS};
 use crate::storage::{Fs, RealFs};
 
+pub use after::AfterReply;
+pub use plan::host_timeout;
+
+use plan::Timing;
+use route::Captured;
 use watchdog::{Claim, Shared};
 
 /// How to run one hook invocation.
 #[derive(Debug, Clone)]
 pub struct HookOptions {
-    pub root: Root,
+    /// The root; Err (why there is none: `$HOME` unset and no `--root`) still reads the event,
+    /// to tell the user through the host that it was lost.
+    pub root: Result<Root, String>,
     pub host: HostFlag,
-    /// Answer within this long from the start.
+    /// The hook's budget for its own work, counted from when its input was complete.
     pub deadline: Duration,
     pub config: Config,
     /// `CLAUDE_CODE_SESSION_ID` from the environment: the session of input that names none.
@@ -77,19 +102,22 @@ pub struct HookOptions {
     /// the git root above the event's `cwd`, else the `cwd`; see `crate::memory`).
     pub env_project_dir: Option<String>,
     /// Whether the input can be read without blocking; None if that cannot be told (in-memory
-    /// input). The CLI polls its stdin ([`input::stdin_ready`]).
+    /// input). The CLI polls its stdin ([`read::stdin_ready`]).
     pub input_ready: Option<InputReady>,
     /// Every file operation goes through this (the storage seam; tests inject faults).
     pub fs: Arc<dyn Fs>,
     /// Test seam (see [`Checkpoints`]); None in production.
     pub checkpoints: Option<Arc<dyn Checkpoints>>,
+    /// The `sjournal` binary for the processes the hook starts after its reply (a snapshot
+    /// rebuild); None: this executable.
+    pub program: Option<PathBuf>,
 }
 
 impl HookOptions {
     /// Production options: the real file system, no checkpoints, stdin not polled.
     pub fn new(root: Root, host: HostFlag, deadline: Duration, config: Config) -> HookOptions {
         HookOptions {
-            root,
+            root: Ok(root),
             host,
             deadline,
             config,
@@ -98,6 +126,7 @@ impl HookOptions {
             input_ready: None,
             fs: Arc::new(RealFs),
             checkpoints: None,
+            program: None,
         }
     }
 
@@ -118,7 +147,8 @@ impl HookOptions {
 
 /// Tells whether the hook's input can be read without blocking: bytes are waiting, or the
 /// writer has closed it. Past the stdin grace the watchdog keeps waiting for a worker that has
-/// not read its input only while this says so.
+/// not read its input only while this says so; a complete JSON value with nothing more
+/// waiting ends the input.
 #[derive(Clone)]
 pub struct InputReady(pub Arc<dyn Fn() -> bool + Send + Sync>);
 
@@ -134,10 +164,10 @@ impl fmt::Debug for InputReady {
 /// learn what the watchdog did meanwhile, so those paths run the same way on every machine.
 /// Production passes None.
 pub trait Checkpoints: Send + Sync + fmt::Debug {
-    /// The deadline passed with the worker unfinished; the watchdog is about to look at what
-    /// the worker is doing (and take the event over if the worker has not claimed it). Called
-    /// on the watchdog thread, without the hook's state locked, so a test can hold it here
-    /// until the worker reached the point it studies.
+    /// The work's deadline passed with the worker unfinished; the watchdog is about to look at
+    /// what the worker is doing (and take the event over if the worker has not claimed it).
+    /// Called on the watchdog thread, without the hook's state locked, so a test can hold it
+    /// here until the worker reached the point it studies.
     fn deadline_passed(&self) {}
     /// The worker holds the session's lock and is about to fold, render and write. Called on
     /// the worker thread.
@@ -168,65 +198,40 @@ pub struct HookOutcome {
     pub landed: Option<Landed>,
     /// The deadline passed before the worker finished.
     pub timed_out: bool,
-    /// A snapshot that is due: write it after printing the reply (it only saves later loads
-    /// time; a failure changes nothing).
-    pub snapshot: Option<SnapshotJob>,
-    /// The event as read (None if no event was read): what the CLI looks at after the reply
-    /// (shipping at session end, `[remote] ship_on_session_end`).
-    pub captured: Option<Arc<input::Captured>>,
-    /// The write to a scope journal after the reply (`crate::memory::hook`), with the
-    /// session's state as the commit folded it; None if the worker did not commit the event.
-    pub memory: Option<crate::memory::hook::AfterReply>,
-    /// The worker planned memory's part of this event: `memory` None then means there is
-    /// nothing to write (false: the watchdog took the event over, and whoever writes memory
-    /// after the reply must plan it).
-    pub memory_planned: bool,
+    /// The event as read (None if no event was read).
+    pub captured: Option<Arc<Captured>>,
+    /// The work's deadline (None if no input came): the work after the reply waits for
+    /// nothing past it.
+    pub deadline: Option<Instant>,
+    /// What is left for after the reply (done by [`run`] before it delivers the outcome).
+    pub after: AfterReply,
 }
 
-/// Runs one hook invocation: reads the event from `input`, commits it, and says what to print.
-/// Returns within `opts.deadline`, unless the event's own write is under way then (it is waited
-/// for), or stdin is still arriving or ready but unread (see the module docs).
-pub fn run<R: Read + Send + 'static>(opts: HookOptions, input: R) -> HookOutcome {
-    let start = Instant::now();
-    let shared = Shared::new();
-    let job = Arc::new(std::sync::Mutex::new(Some(input)));
-    let (worker_shared, worker_opts, worker_job) = (shared.clone(), opts.clone(), job.clone());
-    let spawned = std::thread::Builder::new()
-        .name("sjournal-hook".into())
-        .spawn(move || run_worker(&worker_shared, &worker_opts, &worker_job, start))
-        .map(drop);
-    if let Err(e) = spawned {
-        // Out of threads. The input is still here: do the work on this thread, without a
-        // watchdog (past the deadline if it comes to that) rather than drop the event, then
-        // settle what the watchdog would (an event the work abandoned is spooled).
-        run_worker(&shared, &opts, &job, start);
-        let mut out = watchdog::settle_alone(&shared, &opts, start);
-        out.diagnostics.insert(
-            0,
-            format!(
-                "could not start the hook's worker thread ({e}); did the work without a watchdog"
-            ),
-        );
-        return out;
-    }
-    watchdog::watch(&shared, &opts, start)
+/// Where a hook's outcome goes: the binary prints it and exits; a test sends it on a channel.
+pub trait Deliver: Send + 'static {
+    /// Hands the reply to the host (None: print nothing). Called once, before the work that
+    /// comes after the reply.
+    fn reply(&mut self, stdout: Option<&str>);
+    /// The hook is over, the work after the reply included: `out` says what it did. Ends the
+    /// process (or parks the thread for good): it never returns.
+    fn finish(self: Box<Self>, out: HookOutcome) -> !;
 }
 
-/// Delivers a hook's outcome (prints it, does what comes after the reply) and ends the
-/// process: it never returns.
-pub type Deliver = Box<dyn FnOnce(HookOutcome) -> std::convert::Infallible + Send>;
+/// The [`Deliver`], until one of the two threads takes it.
+type Handoff = Arc<Mutex<Option<Box<dyn Deliver>>>>;
 
-/// [`run`] for a process that ends once it has answered (`sjournal hook`): the calling thread
-/// does the work, a watchdog thread keeps the deadline (as [`run`]'s does, by the same rules),
-/// and whichever of the two settles the hook hands the outcome to `deliver`, which ends the
-/// process; the other one then waits for that. While the work goes as it should, neither
-/// thread waits for or wakes the other: the watchdog sleeps until the deadline, and the
-/// process ends first. On this path each hand-over between threads cost the hook more than
-/// its own work (BENCHMARKS.md, "The hook's work on the calling thread").
-pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> ! {
+/// Runs one hook invocation: the calling thread reads the event from `input` and does the
+/// work, a watchdog thread keeps the deadline, and whichever of the two settles the hook hands
+/// the outcome to `deliver` (the reply, then the work after it, then the rest), which ends
+/// the process; the other one then parks. While the work goes as it should, neither thread
+/// waits for or wakes the other: the watchdog sleeps until the deadline, and the process ends
+/// first (each hand-over between threads cost the hook more than its own work:
+/// BENCHMARKS.md, "The hook's work on the calling thread").
+pub fn run<R: Read>(opts: HookOptions, input: R, deliver: impl Deliver) -> ! {
     let start = Instant::now();
     let shared = Shared::new();
-    let deliver = Arc::new(std::sync::Mutex::new(Some(deliver)));
+    let deliver: Handoff = Arc::new(Mutex::new(Some(Box::new(deliver))));
+    let opts = Arc::new(opts);
     let watchdog = {
         let (shared, deliver, opts) = (shared.clone(), deliver.clone(), opts.clone());
         std::thread::Builder::new()
@@ -237,8 +242,8 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
                 let settled = catch_unwind(AssertUnwindSafe(|| {
                     shared.watchdog_settles(watchdog::watch(&shared, &opts, start))
                 }));
-                match settled {
-                    Ok(settled) => deliver_if(&deliver, settled),
+                let out = match settled {
+                    Ok(settled) => settled,
                     // A bug in the watchdog: whatever the worker left, failing open, rather
                     // than leave a worker that waits for the watchdog waiting forever.
                     Err(p) => {
@@ -248,9 +253,10 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
                              the event may not have been kept",
                             panic_message(&*p)
                         ));
-                        deliver_if(&deliver, shared.watchdog_settles(out))
+                        shared.watchdog_settles(out)
                     }
-                }
+                };
+                hand_over(&deliver, &opts, out)
             })
     };
     caught(&shared, || work(&shared, &opts, input, start));
@@ -263,50 +269,43 @@ pub fn run_then_exit<R: Read>(opts: HookOptions, input: R, deliver: Deliver) -> 
             0,
             format!("could not start the hook's watchdog thread ({e}); did the work without one"),
         );
-        deliver_once(&deliver, out);
+        hand_over(&deliver, &opts, Some(out));
     }
-    deliver_if(&deliver, shared.worker_settles(start + opts.deadline))
+    hand_over(
+        &deliver,
+        &opts,
+        shared.worker_settles(start + opts.deadline),
+    )
 }
 
 /// The watchdog's stack: the main thread's default, since a take-over runs the same
 /// after-reply work (memory) as the main thread does.
 const WATCHDOG_STACK_BYTES: usize = 8 << 20;
 
-fn deliver_once(deliver: &std::sync::Mutex<Option<Deliver>>, out: HookOutcome) -> ! {
-    let taken = deliver.lock().unwrap_or_else(|p| p.into_inner()).take();
-    match taken {
-        Some(d) => match d(out) {},
-        None => park_forever(),
-    }
-}
-
-/// Delivers `out` if this thread settled the hook (Some); else the other thread delivers.
-fn deliver_if(deliver: &std::sync::Mutex<Option<Deliver>>, out: Option<HookOutcome>) -> ! {
-    match out {
-        Some(out) => deliver_once(deliver, out),
-        None => park_forever(),
-    }
-}
-
-/// The other thread is delivering, and ends the process.
-fn park_forever() -> ! {
-    loop {
-        std::thread::park();
-    }
-}
-
-/// The worker's body: [`work`], with a panic caught and reported.
-fn run_worker<R: Read>(
-    shared: &Shared,
+/// Delivers `out` if this thread settled the hook (Some): the reply, the work after it, the
+/// outcome. Else the other thread delivers, and this one parks.
+fn hand_over(
+    deliver: &Mutex<Option<Box<dyn Deliver>>>,
     opts: &HookOptions,
-    job: &std::sync::Mutex<Option<R>>,
-    start: Instant,
-) {
-    let taken = job.lock().unwrap_or_else(|p| p.into_inner()).take();
-    if let Some(input) = taken {
-        caught(shared, || work(shared, opts, input, start));
+    out: Option<HookOutcome>,
+) -> ! {
+    let taken = out.and_then(|out| {
+        let d = deliver.lock().unwrap_or_else(|p| p.into_inner()).take();
+        d.map(|d| (out, d))
+    });
+    let Some((mut out, mut d)) = taken else {
+        loop {
+            std::thread::park();
+        }
+    };
+    d.reply(out.stdout.as_deref());
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| after::run(opts, &mut out))) {
+        out.diagnostics.push(format!(
+            "internal error after the reply (panic: {}); the event was kept",
+            panic_message(&*p)
+        ));
     }
-    shared.finish();
+    d.finish(out)
 }
 
 /// What a caught panic said.
@@ -334,91 +333,110 @@ fn caught(shared: &Shared, body: impl FnOnce()) {
     }
 }
 
-/// Reads stdin to its end into the shared state (where the watchdog can take what arrived
-/// if the input time limit passes first). False if the watchdog took the input over.
-///
-/// The read buffer starts small (most events are a few KiB) and grows to a pipe's capacity
-/// once a read fills it: zeroing 64 KiB up front cost the hook more than reading the event.
-fn read_input(sh: &Shared, mut input: impl Read, diag: &mut Vec<String>) -> bool {
-    let mut chunk = vec![0u8; HOOK_READ_CHUNK_MIN_BYTES];
-    loop {
-        match input.read(&mut chunk) {
-            Ok(0) => return true,
-            Ok(n) => {
-                if !sh.received(&chunk[..n]) {
-                    return false;
-                }
-                if n == chunk.len() && chunk.len() < HOOK_READ_CHUNK_MAX_BYTES {
-                    chunk.resize(HOOK_READ_CHUNK_MAX_BYTES, 0);
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => {
-                diag.push(format!("reading stdin failed: {e}"));
-                return true;
-            }
-        }
+/// The worker: everything between stdin and the reply, one step after the other.
+fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
+    let mut diag = Vec::new();
+    let Some(received) = read_input(sh, opts, input, &mut diag) else {
+        return sh.note(&mut diag);
+    };
+    let (job, mut plan) = route_and_plan(sh, opts, received, start, &mut diag);
+    let execs = run_execs(&plan, &job, &mut diag);
+    sh.note(&mut diag);
+    let root = match &opts.root {
+        Ok(root) => root,
+        Err(why) => return job.lost(why, diag),
+    };
+    match job.commit(root, &mut plan, execs, &mut diag) {
+        Some(result) => job.settle(plan, result, diag),
+        // The watchdog took the event over; it answers.
+        None => sh.note(&mut diag),
     }
 }
 
-/// The worker: everything between stdin and the reply.
-fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
-    let mut diag = Vec::new();
-    let deadline = start + opts.deadline;
-    if !read_input(sh, input, &mut diag) {
-        return;
-    }
-    let Some(received) = sh.take_received() else {
-        return;
-    };
+/// Step 1: the input, complete (None: the watchdog took it over, or nothing was read).
+fn read_input(
+    sh: &Shared,
+    opts: &HookOptions,
+    input: impl Read,
+    diag: &mut Vec<String>,
+) -> Option<read::Received> {
+    let received = read::read(sh, input, opts.input_ready.as_ref(), diag)?;
     if received.total == 0 && !diag.is_empty() {
         diag.push("nothing was read; nothing was recorded".into());
-        sh.note(&mut diag);
-        return;
+        return None;
     }
+    Some(received)
+}
+
+/// Steps 2 and 3: the record and its timing, handed to the watchdog, and the plan. The event
+/// is parsed once, as the fold reads it: its digest, its injection point and memory's plan
+/// all come from this one `Event` (input that is not JSON has none).
+fn route_and_plan<'a>(
+    sh: &'a Shared,
+    opts: &'a HookOptions,
+    received: read::Received,
+    start: Instant,
+    diag: &mut Vec<String>,
+) -> (Job<'a>, plan::Plan<'a>) {
+    let input_done = received.done_at.unwrap_or_else(Instant::now);
     let env = |k: &str| {
         (k == "CLAUDE_CODE_SESSION_ID")
             .then(|| opts.env_session_id.clone())
             .flatten()
     };
-    // The event is parsed once, as the fold reads it: its digest, its injection point and
-    // memory's plan all come from this one `Event` (input that is not JSON has none).
-    let routed = input::route(received, opts.host, &env, &mut diag);
+    let routed = route::route(received, opts.host, &env, diag);
     let (text, kind) = match &routed {
-        input::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
-        input::Routing::Unparsed(_) => (None, String::new()),
+        route::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
+        route::Routing::Unparsed(_) => (None, String::new()),
     };
     let lenient = text.as_deref().map(crate::event::lenient_json::text);
     let parsed = lenient
         .as_deref()
         .map(|l| crate::event::Event::parse(&kind, l));
     let cap = Arc::new(match routed {
-        input::Routing::Event(r) => r.into_captured(parsed.as_ref()),
-        input::Routing::Unparsed(c) => c,
+        route::Routing::Event(r) => r.into_captured(parsed.as_ref()),
+        route::Routing::Unparsed(c) => c,
     });
-    sh.captured(cap.clone(), &mut diag);
-
-    // Input that took until after the deadline is still journaled, but nothing more is
-    // waited for: no exec handlers, no context, one try at the lock.
-    let late = Instant::now() >= deadline;
-    if late {
-        diag.push(format!(
-            "stdin arrived in full only after the deadline ({} ms); the event is journaled without \
-             exec handlers or context (the reply can no longer be timely)",
-            opts.deadline.as_millis()
-        ));
-    }
     let event = cap.event.as_deref();
-    let handlers = match (event, late) {
-        (Some(e), false) => opts.config.handlers_for(e),
-        _ => Vec::new(),
-    };
-    let execs = match (&cap.raw_json, handlers.is_empty()) {
+    let t = Timing::new(start, input_done, opts.deadline, cap.protocol, event);
+    if t.late {
+        diag.push(late_input(opts, &cap, &t));
+    }
+    sh.captured(cap.clone(), t, diag);
+    let plan = plan::plan(opts, &cap, parsed.as_ref(), &t);
+    (Job { sh, opts, cap, t }, plan)
+}
+
+/// The diagnostic for input that completed too close to the host's timeout.
+fn late_input(opts: &HookOptions, cap: &Captured, t: &Timing) -> String {
+    format!(
+        "stdin arrived in full only {} ms after the hook started, too close to the {} ms {} \
+         gives a hook{} for the work (the deadline is {} ms); the event is journaled without \
+         exec handlers or context (the host would no longer take the reply)",
+        t.input_done.duration_since(t.start).as_millis(),
+        t.host_gives_up.duration_since(t.start).as_millis(),
+        cap.protocol.map_or("an unknown host", |p| p.name()),
+        cap.event
+            .as_deref()
+            .map(|e| format!(" for {e}"))
+            .unwrap_or_default(),
+        opts.deadline.as_millis()
+    )
+}
+
+/// The exec handlers the plan names, given half the budget; their failures noted.
+fn run_execs(
+    plan: &plan::Plan<'_>,
+    job: &Job<'_>,
+    diag: &mut Vec<String>,
+) -> Vec<crate::format::payload::Exec> {
+    let (cap, budget) = (&job.cap, job.opts.deadline);
+    let execs = match (&cap.raw_json, plan.handlers.is_empty()) {
         (Some(raw), false) => exec::run_handlers(
-            &handlers,
+            &plan.handlers,
             raw.as_bytes(),
             &cap.session_id,
-            start + opts.deadline / 2,
+            job.t.input_done + budget / 2,
         ),
         _ => Vec::new(),
     };
@@ -432,142 +450,121 @@ fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
         let tail = e.stderr.trim().lines().last().unwrap_or("");
         diag.push(format!("exec handler {:?} failed: {detail} {tail}", e.name));
     }
-    sh.note(&mut diag);
-
-    let policy = crate::context::Policy::from_config(&opts.config);
-    let want_context = !late
-        && match (cap.protocol, event) {
-            (Some(p), Some(ev)) => policy.wants(p, ev),
-            _ => false,
-        };
-    // Memory: what to inject now, what to write after the reply.
-    let memory = match &parsed {
-        // The event is parsed: `plan` decides by its kind.
-        Some(e) => crate::memory::hook::plan(
-            &opts.root,
-            e,
-            &cap.session_id,
-            opts.env_project_dir.as_deref().map(std::path::Path::new),
-            (!late)
-                .then(|| crate::memory::hook::Settings {
-                    deadline: Some(deadline),
-                    ..opts.config.memory.settings()
-                })
-                .as_ref(),
-        ),
-        _ => Default::default(),
-    };
-    // Loaded under the session's lock: never when the reply is already late.
-    let want_state = !late && memory.needs_state();
-    let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
-    let req = commit::Request {
-        root: &opts.root,
-        captured: &cap,
-        execs,
-        want_context,
-        point: parsed
-            .as_ref()
-            .map(|e| crate::context::InjectionPoint::of_event(e, 0)),
-        policy,
-        writer: opts.writer(),
-        lock_deadline: if late {
-            Instant::now()
-        } else {
-            deadline - reserve
-        },
-        render_by: deadline,
-        checkpoints: opts.checkpoints.as_deref(),
-        want_state,
-        extras: memory.prepared.extras,
-        notice: memory.prepared.notice,
-    };
-    let claim = || {
-        let (held, taken) = sh.claim(Claim::Worker);
-        if let (true, Some(c)) = (taken, &opts.checkpoints) {
-            c.claimed();
-        }
-        held
-    };
-    let result = commit::commit(&req, &claim, &mut diag);
-    if let Some(Ok(c)) = &result {
-        // Webhooks are told of events in the journal or spooled to it (a deliverer merges
-        // the spool first); not of rescued ones, which the journal does not hold.
-        if matches!(
-            c.written.landed,
-            Landed::Journal { .. } | Landed::Spooled { .. }
-        ) {
-            crate::webhook::notify(
-                &opts.root,
-                &opts.config.webhook,
-                &cap.session_id,
-                &cap.kind,
-                deadline,
-                &mut diag,
-            );
-        }
-    }
-    let (reply, landed, snapshot, state) = match result {
-        // The watchdog took the event over; it answers.
-        None => return sh.note(&mut diag),
-        Some(Ok(mut c)) => {
-            describe(&c.written.landed, &mut diag);
-            let late = Instant::now() > deadline;
-            let reply =
-                commit::reply_with(cap.protocol, event, &c, &cap, late, req.notice.as_deref());
-            let snapshot = c.written.snapshot_job();
-            let state = want_state.then(|| c.written.state.take()).flatten();
-            (reply, Some(c.written.landed), snapshot, state)
-        }
-        Some(Err(e)) => {
-            diag.push(format!("{e}; the event is LOST"));
-            let notice = format!("sjournal LOST this event: {e}");
-            (
-                lost_reply(opts.host, cap.protocol, &notice),
-                None,
-                None,
-                None,
-            )
-        }
-    };
-    let memory = landed
-        .as_ref()
-        .and(memory.after)
-        .map(|job| crate::memory::hook::AfterReply { job, state });
-    sh.done(reply, landed, snapshot, memory, &mut diag);
+    execs
 }
 
-/// The reply when the event was kept nowhere: the fail-open reply, with the notice.
-fn lost_reply(host: HostFlag, detected: Option<Protocol>, notice: &str) -> Option<String> {
-    protocol_of(host, detected)?.reply_with_notice(None, None, Some(notice))
+/// One routed event's work: what the steps after the commit need.
+struct Job<'a> {
+    sh: &'a Shared,
+    opts: &'a HookOptions,
+    cap: Arc<Captured>,
+    t: Timing,
 }
 
-fn protocol_of(host: HostFlag, detected: Option<Protocol>) -> Option<Protocol> {
-    detected.or(match host {
-        HostFlag::Fixed(p) => Some(p),
-        HostFlag::Auto => None,
-    })
-}
-
-fn describe(landed: &Landed, diag: &mut Vec<String>) {
-    match landed {
-        Landed::Journal { .. } => {}
-        Landed::Rescue { appended, cause } => diag.push(format!(
-            "{cause}; the event was kept as seq {} of the session's rescue journal",
-            appended.first().map_or(0, |a| a.seq)
-        )),
-        Landed::Spooled {
-            files,
-            reason,
-            fallback,
-            ..
-        } => diag.push(format!(
-            "{reason}; the event was spooled to {}{} and will be merged by the next writer or reader",
-            files.first().map(|f| f.display().to_string()).unwrap_or_default(),
-            if *fallback {
-                " (the FALLBACK spool, outside the root: less durable)"
-            } else {
-                ""
+impl Job<'_> {
+    /// Step 4: the session's lock (until the deadline), the fold, the render, and the one
+    /// write after the claim, or the spool. None: the watchdog took the event over.
+    fn commit(
+        &self,
+        root: &Root,
+        plan: &mut plan::Plan<'_>,
+        execs: Vec<crate::format::payload::Exec>,
+        diag: &mut Vec<String>,
+    ) -> Option<crate::error::Result<commit::Committed>> {
+        let (sh, opts, t) = (self.sh, self.opts, &self.t);
+        // Under the lock the worker folds the session's state when it renders context or
+        // hands the state to memory: a deadline passing then means the fold outlasted it.
+        let folds = plan.want_context || plan.want_state;
+        let locked = || {
+            if folds {
+                sh.folding();
             }
-        )),
+            if let Some(c) = &opts.checkpoints {
+                c.locked();
+            }
+        };
+        let reserve = Duration::from_millis(HOOK_SPOOL_RESERVE_MS).min(opts.deadline / 2);
+        let req = commit::Request {
+            root,
+            captured: &self.cap,
+            execs,
+            want_context: plan.want_context,
+            point: plan.point.clone(),
+            policy: plan.policy.clone(),
+            writer: opts.writer(),
+            // Late input: one try at the lock, then the spool.
+            lock_deadline: if t.late {
+                Instant::now()
+            } else {
+                t.deadline - reserve
+            },
+            render_by: t.deadline,
+            locked: &locked,
+            want_state: plan.want_state,
+            extras: std::mem::take(&mut plan.memory.prepared.extras),
+            notice: plan.memory.prepared.notice.clone(),
+        };
+        let claim = || {
+            let (held, taken) = sh.claim(Claim::Worker);
+            if let (true, Some(c)) = (taken, &opts.checkpoints) {
+                c.claimed();
+            }
+            held
+        };
+        commit::commit(&req, &claim, diag)
+    }
+
+    /// Step 5: the worker's result from what the commit did: the reply, where the event
+    /// went, and what is left for after the reply (step 6).
+    fn settle(
+        &self,
+        plan: plan::Plan<'_>,
+        result: crate::error::Result<commit::Committed>,
+        mut diag: Vec<String>,
+    ) {
+        let cap = &*self.cap;
+        let mut c = match result {
+            Ok(c) => c,
+            Err(e) => {
+                diag.push(format!("{e}; the event is LOST"));
+                let notice = format!("sjournal LOST this event: {e}");
+                let reply = reply::lost(self.opts.host, cap.protocol, &notice);
+                return self.sh.done(reply, None, AfterReply::default(), &mut diag);
+            }
+        };
+        reply::describe(&c.written.landed, &mut diag);
+        // The deadline bounds the work, not the answer: the context goes with the reply as
+        // long as the host waits for it.
+        let late = !reply::timely(self.t.host_gives_up);
+        let event = cap.event.as_deref();
+        let notice = plan.memory.prepared.notice.as_deref();
+        let reply = reply::reply_with(cap.protocol, event, &c, cap, late, notice);
+        let state = plan.want_state.then(|| c.written.state.take()).flatten();
+        let memory = plan.memory.after;
+        let after = AfterReply {
+            snapshot: c.written.snapshot_job(),
+            memory: memory.map(|job| crate::memory::hook::AfterReply { job, state }),
+            memory_planned: true,
+            // Webhooks are told of events in the journal or spooled to it (a deliverer merges
+            // the spool first); not of rescued ones, which the journal does not hold.
+            notify_webhooks: matches!(
+                c.written.landed,
+                Landed::Journal { .. } | Landed::Spooled { .. }
+            ),
+            rebuild_snapshot: false,
+        };
+        self.sh
+            .done(reply, Some(c.written.landed), after, &mut diag);
+    }
+
+    /// There is no root: the event is read and answered, with the notice that it was lost.
+    fn lost(&self, why: &str, mut diag: Vec<String>) {
+        if !self.sh.claim(Claim::Worker).0 {
+            return self.sh.note(&mut diag);
+        }
+        diag.push(format!("{why}; the event is LOST"));
+        let notice = format!("sjournal LOST this event: {why}");
+        let reply = reply::lost(self.opts.host, self.cap.protocol, &notice);
+        self.sh.done(reply, None, AfterReply::default(), &mut diag);
     }
 }

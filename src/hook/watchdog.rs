@@ -1,24 +1,35 @@
-//! The hook's watchdog: the state the worker and the watchdog share, the claim that makes
-//! exactly one of them write the event, and what the watchdog does at the deadline.
+//! The hook's watchdog: the state the worker and the watchdog share ([`Shared`]), the claim
+//! that makes exactly one of them write the event, and what the watchdog does when the
+//! deadline passes with the worker unfinished.
 //!
-//! - The worker never finished by the deadline and has the event, unclaimed: the watchdog
-//!   claims it and spools it (the worker then writes nothing).
-//! - The worker claimed the event: its write is under way; the watchdog waits for it however
-//!   long it takes (see the module docs of `hook`), noting it past `HOOK_COMMIT_GRACE_MS`.
+//! - Until the earliest deadline (the start plus the deadline: input that was there at once)
+//!   the watchdog only sleeps; a worker that finishes first ends the process.
 //! - Stdin has not been read in full: once a first byte has arrived, the watchdog waits for
 //!   the rest until the input time limit, then keeps what arrived. Before any byte, it waits
 //!   `HOOK_STDIN_GRACE_MS` past the deadline, then as long as stdin is ready to be read (a
 //!   starved reading thread); otherwise the host has not written and there is no event.
-//! - The worker read its input only after the deadline: it is given `HOOK_COMMIT_GRACE_MS`
-//!   to claim the event (it waits for nothing any more), else the watchdog takes it over.
+//! - The input came later: the work's deadline counts from when it was complete
+//!   (`plan::Timing`); the watchdog waits until then. Late input (too close to the host's
+//!   timeout for any work) is given `HOOK_COMMIT_GRACE_MS` to be claimed.
+//! - Past the work's deadline, an event the worker has not claimed is claimed by the
+//!   watchdog and spooled (the worker then writes nothing). If the worker was folding the
+//!   session's state then (it held the session's lock to render context), the state's
+//!   snapshot is rebuilt off the hook's path after the reply (`after`), or every later event
+//!   would meet the same fold.
+//! - The worker claimed the event: its write is under way; the watchdog waits for it however
+//!   long it takes (see the module docs of `hook`), noting it past `HOOK_COMMIT_GRACE_MS`.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::hook::after::AfterReply;
 use crate::hook::commit;
-use crate::hook::input::{self, Captured, Received};
-use crate::hook::{protocol_of, HookOptions, HookOutcome};
-use crate::journal::{Landed, SnapshotJob};
+use crate::hook::plan::Timing;
+use crate::hook::read::Received;
+use crate::hook::reply::{self, protocol_of};
+use crate::hook::route::{self, Captured};
+use crate::hook::{HookOptions, HookOutcome};
+use crate::journal::Landed;
 use crate::limits::{HOOK_COMMIT_GRACE_MS, HOOK_STDIN_GRACE_MS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,63 +40,76 @@ pub(super) enum Claim {
 }
 
 pub(super) struct State {
-    /// Stdin so far, while it is being read (taken by the worker at its end, or by the
-    /// watchdog when the input time limit passes first).
+    /// Stdin so far, while it is being read (taken by the worker once the input is complete,
+    /// or by the watchdog when the input time limit passes first).
     received: Option<Received>,
     /// At least one byte of stdin has arrived.
     first_byte: bool,
     captured: Option<Arc<Captured>>,
-    captured_at: Option<Instant>,
+    /// When the captured event's work must be done.
+    timing: Option<Timing>,
     pub(super) claim: Claim,
+    /// The worker holds the session's lock and folds the session's state (then renders,
+    /// claims and writes).
+    folding: bool,
     finished: bool,
-    /// One thread has begun delivering the outcome (`super::run_then_exit`): the other one
-    /// delivers nothing, and the worker can no longer claim the event.
+    /// One thread has begun delivering the outcome (`super::run`): the other one delivers
+    /// nothing, and the worker can no longer claim the event.
     delivering: bool,
     reply: Option<String>,
     pub(super) landed: Option<Landed>,
-    snapshot: Option<SnapshotJob>,
-    memory: Option<crate::memory::hook::AfterReply>,
-    /// The worker planned memory's part (so `memory` None means nothing to write).
-    memory_planned: bool,
+    after: AfterReply,
     pub(super) diag: Vec<String>,
-    /// The watchdog is past the deadline, where it may wait for the capture. Before that it
-    /// waits for `finished` alone, so a capture does not wake it: each wake-up of the other
-    /// thread costs the hook a cross-CPU hand-over (BENCHMARKS.md, "Start-up and exit").
-    past_deadline: bool,
+    /// The watchdog is past the earliest deadline, where it may wait for the capture. Before
+    /// that it waits for `finished` alone, so a capture does not wake it: each wake-up of the
+    /// other thread costs the hook a cross-CPU hand-over (BENCHMARKS.md, "Start-up and
+    /// exit").
+    watching: bool,
 }
 
+/// What the worker and the watchdog share: the [`State`], and the condition variable the
+/// watchdog waits on.
 #[derive(Clone)]
-pub(super) struct Shared(Arc<(Mutex<State>, Condvar)>);
+pub(crate) struct Shared {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    changed: Condvar,
+}
 
 impl Shared {
     pub(super) fn new() -> Shared {
-        Shared(Arc::new((
-            Mutex::new(State {
-                received: Some(Received::default()),
-                first_byte: false,
-                captured: None,
-                captured_at: None,
-                claim: Claim::Free,
-                finished: false,
-                delivering: false,
-                reply: None,
-                landed: None,
-                snapshot: None,
-                memory: None,
-                memory_planned: false,
-                diag: Vec::new(),
-                past_deadline: false,
+        let state = State {
+            received: Some(Received::default()),
+            first_byte: false,
+            captured: None,
+            timing: None,
+            claim: Claim::Free,
+            folding: false,
+            finished: false,
+            delivering: false,
+            reply: None,
+            landed: None,
+            after: AfterReply::default(),
+            diag: Vec::new(),
+            watching: false,
+        };
+        Shared {
+            inner: Arc::new(Inner {
+                state: Mutex::new(state),
+                changed: Condvar::new(),
             }),
-            Condvar::new(),
-        )))
+        }
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        self.0 .0.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn notify(&self) {
-        self.0 .1.notify_all();
+        self.inner.changed.notify_all();
     }
 
     /// Claims the event for `who`. Returns (whether `who` holds it, whether it just took it).
@@ -98,59 +122,57 @@ impl Shared {
         (st.claim == who, taken)
     }
 
-    /// Adds bytes read from stdin. False if the watchdog has taken the input over. (No
-    /// wake-up: the watchdog looks at `first_byte` only once the deadline has passed.)
-    pub(super) fn received(&self, chunk: &[u8]) -> bool {
+    /// Adds bytes read from stdin. None if the watchdog has taken the input over; else
+    /// whether they complete one JSON value (`read`). (No wake-up: the watchdog looks at
+    /// `first_byte` only once the deadline has passed.)
+    pub(crate) fn received(&self, chunk: &[u8]) -> Option<bool> {
         let mut st = self.lock();
         st.first_byte = true;
-        let Some(r) = st.received.as_mut() else {
-            return false;
-        };
+        let r = st.received.as_mut()?;
         r.push(chunk);
-        true
+        Some(r.value_complete())
     }
 
-    /// The whole input, at its end; None if the watchdog took it over.
-    pub(super) fn take_received(&self) -> Option<Received> {
+    /// The whole input, complete now; None if the watchdog took it over.
+    pub(crate) fn take_received(&self) -> Option<Received> {
         let mut r = self.lock().received.take()?;
-        r.eof = true;
+        r.complete();
         Some(r)
     }
 
-    pub(super) fn captured(&self, cap: Arc<Captured>, diag: &mut Vec<String>) {
+    /// The worker made its record, to be done by `timing`.
+    pub(super) fn captured(&self, cap: Arc<Captured>, timing: Timing, diag: &mut Vec<String>) {
         let mut st = self.lock();
         st.captured = Some(cap);
-        st.captured_at = Some(Instant::now());
+        st.timing = Some(timing);
         st.diag.append(diag);
-        if st.past_deadline {
+        if st.watching {
             self.notify();
         }
+    }
+
+    /// The worker holds the session's lock and is about to fold the session's state.
+    pub(super) fn folding(&self) {
+        self.lock().folding = true;
     }
 
     pub(super) fn note(&self, diag: &mut Vec<String>) {
         self.lock().diag.append(diag);
     }
 
+    /// The worker's result.
     pub(super) fn done(
         &self,
         reply: Option<String>,
         landed: Option<Landed>,
-        snapshot: Option<SnapshotJob>,
-        memory: Option<crate::memory::hook::AfterReply>,
+        after: AfterReply,
         diag: &mut Vec<String>,
     ) {
         let mut st = self.lock();
         st.diag.append(diag);
         st.reply = reply;
         st.landed = landed;
-        st.snapshot = snapshot;
-        st.memory = memory;
-        st.memory_planned = true;
-    }
-
-    pub(super) fn finish(&self) {
-        self.lock().finished = true;
-        self.notify();
+        st.after = after;
     }
 
     /// The outcome as the worker left it.
@@ -158,13 +180,13 @@ impl Shared {
         outcome(&mut self.lock(), timed_out)
     }
 
-    /// The worker is done (`super::run_then_exit`): its outcome, to deliver, if it settles the
-    /// hook. None if the watchdog has the event (it took it over, or the worker left it
-    /// unclaimed by a panic) or is already delivering: the watchdog is woken to settle it.
-    /// Without a wake-up when the worker settles it: the watchdog is not waited for.
-    /// Past the `deadline` the outcome says so (the event's write was under way then: the
-    /// watchdog waited for it, as it does whatever the disk takes).
-    pub(super) fn worker_settles(&self, deadline: Instant) -> Option<HookOutcome> {
+    /// The worker is done (`super::run`): its outcome, to deliver, if it settles the hook.
+    /// None if the watchdog has the event (it took it over, or the worker left it unclaimed
+    /// by a panic) or is already delivering: the watchdog is woken to settle it. Without a
+    /// wake-up when the worker settles it: the watchdog is not waited for. Past the work's
+    /// deadline (`fallback` when no input came) the outcome says so (the event's write was
+    /// under way then: the watchdog waited for it, as it does whatever the disk takes).
+    pub(super) fn worker_settles(&self, fallback: Instant) -> Option<HookOutcome> {
         let mut st = self.lock();
         st.finished = true;
         let abandoned = st.claim == Claim::Free && st.captured.is_some();
@@ -174,6 +196,7 @@ impl Shared {
             return None;
         }
         st.delivering = true;
+        let deadline = st.timing.map_or(fallback, |t| t.deadline);
         let late = Instant::now() > deadline && st.claim == Claim::Worker;
         if late {
             st.diag
@@ -188,6 +211,31 @@ impl Shared {
         let mut st = self.lock();
         (!std::mem::replace(&mut st.delivering, true)).then_some(out)
     }
+
+    /// Waits until `done` holds or `until` passes (None: no limit); returns the state, locked.
+    fn wait_until(
+        &self,
+        until: Option<Instant>,
+        done: impl Fn(&State) -> bool,
+    ) -> MutexGuard<'_, State> {
+        let cv = &self.inner.changed;
+        let mut st = self.lock();
+        while !done(&st) {
+            st = match until {
+                None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Some(until) => {
+                    let now = Instant::now();
+                    if now >= until {
+                        break;
+                    }
+                    cv.wait_timeout(st, until - now)
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|p| p.into_inner().0)
+                }
+            };
+        }
+        st
+    }
 }
 
 fn outcome(st: &mut State, timed_out: bool) -> HookOutcome {
@@ -196,34 +244,47 @@ fn outcome(st: &mut State, timed_out: bool) -> HookOutcome {
         diagnostics: std::mem::take(&mut st.diag),
         landed: st.landed.take(),
         timed_out,
-        snapshot: st.snapshot.take(),
         captured: st.captured.clone(),
-        memory: st.memory.take(),
-        memory_planned: st.memory_planned,
+        deadline: st.timing.map(|t| t.deadline),
+        after: std::mem::take(&mut st.after),
     }
 }
 
-/// The watchdog: waits for the worker until the deadline, then takes over as needed.
-pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
-    let deadline = start + opts.deadline;
+/// The watchdog: sleeps until the earliest deadline, then waits for the input and for the
+/// work's own deadline, and takes over as needed (see the module docs).
+pub(super) fn watch(sh: &Shared, opts: &HookOptions, start: Instant) -> HookOutcome {
     let grace = Duration::from_millis(HOOK_COMMIT_GRACE_MS);
-    let mut st = wait_until(shared, Some(deadline), |st| st.finished);
+    let mut st = sh.wait_until(Some(start + opts.deadline), |st| st.finished);
     // Set under the same lock as the check: a capture after this wakes the watchdog, and one
     // before it is in `st`.
-    st.past_deadline = true;
+    st.watching = true;
+    if !st.finished && st.captured.is_none() {
+        drop(st);
+        st = wait_for_input(sh, opts, start);
+    }
+    // The work's own deadline, counted from its input; late input only gets the grace to
+    // claim the event (the worker waits for nothing then).
+    if let (false, Some(t), Claim::Free) = (st.finished, st.timing, st.claim) {
+        if t.late {
+            drop(st);
+            st = sh.wait_until(Some(Instant::now().max(t.input_done) + grace), |st| {
+                st.finished || st.claim != Claim::Free
+            });
+        } else if Instant::now() < t.deadline {
+            drop(st);
+            st = sh.wait_until(Some(t.deadline), |st| st.finished);
+        }
+    }
     if let (false, Some(c)) = (st.finished, &opts.checkpoints) {
         drop(st);
         c.deadline_passed();
-        st = shared.lock();
-    }
-    if !st.finished && st.captured.is_none() {
-        drop(st);
-        st = wait_for_input(shared, opts, start);
+        st = sh.lock();
     }
     // A worker that finished without claiming the event it read (it panicked) left it to us.
     let abandoned = st.finished && st.claim == Claim::Free && st.captured.is_some();
     if st.finished && !abandoned {
-        return outcome(&mut st, false);
+        let late = st.timing.is_some_and(|t| t.late);
+        return outcome(&mut st, late);
     }
     // The input time limit passed while stdin was still arriving: keep what arrived.
     if st.captured.is_none() && st.received.is_some() && st.first_byte && st.claim == Claim::Free {
@@ -231,10 +292,10 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
         let received = st.received.take().unwrap_or_default();
         let mut diag = std::mem::take(&mut st.diag);
         drop(st);
+        let limit_ms = opts.input_limit().as_millis() as u64;
         let reason = format!(
-            "the input time limit ({} ms) passed while stdin was still arriving: the {} bytes that \
-             arrived are kept, the rest was not read",
-            opts.input_limit().as_millis(),
+            "the input time limit ({limit_ms} ms) passed while stdin was still arriving: the {} \
+             bytes that arrived are kept, the rest was not read",
             received.total
         );
         let env = |k: &str| {
@@ -242,26 +303,27 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
                 .then(|| opts.env_session_id.clone())
                 .flatten()
         };
-        let cap = input::capture_partial(received, reason.clone(), opts.host, &env, &mut diag);
-        return take_over(opts, Arc::new(cap), &reason, diag, true);
-    }
-    // Stdin came in full only after the deadline: the worker waits for nothing any more; give
-    // it the grace to claim the event before taking it over.
-    if let (Some(at), Claim::Free, false) = (st.captured_at, st.claim, abandoned) {
-        if at >= deadline {
-            drop(st);
-            st = wait_until(shared, Some(Instant::now().max(at) + grace), |st| {
-                st.finished || st.claim != Claim::Free
-            });
-            if st.finished {
-                return outcome(&mut st, true);
-            }
-        }
+        let cap = route::capture_partial(
+            received,
+            reason.clone(),
+            limit_ms,
+            opts.host,
+            &env,
+            &mut diag,
+        );
+        let taken = TakeOver {
+            reason: &reason,
+            timed_out: true,
+            rebuild_snapshot: false,
+            deadline: None,
+        };
+        return take_over(opts, Arc::new(cap), diag, taken);
     }
     match (st.captured.clone(), st.claim) {
         (Some(cap), Claim::Free) => {
             st.claim = Claim::Watchdog;
             let diag = std::mem::take(&mut st.diag);
+            let (folding, deadline) = (st.folding, st.timing.map(|t| t.deadline));
             drop(st);
             let reason = if abandoned {
                 "the hook failed internally before the journal took the event".to_owned()
@@ -271,20 +333,26 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
                     opts.deadline.as_millis()
                 )
             };
-            take_over(opts, cap, &reason, diag, !abandoned)
+            let taken = TakeOver {
+                reason: &reason,
+                timed_out: !abandoned,
+                rebuild_snapshot: folding && !abandoned,
+                deadline,
+            };
+            take_over(opts, cap, diag, taken)
         }
         (_, Claim::Worker) => {
             // The worker claimed the event and is writing it: wait for the write, however
             // long the disk takes (see the module docs for why it is never cut).
             drop(st);
-            let mut st = wait_until(shared, Some(Instant::now() + grace), |st| st.finished);
+            let mut st = sh.wait_until(Some(Instant::now() + grace), |st| st.finished);
             let overdue = !st.finished;
             if overdue {
                 drop(st);
                 if let Some(c) = &opts.checkpoints {
                     c.write_overdue();
                 }
-                st = wait_until(shared, None, |st| st.finished);
+                st = sh.wait_until(None, |st| st.finished);
             }
             st.diag.push(if overdue {
                 format!(
@@ -309,10 +377,9 @@ pub(super) fn watch(shared: &Shared, opts: &HookOptions, start: Instant) -> Hook
                 diagnostics: diag,
                 landed: None,
                 timed_out: true,
-                snapshot: None,
                 captured: None,
-                memory: None,
-                memory_planned: false,
+                deadline: None,
+                after: AfterReply::default(),
             }
         }
     }
@@ -326,20 +393,36 @@ pub(super) fn settle_alone(shared: &Shared, opts: &HookOptions, start: Instant) 
     watch(shared, opts, start)
 }
 
+/// How the watchdog came to take an event over.
+struct TakeOver<'a> {
+    reason: &'a str,
+    timed_out: bool,
+    /// The worker was folding the session's state when the deadline passed.
+    rebuild_snapshot: bool,
+    /// The work's deadline (None: the input never completed).
+    deadline: Option<Instant>,
+}
+
 /// The watchdog writes the event it claimed: spooled (or, failing that, in the fallback
 /// spool), and answers with the fail-open reply plus any notice the user must see.
 fn take_over(
     opts: &HookOptions,
     cap: Arc<Captured>,
-    reason: &str,
     mut diag: Vec<String>,
-    timed_out: bool,
+    how: TakeOver<'_>,
 ) -> HookOutcome {
     if let Some(c) = &opts.checkpoints {
         c.taken_over();
     }
+    let reason = how.reason;
     let protocol = protocol_of(opts.host, cap.protocol);
-    let (landed, notice) = match commit::spool_captured(&opts.root, &cap, reason, &opts.writer()) {
+    let spooled = match &opts.root {
+        Ok(root) => {
+            commit::spool_captured(root, &cap, reason, &opts.writer()).map_err(|e| e.to_string())
+        }
+        Err(why) => Err(why.clone()),
+    };
+    let (landed, notice) = match spooled {
         Ok(landed) => {
             let (files, fallback) = match &landed {
                 Landed::Spooled {
@@ -359,7 +442,7 @@ fn take_over(
                     ""
                 }
             ));
-            let notice = commit::notice(Some(&landed), &cap);
+            let notice = reply::notice(Some(&landed), &cap);
             (Some(landed), notice)
         }
         Err(e) => {
@@ -373,11 +456,13 @@ fn take_over(
         stdout: protocol.and_then(|p| p.reply_with_notice(None, None, notice.as_deref())),
         diagnostics: diag,
         landed,
-        timed_out,
-        snapshot: None,
+        timed_out: how.timed_out,
         captured: Some(cap),
-        memory: None,
-        memory_planned: false,
+        deadline: how.deadline,
+        after: AfterReply {
+            rebuild_snapshot: how.rebuild_snapshot,
+            ..AfterReply::default()
+        },
     }
 }
 
@@ -397,7 +482,7 @@ fn wait_for_input<'a>(
     let mut until = start + opts.deadline + Duration::from_millis(HOOK_STDIN_GRACE_MS);
     let mut noted = false;
     loop {
-        let st = wait_until(shared, Some(until), input_done);
+        let st = shared.wait_until(Some(until), input_done);
         if input_done(&st) {
             return st;
         }
@@ -434,34 +519,9 @@ fn wait_for_input<'a>(
     }
 }
 
-/// Waits until `done` holds or `until` passes (None: no limit); returns the state, locked.
-fn wait_until(
-    shared: &Shared,
-    until: Option<Instant>,
-    done: impl Fn(&State) -> bool,
-) -> MutexGuard<'_, State> {
-    let cv = &shared.0 .1;
-    let mut st = shared.lock();
-    while !done(&st) {
-        st = match until {
-            None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
-            Some(until) => {
-                let now = Instant::now();
-                if now >= until {
-                    break;
-                }
-                cv.wait_timeout(st, until - now)
-                    .map(|(g, _)| g)
-                    .unwrap_or_else(|p| p.into_inner().0)
-            }
-        };
-    }
-    st
-}
-
 #[cfg(test)]
 mod tests {
-    //! Who delivers the outcome in `run_then_exit`: exactly one of the worker and the
+    //! Who delivers the outcome in `run`: exactly one of the worker and the
     //! watchdog, and never the worker once the watchdog has the event or has begun to deliver
     //! (then the worker cannot claim the event either).
 
@@ -477,6 +537,7 @@ mod tests {
             protocol: None,
             detected: None,
             cut: None,
+            incomplete: None,
         })
     }
 
@@ -486,8 +547,15 @@ mod tests {
     }
 
     fn with_event() -> Shared {
+        with_event_due(Duration::from_secs(60))
+    }
+
+    /// An event whose work is due `budget` after now.
+    fn with_event_due(budget: Duration) -> Shared {
         let sh = Shared::new();
-        sh.captured(captured(), &mut Vec::new());
+        let now = Instant::now();
+        let t = Timing::new(now, now, budget, None, None);
+        sh.captured(captured(), t, &mut Vec::new());
         sh
     }
 
@@ -521,7 +589,12 @@ mod tests {
         // A worker that wrote its event is settled as it left it.
         let sh = with_event();
         assert_eq!(sh.claim(Claim::Worker), (true, true));
-        sh.done(Some("reply".into()), None, None, None, &mut Vec::new());
+        sh.done(
+            Some("reply".into()),
+            None,
+            AfterReply::default(),
+            &mut Vec::new(),
+        );
         let out = settle_alone(&sh, &opts, Instant::now());
         assert_eq!(out.stdout.as_deref(), Some("reply"));
         assert_eq!(crate::journal::spool::pending(&root, "s").unwrap().len(), 1);
@@ -531,7 +604,12 @@ mod tests {
     fn a_worker_that_wrote_the_event_delivers_and_the_watchdog_then_does_not() {
         let sh = with_event();
         assert_eq!(sh.claim(Claim::Worker), (true, true));
-        sh.done(Some("reply".into()), None, None, None, &mut Vec::new());
+        sh.done(
+            Some("reply".into()),
+            None,
+            AfterReply::default(),
+            &mut Vec::new(),
+        );
         let out = sh.worker_settles(far()).expect("the worker settles it");
         assert_eq!(out.stdout.as_deref(), Some("reply"));
         let late = HookOutcome {
@@ -567,7 +645,7 @@ mod tests {
 
     #[test]
     fn a_worker_that_wrote_the_event_after_the_deadline_says_so() {
-        let sh = with_event();
+        let sh = with_event_due(Duration::ZERO);
         assert_eq!(sh.claim(Claim::Worker), (true, true));
         let out = sh
             .worker_settles(Instant::now())

@@ -16,7 +16,9 @@
 //! - Group commit releases the session's lock before the sync, so two writers may finish
 //!   their syncs in either order. The mark moves forward only: under an exclusive flock on the
 //!   mark file (held for one read and one write, never across I/O that can block), it is
-//!   rewritten only with a higher seq.
+//!   rewritten only with a higher seq. A writer with a deadline (the hook) waits for that
+//!   lock only until its deadline: another process holding it longer leaves the mark where it
+//!   is for this writer (the next one moves it on), rather than hold the hook.
 //! - It is opened like every file of the root: 0600, `O_NOFOLLOW`, regular files only.
 //!
 //! - It is **there from the start**: a journal's creation writes a mark of seq 0 ("nothing
@@ -36,12 +38,13 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::format::mark::{self, Mark};
 use crate::format::Hash;
 use crate::journal::hint;
-use crate::journal::lock;
+use crate::journal::lock::{self, Mode};
 use crate::journal::paths;
 use crate::journal::recovery::{self, Corruption};
 use crate::journal::verify::witness::WitnessKind;
@@ -209,6 +212,8 @@ pub struct Keeper {
     /// written only while the mark file is still the journal's (a writer finishing its sync
     /// after the repair must not leave its seq in the next rescue journal's lock file).
     rescue: bool,
+    /// Stop waiting for the mark's lock at this instant (None: as long as it takes).
+    deadline: Option<Instant>,
 }
 
 impl Keeper {
@@ -216,7 +221,15 @@ impl Keeper {
     /// (the writer's handle on the journal's lock file). Never fails: a mark that cannot be
     /// opened (a read-only directory, a symlink planted there) leaves the mark off for this
     /// writer, and `verify` reports the symlink.
-    pub fn open(fs: Arc<dyn Fs>, journal: &Path, lock_file: Option<File>) -> Keeper {
+    ///
+    /// The mark's lock is waited for until `deadline` (the writer's; None: as long as it
+    /// takes).
+    pub fn open(
+        fs: Arc<dyn Fs>,
+        journal: &Path,
+        lock_file: Option<File>,
+        deadline: Option<Instant>,
+    ) -> Keeper {
         let path = path_for(journal);
         let existed = std::fs::symlink_metadata(&path).is_ok();
         let file = paths::open_file_with(&*fs, &path, true, true).ok();
@@ -241,6 +254,7 @@ impl Keeper {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.ends_with(".rescue.sjl")),
+            deadline,
         }
     }
 
@@ -316,13 +330,13 @@ impl Keeper {
     }
 
     /// Records that `seq` (hash `hash`) is durable. Call only after the journal's sync
-    /// returned. Moves the mark and its copy forward only; best effort (a failure only
-    /// weakens detection).
+    /// returned. Moves the mark and its copy forward only; best effort (a failure, or the
+    /// lock held by another process past the deadline, only weakens detection).
     pub fn advance(&mut self, seq: u64, hash: Hash) {
         let Some(f) = &self.file else {
             return;
         };
-        if f.lock().is_err() {
+        if lock::lock(f, &self.path, Mode::Exclusive, self.deadline).is_err() {
             return;
         }
         let m = Mark { seq, hash };

@@ -181,7 +181,12 @@ impl Writer {
         let file = paths::open_file_with(&*fs, &journal_path, true, true)?;
         // Opened (created) before the directory is synced, so a new journal's mark is as
         // durable as the journal.
-        let mut hwm = Keeper::open(fs.clone(), &journal_path, lock_file.try_clone().ok());
+        let mut hwm = Keeper::open(
+            fs.clone(),
+            &journal_path,
+            lock_file.try_clone().ok(),
+            opts.deadline,
+        );
         if !existed {
             paths::sync_dir_with(&*fs, &sessions)?;
             hwm.entry_synced();

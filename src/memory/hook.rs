@@ -396,13 +396,18 @@ pub fn extras_of(state: &State) -> Extras {
 /// The writes to the scope journal after the reply. `session_state` is the session's state
 /// with the event folded in, as the commit left it (None: the event was not folded, e.g. it
 /// was spooled; it is then loaded here). The scope journal is locked only when there is
-/// something to write.
+/// something to write. Nothing waits past `opts.deadline` (the hook's): not a read, and not
+/// the scope journal's lock, past which the write is spooled (`ops::apply`).
 pub fn after(
     root: &Root,
     job: &After,
     session_state: Option<&State>,
     opts: &WriterOptions,
 ) -> crate::error::Result<()> {
+    let read = LoadOptions {
+        deadline: opts.deadline,
+        ..LoadOptions::latest()
+    };
     let ops: Vec<MemoryOp> = match &job.what {
         AfterWhat::Started => vec![MemoryOp {
             op: "session".into(),
@@ -420,15 +425,13 @@ pub fn after(
             let loaded;
             let st = match session_state {
                 Some(s) => s,
-                None => {
-                    match crate::snapshot::load_state(root, &job.session, &LoadOptions::latest()) {
-                        Ok((s, _)) => {
-                            loaded = s;
-                            &loaded
-                        }
-                        Err(_) => return Ok(()),
+                None => match crate::snapshot::load_state(root, &job.session, &read) {
+                    Ok((s, _)) => {
+                        loaded = s;
+                        &loaded
                     }
-                }
+                    Err(_) => return Ok(()),
+                },
             };
             let dir = match &job.scope {
                 Scope::Project(p) => Some(Path::new(p)),
@@ -437,7 +440,7 @@ pub fn after(
             // Checked first against the scope as read (no lock): at most Stops, everything
             // was proposed before and nothing is written, so the journal is not locked.
             // `apply` checks again under the lock.
-            let scope = ops::load(root, &job.scope, &LoadOptions::latest())?;
+            let scope = ops::load(root, &job.scope, &read)?;
             let mut new = proposals(st, &job.session);
             new.extend(verify_proposals(st, &job.session));
             new.extend(stale(&scope, st, &job.session, dir, &|p| p.exists()));

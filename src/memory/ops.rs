@@ -23,14 +23,20 @@ pub struct Applied {
 
 /// Checks `ops` in order against the scope's memory (each against the memory with the ones
 /// before it folded in) and writes those that change something, as one batch, under the
-/// scope journal's lock.
+/// scope journal's lock. With a deadline in `opts` (the hook's write after its reply), a lock
+/// still held at the deadline does not hold the write: the ops are spooled instead (see
+/// [`spool`]).
 pub fn apply(
     root: &Root,
     scope: &Scope,
     ops: &[MemoryOp],
     opts: &WriterOptions,
 ) -> Result<Applied> {
-    let mut s = Session::open(root, &scope.journal_id(), opts)?;
+    let mut s = match Session::open(root, &scope.journal_id(), opts) {
+        Ok(s) => s,
+        Err(e @ Error::LockTimeout { .. }) => return spool(root, scope, ops, opts, &e),
+        Err(e) => return Err(e),
+    };
     let mut state = s.state()?.clone();
     let mut next = s.next_state_seq()?;
     let mut batch = Batch::new();
@@ -58,6 +64,58 @@ pub fn apply(
         results,
         state: c.state.take().unwrap_or(after),
         landed: Some(c.landed),
+    })
+}
+
+/// The ops that change something, checked against the scope as it can be read now (without
+/// its lock; nothing at all if it cannot be read by the deadline either), kept in the scope
+/// journal's spool: the merge puts them in the journal, where the fold checks each again
+/// (`Memory::apply`), so one that a writer under the lock made moot meanwhile changes nothing.
+fn spool(
+    root: &Root,
+    scope: &Scope,
+    ops: &[MemoryOp],
+    opts: &WriterOptions,
+    why: &Error,
+) -> Result<Applied> {
+    let read = LoadOptions {
+        deadline: opts.deadline,
+        ..LoadOptions::latest()
+    };
+    let mut state = load(root, scope, &read).unwrap_or_default();
+    let mut results = Vec::with_capacity(ops.len());
+    let mut payloads = Vec::new();
+    let mut next = state.seq + 1;
+    for op in ops {
+        let r = state.memory.check(op);
+        if let Ok(Effect::New | Effect::Again | Effect::Change) = r {
+            payloads.push(encode_system(op));
+            state.memory.apply(op.clone(), next);
+            next += 1;
+        }
+        results.push(r);
+    }
+    if payloads.is_empty() {
+        return Ok(Applied {
+            results,
+            landed: None,
+            state,
+        });
+    }
+    let records: Vec<(&str, &[u8])> = payloads.iter().map(|p| (KIND_MEMORY, &p[..])).collect();
+    let landed = crate::journal::keep_elsewhere(
+        root,
+        &scope.journal_id(),
+        &records,
+        &[],
+        &why.to_string(),
+        None,
+        opts,
+    )?;
+    Ok(Applied {
+        results,
+        landed: Some(landed),
+        state,
     })
 }
 

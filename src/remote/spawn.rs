@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use crate::event::{Event, EventKind};
 use crate::hook::config::Config;
-use crate::hook::input::Captured;
+use crate::hook::route::Captured;
 use crate::journal::Root;
 
 /// True if the captured event ends its session (SessionEnd on any host).

@@ -107,6 +107,46 @@ pub fn write_with(
     })
 }
 
+/// The lock a detached rebuild of a session's snapshot holds while it runs (`sjournal
+/// snapshot --detached`, started by a hook whose fold outlasted its deadline), so that at most
+/// one runs per session: `<stem>.snap.lock`.
+pub fn rebuild_lock_path(paths: &SessionPaths) -> std::path::PathBuf {
+    paths.snapshot.with_extension("snap.lock")
+}
+
+/// True if no rebuild of the session's snapshot runs now. Holds the lock only for the instant
+/// of the check, never waits.
+pub fn rebuild_lock_free(paths: &SessionPaths) -> Result<bool> {
+    let path = rebuild_lock_path(paths);
+    let f = paths::open_file(&path, true, true)?;
+    match f.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", &path, e)),
+    }
+}
+
+/// Takes the session's rebuild lock, waiting at most `wait` (a hook's probe holds it for an
+/// instant; a rebuild for as long as it runs). None: another rebuild holds it.
+pub fn rebuild_lock(
+    paths: &SessionPaths,
+    wait: std::time::Duration,
+) -> Result<Option<std::fs::File>> {
+    let path = rebuild_lock_path(paths);
+    let f = paths::open_file(&path, true, true)?;
+    let until = std::time::Instant::now() + wait;
+    match crate::journal::lock::lock(
+        &f,
+        &path,
+        crate::journal::lock::Mode::Exclusive,
+        Some(until),
+    ) {
+        Ok(()) => Ok(Some(f)),
+        Err(Error::LockTimeout { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 static TMP_COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// Atomic replace: temp file in `dir` (0600, O_EXCL, named after this process so concurrent

@@ -18,6 +18,11 @@
 //!   `compact`, and no `resume`: with `-p` every prompt after the compaction starts with a
 //!   resume, which would take the fallback itself), P4's UserPromptSubmit carries the full
 //!   block, once, and P5's nothing.
+//! - Under stress (third test): the same session with every core kept busy by other processes
+//!   and the hook's default deadline (250 ms, counted from when its input is complete): the
+//!   block still reaches the first model request after the compaction.
+
+use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
@@ -317,4 +322,68 @@ fn claude_code_fallback_without_a_compact_sessionstart_a9() {
     let p5 = reqs.iter().find(|r| r.answer == format!("{P5}:0")).unwrap();
     assert_eq!(p5.body.matches(&json_text(&fallback.text)).count(), 1);
     assert_eq!(p5.body.matches(PROMPT_PREFIX).count(), 1, "P5 got nothing");
+}
+
+/// Processes that keep every core busy (a shell spinning), until dropped.
+struct Busy(Vec<Child>);
+
+impl Busy {
+    fn every_core() -> Busy {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Busy(
+            (0..n)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .expect("sh")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn claude_code_recovery_block_reaches_the_model_with_every_core_busy() {
+    let busy = Busy::every_core();
+    // The hooks as installed, with the default deadline: no patient configuration.
+    let Some(mut cc) = played(|cc| {
+        std::fs::remove_file(cc.world.root().join("config.toml")).unwrap();
+    }) else {
+        return;
+    };
+    cc.prompt(P4);
+    drop(busy);
+    assert_journal(&cc);
+    let w = &cc.world;
+    let sid = cc.session().to_owned();
+    let project = w.project.display().to_string();
+    let all = injections::of(w, &sid);
+    let shown = injections::show(&all);
+    let block = all
+        .iter()
+        .find(|i| i.kind == "SessionStart" && i.source() == "compact")
+        .unwrap_or_else(|| panic!("no recovery block was injected after /compact: {shown}"));
+    assert_eq!(block.mode, "recovery");
+    assert_block(block, &project);
+    let reqs = cc.mock.model_requests();
+    let (_, next) = cc.around_compaction();
+    let ctx = json_text(&format!("{SESSION_START_PREFIX}{}", block.text));
+    assert_has(
+        &reqs[next].body,
+        &ctx,
+        "the first request after /compact, every core busy",
+    );
 }

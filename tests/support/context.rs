@@ -71,7 +71,7 @@ pub fn hook(root: &Root, config: &Config, payload: &str) -> Option<String> {
         config: config.clone(),
         ..super::hook_opts(root, Duration::from_secs(60))
     };
-    let out = sjournal::hook::run(opts, std::io::Cursor::new(payload.as_bytes().to_vec()));
+    let out = super::run_hook(opts, std::io::Cursor::new(payload.as_bytes().to_vec()));
     assert!(
         matches!(out.landed, Some(Landed::Journal { .. })),
         "the event went to the journal: {:?} {:?}",

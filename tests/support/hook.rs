@@ -1,14 +1,58 @@
-//! The hook run in-process: options, and [`Stall`], the `Checkpoints` seam that records where
-//! the hook's two threads got to and holds them there, so races run the same way on every
-//! machine (released by the other thread's checkpoints, never by clocks).
+//! The hook run in-process, in the shape that ships ([`run_hook`]): options, and [`Stall`],
+//! the `Checkpoints` seam that records where the hook's two threads got to and holds them
+//! there, so races run the same way on every machine (released by the other thread's
+//! checkpoints, never by clocks).
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::io::Read;
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use sjournal::hook::config::Config;
 use sjournal::hook::protocol::HostFlag;
-use sjournal::hook::{Checkpoints, HookOptions, HookOutcome, InputReady};
+use sjournal::hook::{self, Checkpoints, Deliver, HookOptions, HookOutcome, InputReady};
 use sjournal::journal::Root;
+
+/// The tests' [`Deliver`]: the outcome goes on a channel, and the thread that delivered it
+/// parks, where the binary's would end the process.
+struct Channel(mpsc::Sender<HookOutcome>);
+
+impl Deliver for Channel {
+    fn reply(&mut self, _stdout: Option<&str>) {}
+
+    fn finish(self: Box<Self>, out: HookOutcome) -> ! {
+        let _ = self.0.send(out);
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// Runs one hook in-process as the binary does (`hook::run`: the work on the calling thread,
+/// here a thread of the test's, and the watchdog on its own), and returns the outcome it
+/// delivered, the work after the reply done. The hook's threads stay parked afterwards, as
+/// they would until the process exits.
+pub fn run_hook(opts: HookOptions, input: impl Read + Send + 'static) -> HookOutcome {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("sjournal-hook".into())
+        .spawn(move || hook::run(opts, input, Channel(tx)))
+        .expect("a thread for the hook");
+    rx.recv().expect("the hook delivers its outcome")
+}
+
+/// [`HookOptions::new`] for an in-process hook: the processes it starts after its reply run
+/// the built `sjournal`, not the test binary.
+pub fn hook_options(
+    root: &Root,
+    host: HostFlag,
+    deadline: Duration,
+    config: Config,
+) -> HookOptions {
+    HookOptions {
+        program: Some(crate::support::bin().into()),
+        ..HookOptions::new(root.clone(), host, deadline, config)
+    }
+}
 
 /// Only a guard against hanging forever if the hook never reaches a checkpoint (the test
 /// then fails on what it finds); the interleaving itself never depends on it.
@@ -19,7 +63,7 @@ pub const SAFETY: Duration = Duration::from_secs(60);
 pub fn hook_opts(root: &Root, deadline: Duration) -> HookOptions {
     HookOptions {
         input_ready: Some(InputReady(Arc::new(|| true))),
-        ..HookOptions::new(root.clone(), HostFlag::Auto, deadline, Config::default())
+        ..hook_options(root, HostFlag::Auto, deadline, Config::default())
     }
 }
 

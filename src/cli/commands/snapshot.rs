@@ -1,4 +1,7 @@
 //! `sjournal snapshot --session ID`: writes a snapshot of the session's state now.
+//! `sjournal snapshot --session ID --detached`: the same, as the hook starts it after its
+//! reply when the session's fold outlasted the deadline: in a session of its own, printing
+//! nothing, and only if no other rebuild of the session runs (`snapshot::rebuild_lock`).
 //! `sjournal snapshot rebuild (--session ID | --all)`: replays each journal in full, ignoring
 //! any snapshot, and writes a fresh one.
 //!
@@ -17,6 +20,10 @@ use sjournal::snapshot::{self, load_state, LoadOptions};
 pub struct Args {
     #[arg(long)]
     pub session: Option<String>,
+    /// Run as the hook's detached rebuild (a session of its own, nothing printed, at most one
+    /// per session)
+    #[arg(long, hide = true, requires = "session")]
+    pub detached: bool,
     #[command(subcommand)]
     pub action: Option<Action>,
 }
@@ -76,6 +83,9 @@ fn all_sessions(root: &Root) -> Result<Vec<String>> {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    if let (true, Some(session)) = (args.detached, args.session.as_deref()) {
+        return detached(root, session);
+    }
     let (sessions, full) = match args.action {
         Some(Action::Rebuild(r)) => match r.session {
             Some(s) => (vec![s], true),
@@ -100,5 +110,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
     }
     out.flush().map_err(output::write_err)?;
+    Ok(Outcome::Ok)
+}
+
+/// The hook's detached rebuild: leaves the hook's session and process group, then writes the
+/// snapshot if no other rebuild of the session holds its lock. Prints nothing (its stdio is
+/// /dev/null); what went wrong is for the next hook to find (no snapshot).
+fn detached(root: &Root, session: &str) -> Result<Outcome> {
+    sjournal::webhook::detach();
+    let paths = root.session(session)?;
+    // A hook's probe holds the lock for an instant; a rebuild for as long as it runs.
+    let wait = std::time::Duration::from_millis(50);
+    let Some(_held) = snapshot::rebuild_lock(&paths, wait)? else {
+        return Ok(Outcome::Ok);
+    };
+    take(root, session, false)?;
     Ok(Outcome::Ok)
 }

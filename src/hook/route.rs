@@ -4,7 +4,6 @@
 //! the payload's own session id, else one salvaged from the bytes or from the environment,
 //! else the catch-all session [`UNATTRIBUTED_SESSION`].
 
-use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 
 use crate::event::Event;
@@ -13,6 +12,7 @@ use crate::format::payload::{
 };
 use crate::format::record::valid_kind;
 use crate::hook::protocol::{HostFlag, Protocol};
+use crate::hook::read::Received;
 use crate::journal::paths::file_stem;
 use crate::limits::INPUT_MAX_BYTES;
 
@@ -37,65 +37,9 @@ pub struct Captured {
     /// Set when the input was longer than a record holds (its length): the record keeps its
     /// first bytes only, and the user is told.
     pub cut: Option<u64>,
-}
-
-/// What stdin has given so far. Every byte is counted; the first `INPUT_MAX_BYTES` are kept
-/// (what a record can hold), and past them the whole input is hashed, so a record can say
-/// exactly what it left out.
-#[derive(Debug, Default)]
-pub struct Received {
-    pub bytes: Vec<u8>,
-    /// Bytes read in all.
-    pub total: u64,
-    /// blake3 of everything read, once `total` passed the limit.
-    hasher: Option<blake3::Hasher>,
-    /// End of file was reached: the input is complete.
-    pub eof: bool,
-}
-
-impl Received {
-    pub fn push(&mut self, chunk: &[u8]) {
-        self.total += chunk.len() as u64;
-        let room = INPUT_MAX_BYTES - self.bytes.len();
-        let (kept, rest) = chunk.split_at(chunk.len().min(room));
-        self.bytes.extend_from_slice(kept);
-        if !rest.is_empty() {
-            let h = self.hasher.get_or_insert_with(|| {
-                let mut h = blake3::Hasher::new();
-                h.update(&self.bytes);
-                h
-            });
-            h.update(rest);
-        }
-    }
-
-    /// The whole input's length and blake3, when it was longer than what is kept.
-    pub fn overflow(&self) -> Option<(u64, String)> {
-        let h = self.hasher.as_ref()?;
-        Some((self.total, h.finalize().to_hex().to_string()))
-    }
-}
-
-/// True if `fd` can be read without blocking: bytes are waiting, or the writer has closed it
-/// (end of file, or an error the read will return at once). Never waits.
-pub fn fd_ready(fd: BorrowedFd<'_>) -> bool {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    match poll(&mut fds, Some(&now)) {
-        Ok(n) if n > 0 => fds[0]
-            .revents()
-            .intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR),
-        _ => false,
-    }
-}
-
-/// [`fd_ready`] for this process's stdin.
-pub fn stdin_ready() -> bool {
-    fd_ready(std::io::stdin().as_fd())
+    /// Set when the input time limit passed while the input was still arriving (the input
+    /// time limit, in ms): the record keeps what arrived, and the user is told.
+    pub incomplete: Option<u64>,
 }
 
 /// An input that parsed as JSON, routed (its session, record kind and host) but not yet made
@@ -132,6 +76,7 @@ impl Routed {
             protocol: Some(self.protocol),
             detected: (self.detected != self.protocol).then_some(self.detected),
             cut: None,
+            incomplete: None,
         }
     }
 }
@@ -228,17 +173,21 @@ pub(crate) fn route(
     })
 }
 
-/// Makes the record for an input whose end never came: the input time limit passed while
-/// it was still arriving. What arrived is kept, with `reason`.
+/// Makes the record for an input whose end never came: the input time limit (`limit_ms`)
+/// passed while it was still arriving. What arrived is kept, with `reason`.
 pub fn capture_partial(
     received: Received,
     reason: String,
+    limit_ms: u64,
     host: HostFlag,
     env: &dyn Fn(&str) -> Option<String>,
     diag: &mut Vec<String>,
 ) -> Captured {
     let overflow = received.overflow();
-    unparsed(received.bytes, reason, overflow, host, env, diag)
+    Captured {
+        incomplete: Some(limit_ms),
+        ..unparsed(received.bytes, reason, overflow, host, env, diag)
+    }
 }
 
 /// A `sjournal.unparsed` record of `raw`, in the session its bytes name (else the
@@ -281,6 +230,7 @@ fn unparsed(
         },
         detected: None,
         cut,
+        incomplete: None,
     }
 }
 
