@@ -3,3 +3,4 @@
 //! (`setpriv`/`unshare`, when the test runs as root) and say so when they skip.
 
 mod disk;
+mod injection;
