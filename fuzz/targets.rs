@@ -352,8 +352,8 @@ pub fn remember_oracle(v: &serde_json::Value, host: Host, prompt: &str) -> bool 
         return false;
     }
     match host {
-        Host::Claude => !t.starts_with('<'),
-        Host::Codex | Host::Gemini | Host::Cursor | Host::Cline => true,
+        Host::Claude | Host::Codex => !t.starts_with('<'),
+        Host::Gemini | Host::Cursor | Host::Cline => true,
         Host::OpenCode => {
             s(v, "prompt_source").as_deref() == Some("user") && !set("parent_session_id")
         }

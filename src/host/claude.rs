@@ -21,18 +21,13 @@ const HOST_ELEMENTS: &[(&str, Author)] = &[
     ("channel", Author::Other),
 ];
 
-/// Who wrote a Claude Code prompt (no subagent's): the host when the prompt opens with one of
-/// its own elements, else the user.
+/// Who wrote a Claude Code prompt (no subagent's): the host (or, for what comes from outside,
+/// another sender) when the prompt opens with one of the host's own elements, else the user.
 pub(super) fn prompt_author(prompt: &str) -> Author {
-    let p = prompt.trim_start();
-    for (tag, who) in HOST_ELEMENTS {
-        if let Some(rest) = p.strip_prefix('<').and_then(|r| r.strip_prefix(tag)) {
-            if rest.starts_with(['>', ' ', '\n', '\t', '/']) {
-                return *who;
-            }
-        }
-    }
-    Author::User
+    HOST_ELEMENTS
+        .iter()
+        .find(|(tag, _)| super::opens_with_element(prompt, [*tag]))
+        .map_or(Author::User, |(_, who)| *who)
 }
 
 pub(super) fn default_context_event(event: &str) -> bool {

@@ -293,6 +293,18 @@ fn in_parent(e: &crate::event::Event<'_>) -> bool {
     e.agent_id.as_deref().is_some_and(|a| !a.is_empty()) || e.origin.parent_agent
 }
 
+/// Whether `prompt` opens (after whitespace) with an element named one of `tags`
+/// (`<tag>`, `<tag attr…>`, `<tag/>`).
+fn opens_with_element<'t>(prompt: &str, tags: impl IntoIterator<Item = &'t str>) -> bool {
+    let Some(p) = prompt.trim_start().strip_prefix('<') else {
+        return false;
+    };
+    tags.into_iter().any(|tag| {
+        p.strip_prefix(tag)
+            .is_some_and(|rest| rest.starts_with(['>', ' ', '\n', '\t', '/']))
+    })
+}
+
 /// The prompt submissions of each host, by the host's own event name.
 fn prompt_event(host: Host, name: &str) -> bool {
     match host {
@@ -314,6 +326,7 @@ impl Host {
     ///   is an agent's;
     /// - Claude Code: a prompt that is one of the host's own elements (`<task-notification>`,
     ///   `<channel>`, `<webhook-payload>`, ...) is the host's (a channel's, another sender's);
+    ///   Codex: likewise its own (`<subagent_notification>`, `<turn_aborted>`, ...);
     /// - Codex, Gemini CLI, Cursor, Cline: otherwise the user's;
     /// - OpenCode and Pi: what the bridge says (`prompt_source`): OpenCode `user`; Pi
     ///   `interactive` (typed; `rpc` is a program's, `extension` and `template` the host's);
@@ -335,7 +348,8 @@ impl Host {
         }
         Some(match self {
             Host::Claude => claude::prompt_author(e.prompt.as_deref().unwrap_or("")),
-            Host::Codex | Host::Gemini | Host::Cursor | Host::Cline => Author::User,
+            Host::Codex => codex::prompt_author(e.prompt.as_deref().unwrap_or("")),
+            Host::Gemini | Host::Cursor | Host::Cline => Author::User,
             Host::OpenCode => match o.prompt_source.as_deref() {
                 Some("user") if e.parent_session.is_none() => Author::User,
                 Some("user" | "subagent") => Author::Agent,
