@@ -331,9 +331,8 @@ fn bench_digest(c: &mut Criterion) {
         .iter()
         .map(|(_, payload)| p::decode_event(0, payload).unwrap())
         .collect();
-    // Each digest copied out of its payload, as the older versions below are made: the rows
-    // compare decoders over the same memory layout (a digest read in place, after its JSON,
-    // is one cache miss more per event, whatever its version).
+    // Each digest copied out of its payload: the rows compare decoders over the same memory
+    // layout (a digest read in place, after its JSON, is one cache miss more per event).
     let digests: Vec<Vec<u8>> = payloads
         .iter()
         .map(|(_, payload)| {
@@ -342,17 +341,6 @@ fn bench_digest(c: &mut Criterion) {
                 .to_vec()
         })
         .collect();
-    // The same events' digests of version 1 (strs inline, each checked as UTF-8 on its own)
-    // and 2 (a MessagePack body), as journals written before digest versions 2 and 3 carry
-    // them.
-    let older = |version| -> Vec<Vec<u8>> {
-        payloads
-            .iter()
-            .zip(&texts)
-            .map(|((k, _), t)| sjournal::event::digest::derive_as(version, k, t).unwrap())
-            .collect()
-    };
-    let (digests_v1, digests_v2) = (older(1), older(2));
     let mut g = c.benchmark_group("event_read");
     g.throughput(Throughput::Elements(payloads.len() as u64));
     g.bench_function("digest_decode", |b| {
@@ -371,22 +359,6 @@ fn bench_digest(c: &mut Criterion) {
             digests
                 .iter()
                 .filter(|d| sjournal::event::digest::decode_into(d, &mut slot) && slot.parsed)
-                .count()
-        })
-    });
-    g.bench_function("digest_decode_version_2", |b| {
-        b.iter(|| {
-            digests_v2
-                .iter()
-                .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
-                .count()
-        })
-    });
-    g.bench_function("digest_decode_version_1", |b| {
-        b.iter(|| {
-            digests_v1
-                .iter()
-                .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
                 .count()
         })
     });

@@ -265,9 +265,6 @@ fn main() {
         // The same events with digests, as this build writes them: `tests/digests.rs` folds
         // it against the same records with the digests cut off (regenerate it with every
         // FOLD_VERSION or DIGEST_VERSION bump, or its digests are ignored as another build's).
-        // `claude-real-digests.sjl` and `claude-real-digests-v2.sjl`, the same with digests of
-        // versions 1 and 2, are not written here: they are what builds before digest versions
-        // 2 and 3 wrote, kept as they wrote them.
         (
             "claude-real-digests-v3",
             payloads(&fixtures.join("claude-code"))

@@ -191,3 +191,199 @@ pub fn lenient(data: &[u8]) {
         assert!(once.len() >= text.len());
     }
 }
+
+/// Memory planning over any event of any host: a "remember" is accepted as said only from a
+/// main session's human prompt, as each host tells it, that starts with "remember". The body
+/// reads the bytes twice: as a payload's JSON text, and as a recipe for a payload of one of the
+/// hosts' prompt shapes (each marker of who wrote it switched on or off by a bit, the rest a
+/// prompt), so that the fuzzer reaches the prompt events without guessing their field names.
+pub fn memory_plan(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        check_remember(text);
+    }
+    check_remember(&recipe(data).to_string());
+}
+
+/// A hook payload of one host's prompt shape, from `data`: its first byte picks the host and
+/// event, the next two switch each marker of another author on or off, the rest is the prompt.
+pub fn recipe(data: &[u8]) -> serde_json::Value {
+    use serde_json::json;
+    let b = |i: usize| data.get(i).copied().unwrap_or(0);
+    let (pick, m1, m2) = (b(0), b(1), b(2));
+    let rest = data.get(3..).unwrap_or(&[]);
+    let text = String::from_utf8_lossy(rest);
+    let prompt = if pick & 0x80 != 0 {
+        format!("remember globally: {text}")
+    } else {
+        text.into_owned()
+    };
+    let on = |byte: u8, bit: u8| byte >> bit & 1 == 1;
+    let mut v = match pick % 9 {
+        0 => json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": prompt}),
+        1 => json!({"hook_event_name": "UserPromptSubmit", "session_id": "s", "turn_id": "t",
+                    "prompt": prompt}),
+        2 => json!({"hook_event_name": "BeforeAgent", "session_id": "s", "timestamp": "t",
+                    "prompt": prompt}),
+        3 => json!({"hook_event_name": "beforeSubmitPrompt", "conversation_id": "s",
+                    "prompt": prompt}),
+        4 => json!({"hookName": "UserPromptSubmit", "taskId": "s", "clineVersion": "3",
+                    "userPromptSubmit": {"prompt": prompt}}),
+        5 => json!({"hookName": "prompt_submit", "taskId": "s", "agent_id": "a",
+                    "userPromptSubmit": {"prompt": prompt}}),
+        6 => json!({"hook_event_name": "UserPromptSubmit", "sjournal_bridge": "opencode",
+                    "session_id": "s", "prompt": prompt}),
+        7 => json!({"hook_event_name": "UserPromptSubmit", "sjournal_bridge": "pi",
+                    "session_id": "s", "prompt": prompt}),
+        _ => json!({"hook_event_name": "before_prompt_build", "sjournal_bridge": "openclaw",
+                    "session_id": "s", "prompt": prompt, "event": {"prompt": prompt},
+                    "ctx": {}}),
+    };
+    let keys = [
+        "agent_id",
+        "parent_agent_id",
+        "parent_session_id",
+        "parentSession",
+    ];
+    for (bit, k) in keys.iter().enumerate() {
+        if on(m1, bit as u8) {
+            v[*k] = "p".into();
+        }
+    }
+    if on(m1, 4) {
+        v["senderIsOwner"] = on(m1, 5).into();
+    }
+    if on(m1, 6) {
+        let source = [
+            "user",
+            "subagent",
+            "interactive",
+            "rpc",
+            "extension",
+            "template",
+        ];
+        v["prompt_source"] = source[(m2 >> 5) as usize % source.len()].into();
+    }
+    if on(m1, 7) {
+        let kind = ["main", "spawn", "cron", "x"];
+        v["sessionKind"] = kind[(m2 & 3) as usize].into();
+    }
+    let keys = [
+        "agent:main:x",
+        "agent:main:subagent:y",
+        "agent:main:cron:z",
+        "agent:a:acp:q",
+    ];
+    v["sessionKey"] = keys[(m2 >> 2 & 3) as usize].into();
+    if v.get("ctx").is_some() || on(m2, 4) {
+        let trigger = ["user", "cron", "heartbeat", "other"];
+        let prov = ["external_user", "inter_session", "internal_system", "x"];
+        let mut ctx = json!({"trigger": trigger[(m2 >> 5 & 3) as usize]});
+        if on(m2, 7) {
+            ctx["inputProvenance"] = json!({"kind": prov[(m2 & 3) as usize]});
+            if on(m2, 2) {
+                ctx["inputProvenance"]["sourceRole"] = "subagent".into();
+            }
+        }
+        if on(m2, 3) {
+            ctx["senderId"] = "someone".into();
+        }
+        v["ctx"] = ctx;
+    }
+    v
+}
+
+/// Every host's reading of `text`: a "remember" accepted as said must pass [`remember_oracle`].
+pub fn check_remember(text: &str) {
+    let text = lenient_json::text(text);
+    let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    for host in Host::ALL.into_iter().map(Some).chain([None]) {
+        let e = Event::parse_as(host, "Ev", &text);
+        let Some(prompt) = e.prompt.as_deref() else {
+            continue;
+        };
+        // Gemini CLI's prompt as the fold reads it with nothing journaled as injected: as sent.
+        let prompt = sjournal::fold::model_view::user_prompt(&Default::default(), prompt);
+        let Some(ask) = sjournal::memory::hook::remember_ask(&e, prompt) else {
+            continue;
+        };
+        if ask.accepted() {
+            let v = value
+                .as_ref()
+                .expect("an accepted prompt came from a JSON object");
+            assert!(
+                remember_oracle(v, e.host, prompt),
+                "accepted as the user's own words ({}): {text}",
+                e.host
+            );
+        } else {
+            assert!(
+                ask.scope(None).is_none(),
+                "a relayed remember is proposed in the project"
+            );
+        }
+    }
+}
+
+/// Whether a payload is a main session's human prompt, as `host` tells it, starting with
+/// "remember": written against the payload's JSON, apart from the rule it checks.
+pub fn remember_oracle(v: &serde_json::Value, host: Host, prompt: &str) -> bool {
+    let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+    let set = |k: &str| s(v, k).is_some_and(|x| !x.is_empty());
+    let name = s(v, "hook_event_name").or_else(|| s(v, "hookName"));
+    let prompt_event = match host {
+        Host::Gemini => name.as_deref() == Some("BeforeAgent"),
+        Host::Cursor => name.as_deref() == Some("beforeSubmitPrompt"),
+        Host::Cline => matches!(name.as_deref(), Some("UserPromptSubmit" | "prompt_submit")),
+        Host::OpenClaw => name.as_deref() == Some("before_prompt_build"),
+        Host::Unknown => false,
+        _ => name.as_deref() == Some("UserPromptSubmit"),
+    };
+    let t = prompt.trim_start();
+    let remember = t.len() >= 8 && t.as_bytes()[..8].eq_ignore_ascii_case(b"remember");
+    let ctx = v.get("ctx").cloned().unwrap_or_default();
+    let owner = |o: &serde_json::Value| o.get("senderIsOwner").and_then(|b| b.as_bool());
+    let not_owner = owner(v) == Some(false) || owner(&ctx) == Some(false);
+    // A subagent: Cline's SDK names every agent (`agent_id`), a subagent by its parent.
+    let subagent = match host {
+        Host::Cline => set("parent_agent_id"),
+        _ => set("agent_id"),
+    };
+    let common = prompt_event && remember && !subagent && !not_owner;
+    if !common {
+        return false;
+    }
+    match host {
+        Host::Claude | Host::Codex => !t.starts_with('<'),
+        Host::Gemini | Host::Cursor | Host::Cline => true,
+        Host::OpenCode => {
+            s(v, "prompt_source").as_deref() == Some("user") && !set("parent_session_id")
+        }
+        Host::Pi => s(v, "prompt_source").as_deref() == Some("interactive"),
+        Host::OpenClaw => {
+            let key_ok = |k: Option<String>| {
+                k.is_none_or(|k| {
+                    ![":subagent:", ":spawn:", ":acp:", ":cron:"]
+                        .iter()
+                        .any(|m| k.contains(m))
+                        && !k.starts_with("cron:")
+                })
+            };
+            let prov = ctx.get("inputProvenance").cloned().unwrap_or_default();
+            let sender = s(&ctx, "senderId").is_some_and(|x| !x.is_empty())
+                || ctx
+                    .get("channelContext")
+                    .and_then(|c| c.get("sender"))
+                    .is_some();
+            key_ok(s(v, "sessionKey"))
+                && key_ok(s(&ctx, "sessionKey"))
+                && s(v, "sessionKind").is_none_or(|k| k == "main")
+                && !set("parent_session_id")
+                && !set("parentSession")
+                && s(&ctx, "trigger").as_deref() == Some("user")
+                && s(&prov, "kind").is_none_or(|k| k == "external_user")
+                && s(&prov, "sourceRole").is_none()
+                && (!sender || owner(v).or(owner(&ctx)) == Some(true))
+        }
+        Host::Unknown => false,
+    }
+}

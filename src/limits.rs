@@ -245,6 +245,11 @@ pub const SUMMARY_MAX_BYTES: usize = 64 * 1024;
 /// Item keys remembered as seen since the last compaction (past this an item may be shown
 /// again, never hidden wrongly).
 pub const SEEN_MAX: usize = 4_096;
+/// Injections a session whose requests show its history (Gemini CLI) remembers, newest last:
+/// how each reads in a request, to find which ones a compressed history still holds.
+pub const INJECTED_BLOCKS_KEPT: usize = 8;
+/// Items remembered per such injection.
+pub const INJECTED_BLOCK_ITEMS_MAX: usize = 256;
 
 /// A snapshot is written when this many records were folded since the last one.
 pub const SNAPSHOT_EVERY_RECORDS: u64 = 128;

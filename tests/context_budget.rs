@@ -225,3 +225,89 @@ fn the_hard_cap_holds_whatever_the_configuration() {
         400
     );
 }
+
+/// Whether `line` of a fitted block is whole: a line of the block as rendered in full, a line
+/// the fitting made (a count in place of what it left out, the closing line), or a line the
+/// truncation order shortened on purpose, ending in `…` where it was cut.
+fn whole(line: &str, full: &[&str]) -> bool {
+    if full.contains(&line) {
+        return true;
+    }
+    if line.starts_with("- and ") || line.starts_with("- [x] ") {
+        return true;
+    }
+    let marker = ["[sjournal: left out to fit ", "[left out to fit "];
+    if marker.iter().any(|m| line.starts_with(m)) && line.ends_with(']') {
+        return true;
+    }
+    if let Some(head) = line.strip_suffix('…') {
+        return full.iter().any(|f| f.starts_with(head));
+    }
+    false
+}
+
+/// The recovery block under budgets too small for its header and pointer: whole lines only,
+/// never a word cut at the budget ("Full reco"), and the closing line that says what was
+/// left out and how to see it, or nothing at all when even that does not fit.
+#[test]
+fn a_budget_too_small_drops_whole_lines_and_keeps_the_closing_line() {
+    let sim = busy();
+    let full = compact(&sim.state, CONTEXT_BUDGET_MAX_CHARS);
+    let lines: Vec<&str> = full.text.lines().collect();
+    let r = compact(&sim.state, 160);
+    assert!(r.chars <= 160, "{}", r.text);
+    assert!(!r.text.contains("Full reco\n") && !r.text.ends_with("Full reco"));
+    let last = r.text.lines().last().unwrap();
+    assert!(
+        last.starts_with("[sjournal: left out to fit 160 chars")
+            && last.contains("sjournal show --session busy-1c2d3e4f"),
+        "the closing line: {last}\n{}",
+        r.text
+    );
+    for l in r.text.lines() {
+        assert!(whole(l, &lines), "a cut line at 160: {l:?}\n{}", r.text);
+    }
+    // Too small even for the closing line: nothing, said in `dropped`.
+    let r = compact(&sim.state, 20);
+    assert_eq!((r.text.as_str(), r.chars, r.truncated), ("", 0, true));
+    assert!(
+        r.dropped.last().unwrap().starts_with("all: "),
+        "{:?}",
+        r.dropped
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+    /// Any budget: the block fits it; every line is whole (or shortened on purpose, with its
+    /// `…`); a shortened block ends with the closing line naming what went and the command
+    /// that prints it; the same budget gives the same bytes.
+    #[test]
+    fn every_budget_gives_whole_lines_and_the_closing_line(budget in 0usize..=6000) {
+        let sim = busy();
+        let full = compact(&sim.state, CONTEXT_BUDGET_MAX_CHARS);
+        let lines: Vec<&str> = full.text.lines().collect();
+        let r = compact(&sim.state, budget);
+        proptest::prop_assert!(r.chars <= budget.min(CONTEXT_BUDGET_MAX_CHARS));
+        proptest::prop_assert_eq!(r.chars, r.text.chars().count());
+        for l in r.text.lines() {
+            proptest::prop_assert!(whole(l, &lines), "budget {}: {:?}", budget, l);
+        }
+        if r.truncated && !r.text.is_empty() {
+            let last = r.text.lines().last().unwrap();
+            proptest::prop_assert!(
+                last.contains(&format!("left out to fit {budget} chars")),
+                "budget {}: {}", budget, last
+            );
+            proptest::prop_assert!(
+                r.text.contains("sjournal show --session busy-1c2d3e4f"),
+                "budget {}: how to see it\n{}", budget, r.text
+            );
+        }
+        if r.text.is_empty() {
+            proptest::prop_assert!(r.truncated && budget < 90, "budget {}", budget);
+        }
+        proptest::prop_assert_eq!(r, compact(&sim.state, budget));
+    }
+}

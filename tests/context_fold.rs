@@ -577,3 +577,53 @@ fn old_injected_records_still_fold() {
     );
     assert!(sim.prompt("next").text.is_empty(), "no fallback");
 }
+
+/// Gemini CLI's AfterAgent carries the turn's prompt again: `show prompts` lists each prompt
+/// once, numbered by the turn the fold counts (real Gemini CLI 0.61.0 payloads).
+#[test]
+fn gemini_prompts_are_listed_once_by_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let fixtures = crate::support::fixture("gemini/payloads-0.61.0.jsonl");
+    let agent = |e: &str| {
+        fixtures
+            .iter()
+            .find(|(k, _)| k == e)
+            .map(|(_, raw)| serde_json::from_str::<serde_json::Value>(raw).unwrap())
+            .unwrap()
+    };
+    let (before, after) = (agent("BeforeAgent"), agent("AfterAgent"));
+    let session = before["session_id"].as_str().unwrap().to_owned();
+    for p in ["first request", "second request", "third request"] {
+        for (mut v, k) in [(before.clone(), "prompt"), (after.clone(), "prompt")] {
+            v["session_id"] = session.clone().into();
+            v[k] = p.into();
+            let out = crate::support::run(
+                root,
+                &["hook", "--deadline-ms", crate::support::PATIENT_MS],
+                v.to_string().as_bytes(),
+            );
+            assert!(out.status.success());
+        }
+    }
+    let out = crate::support::run(
+        root,
+        &["show", "--session", &session, "prompts", "--json"],
+        b"",
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<(u64, &str)> = v["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["turn"].as_u64().unwrap(), p["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, "first request"),
+            (2, "second request"),
+            (3, "third request")
+        ]
+    );
+}

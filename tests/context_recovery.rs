@@ -413,6 +413,123 @@ fn a9_fallback_when_no_sessionstart_follows_the_compaction() {
     assert!(prompts.len() == 4);
 }
 
+/// Gemini CLI keeps the latest turns as they were when it compresses: after a second
+/// compression the history it sends still holds the first recovery block. The second block
+/// waits for that history (the first request after the compaction, after the prompt's
+/// BeforeAgent), and leaves out what it holds: each line of the first block once in the
+/// conversation, not twice.
+#[test]
+fn a9_gemini_a_second_block_leaves_out_what_the_kept_history_holds() {
+    const CTX: &str = "<session_context>\nThis is the Gemini CLI.\n</session_context>";
+    let mut sim = Sim::new("a9-gem2");
+    let g = |name: &str, extra: serde_json::Value| {
+        let mut v = json!({"session_id": "a9-gem2", "cwd": PROJECT, "hook_event_name": name,
+            "timestamp": "2026-12-01T06:35:42.379Z"});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v
+    };
+    // The model's requests, as Gemini CLI's BeforeModel carries them.
+    let request = |sim: &mut Sim, msgs: &[(&str, String)]| {
+        sim.raw(&g("PreCompress", json!({"trigger": "auto"})));
+        let messages: Vec<serde_json::Value> = msgs
+            .iter()
+            .map(|(r, c)| json!({"role": r, "content": c}))
+            .collect();
+        sim.raw(&g(
+            "BeforeModel",
+            json!({"llm_request": {"model": "gemini-2.5-flash", "messages": messages}}),
+        ));
+    };
+    let esc = |t: &str| t.replace('<', "&lt;").replace('>', "&gt;");
+    sim.raw(&g("SessionStart", json!({"source": "startup"})));
+    sim.raw(&g("BeforeAgent", json!({"prompt": P1})));
+    let p1 = format!("{CTX}{P1}");
+    request(&mut sim, &[("user", p1.clone())]);
+    sim.raw(&g(
+        "AfterAgent",
+        json!({"prompt": P1, "prompt_response": "Next I will write the module."}),
+    ));
+    // Compressed on its own: the request's history was rewritten.
+    sim.raw(&g("BeforeAgent", json!({"prompt": "go on"})));
+    let summary = format!("{CTX}<state_snapshot>S1</state_snapshot>");
+    let ack = "Got it. Thanks for the additional context!".to_owned();
+    request(
+        &mut sim,
+        &[
+            ("user", summary.clone()),
+            ("model", ack.clone()),
+            ("user", "go on".into()),
+        ],
+    );
+    sim.raw(&g(
+        "AfterAgent",
+        json!({"prompt": "go on", "prompt_response": "gone on"}),
+    ));
+    let first = sim.raw(&g("BeforeAgent", json!({"prompt": "carry on"})));
+    assert_eq!(first.mode, Mode::Recovery);
+    let turn = format!("carry on<hook_context>{}</hook_context>", esc(&first.text));
+    request(
+        &mut sim,
+        &[
+            ("user", summary.clone()),
+            ("model", ack.clone()),
+            ("user", "go on".into()),
+            ("model", "gone on".into()),
+            ("user", turn.clone()),
+        ],
+    );
+    sim.raw(&g(
+        "AfterAgent",
+        json!({"prompt": "carry on", "prompt_response": "went on"}),
+    ));
+    // `/compress`, then another process: SessionStart(resume), the prompt, its request.
+    sim.raw(&g("PreCompress", json!({"trigger": "manual"})));
+    sim.raw(&g("SessionEnd", json!({"reason": "exit"})));
+    sim.raw(&g("SessionStart", json!({"source": "resume"})));
+    let early = sim.raw(&g("BeforeAgent", json!({"prompt": "and now?"})));
+    assert_ne!(
+        early.mode,
+        Mode::Recovery,
+        "before the host shows its history:\n{}",
+        early.text
+    );
+    let summary2 = format!("{CTX}<state_snapshot>S2</state_snapshot>");
+    request(
+        &mut sim,
+        &[
+            ("user", summary2.clone()),
+            ("model", ack.clone()),
+            ("user", turn.clone()),
+            ("model", "went on".into()),
+            ("user", "and now?".into()),
+        ],
+    );
+    sim.raw(&g(
+        "AfterAgent",
+        json!({"prompt": "and now?", "prompt_response": "this and that"}),
+    ));
+    let second = sim.raw(&g("BeforeAgent", json!({"prompt": "what is left?"})));
+    assert_eq!(second.mode, Mode::Recovery, "{}", second.text);
+    assert!(second.text.contains("compaction #2"), "{}", second.text);
+    assert!(
+        second.text.contains("this and that"),
+        "what is new: {}",
+        second.text
+    );
+    // Every line of the first block the kept history holds is not repeated.
+    for line in first.text.lines().filter(|l| l.starts_with("- ")) {
+        assert!(
+            !second.text.lines().any(|l| l == line),
+            "repeated: {line}\nfirst:\n{}\nsecond:\n{}",
+            first.text,
+            second.text
+        );
+    }
+    assert!(first.text.contains("Original request:"), "{}", first.text);
+}
+
 /// Codex compacts at the start of the next `codex exec`: PreCompact, PostCompact, then
 /// SessionStart(resume), which takes the fallback, then SessionStart(compact) (measured with
 /// Codex 0.171.0, tests/real_hosts/codex.rs). Both reach the same request: the second adds only

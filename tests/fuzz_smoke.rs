@@ -22,6 +22,7 @@ const TARGETS: &[(&str, Body)] = &[
     ("capture", targets::capture_input),
     ("adapters", targets::adapters),
     ("lenient", targets::lenient),
+    ("memory_plan", targets::memory_plan),
 ];
 
 /// Mutations of each seed per target.

@@ -221,6 +221,42 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         "session.sjl",
         121,
         "52b2abc93d0d73ad6501f4baeceea9e6473b80d051439d9881892bb3f1744613",
+    ), // Version 8: who wrote a prompt (`Host::prompt_author`): a prompt the host generated
+    // (Claude Code's `<task-notification>`) or a subagent's task in its parent's session is no
+    // turn; Gemini CLI's prompt loses exactly the SessionStart block journaled as injected; the
+    // view of a session's requests remembers what sjournal injected (`model_view.injected`).
+    // The digest versions 1 and 2 are no longer read (their fixtures removed); the journal
+    // with digests is rewritten with digests of version 8, and recovery.sjl with injections
+    // of render version 2.
+    (
+        8,
+        "claude-real-digests-v3.sjl",
+        37,
+        "d77d19434e97632c0213603a3da383b547600a4b5fe2ac296965ae54ff205544",
+    ),
+    (
+        8,
+        "claude-real.sjl",
+        37,
+        "d77d19434e97632c0213603a3da383b547600a4b5fe2ac296965ae54ff205544",
+    ),
+    (
+        8,
+        "hosts.sjl",
+        71,
+        "495ca8c5720aa67a8406231487bb8164c5e8d886280dad9184e95dafe30dab4e",
+    ),
+    (
+        8,
+        "recovery.sjl",
+        22,
+        "14f58c926d6964d3da2aa2f702746ad2c9b0981143918c5d4d30d4015dbaa56f",
+    ),
+    (
+        8,
+        "session.sjl",
+        121,
+        "0485f50d4219746d4e357e6a43ff5d2606534813ba5931820a0526e49f12e226",
     ),
 ];
 

@@ -52,7 +52,7 @@ fn context_and_injected_record_share_the_event_batch() {
     let root = Root::new(dir.path());
     // A small budget, so the renderer has to cut.
     let mut config = Config::default();
-    config.hook.context_budget_chars = 60;
+    config.hook.context_budget_chars = 100;
     // Two events first (nothing to inject yet), so the SessionStart is not seq 1; then a
     // persistent note, which the SessionStart's context carries.
     for e in ["UserPromptSubmit", "PostToolUse"] {

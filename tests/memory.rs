@@ -616,3 +616,63 @@ fn every_memory_subcommand_exits_2_on_bad_input() {
         "{out:?}"
     );
 }
+
+/// `context show --at startup` prints what the next SessionStart injects, sections from
+/// outside the session included (reviewed memory, the handoff): "remember" in session a,
+/// then `context show` for a session c that has not started equals the hook's injection at
+/// c's startup; and for a session that has, its next startup's.
+#[test]
+fn context_show_at_startup_equals_the_next_startups_injection() {
+    let e = env();
+    let one = e.project("one");
+    e.start("cs-a", "startup", &one);
+    e.prompt("cs-a", &one, "remember: use pnpm, not npm");
+    e.prompt("cs-a", &one, "Write the greeting and the farewell.");
+    e.todos(
+        "cs-a",
+        &one,
+        json!([
+            {"content": "Write the farewell test", "status": "in_progress", "activeForm": "Writing"}
+        ]),
+    );
+    e.stop("cs-a", &one);
+    // The project as the host names it (`--project DIR` says the same, below).
+    let show = |session: &str| {
+        let out = cmd::run_env(
+            &e.root,
+            &["context", "show", "--session", session, "--at", "startup"],
+            b"",
+            &[("CLAUDE_PROJECT_DIR", &one)],
+        );
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let shown = show("cs-c");
+    let (ctx, _) = e.start("cs-c", "startup", &one);
+    assert!(ctx.contains("use pnpm, not npm"), "reviewed memory: {ctx}");
+    assert!(
+        ctx.contains("Write the farewell test"),
+        "the handoff: {ctx}"
+    );
+    assert_eq!(shown, ctx);
+    // A session with a past: its own next startup.
+    let shown = show("cs-c");
+    let (ctx, _) = e.start("cs-c", "startup", &one);
+    assert_eq!(shown, ctx);
+    let out = cmd::run(
+        &e.root,
+        &[
+            "context",
+            "show",
+            "--session",
+            "cs-d",
+            "--at",
+            "startup",
+            "--project",
+            &one,
+        ],
+        b"",
+    );
+    let (ctx, _) = e.start("cs-d", "startup", &one);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), ctx);
+}

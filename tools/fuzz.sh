@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes sjournal: every libFuzzer target in fuzz/ (the frame, header and snapshot decoders,
 # whole journals through verify/inspect/the reader/the fold, system payloads, the hook's input
-# capture, every host adapter, the lenient JSON pre-pass) for MINUTES in total, split evenly.
+# capture, every host adapter, the lenient JSON pre-pass, memory planning over every host's
+# prompts) for MINUTES in total, split evenly.
 #
 #   tools/fuzz.sh MINUTES [TARGET...]
 #
@@ -17,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:?usage: tools/fuzz.sh MINUTES [TARGET...]}
 shift
-all=(frame header snapshot journal payload capture adapters lenient)
+all=(frame header snapshot journal payload capture adapters lenient memory_plan)
 targets=("${@:-${all[@]}}")
 if ! command -v cargo-fuzz >/dev/null; then
   cargo install cargo-fuzz --locked

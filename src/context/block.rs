@@ -55,9 +55,18 @@ impl Ctx<'_> {
     }
 }
 
+/// A frame section: one line per line of `text` (fitting drops whole lines, last first).
 fn frame(id: &'static str, text: String) -> Section {
     let mut s = Section::new(id, None, None);
-    s.lines.push(Line::new(Class::Frame, None, id, text));
+    for (n, l) in text.lines().enumerate() {
+        let label = if n == 0 {
+            id.to_owned()
+        } else {
+            format!("{id} {n}")
+        };
+        s.lines
+            .push(Line::new(Class::Frame, None, label, l.to_owned()));
+    }
     s
 }
 

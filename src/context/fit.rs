@@ -2,13 +2,15 @@
 //!
 //! A block is a list of sections; a section a title and lines; each line has a class (what the
 //! truncation order acts on) and, when it carries an item, the item's key. Nothing is cut
-//! while the block fits. Otherwise fitting runs in three passes: each section over its hard
-//! cap is shrunk toward it (so a huge note cannot push out the rest); then the truncation steps run
+//! while the block fits. Otherwise fitting runs in passes: each section over its hard cap is
+//! shrunk toward it (so a huge note cannot push out the rest); then the truncation steps run
 //! in order while the block is over budget, each stopping at its section's reserve; then the
-//! same steps run without reserves; last, whatever is still over goes from the least
-//! important section up, and as a final guard the text is cut at the budget. The header and
-//! the pointer are never dropped. What went is listed (`dropped`) and counted by the list
-//! `sjournal show` prints in full, for the closing marker.
+//! same steps run without reserves; then whatever is still over goes from the least important
+//! section up, whole lines; last, the frame (the header, the pointer), whole lines too. What
+//! went is listed (`dropped`) and the block closes with a line that says what was left out
+//! and the command that prints it (a short form when the long one does not fit). Nothing is
+//! ever cut at the budget: a budget too small even for the closing line gives no text at
+//! all. The text is then made safe to wrap (`text::neutralise`), in one place.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +24,7 @@ use crate::limits::{
 /// What a line is, for the truncation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
-    /// Header and pointer: never dropped.
+    /// Header and pointer: dropped last, whole lines.
     Frame,
     Note,
     Original,
@@ -148,6 +150,8 @@ struct Fit<'a> {
     cap_excess: usize,
     /// The closing marker's length, while `dropped` and `left_out` stay as they are.
     marker_len: std::cell::Cell<Option<usize>>,
+    /// The closing marker in its short form (when the long one does not fit).
+    short_marker: bool,
 }
 
 /// A step of the truncation order: one shrinking action, repeated while it helps.
@@ -267,6 +271,7 @@ impl Fit<'_> {
             &self.dropped,
             self.session,
             self.has_pointer(),
+            self.short_marker,
         )
     }
 
@@ -470,9 +475,15 @@ fn marker(
     dropped: &[String],
     session: &str,
     suffix: bool,
+    short: bool,
 ) -> Option<String> {
     if dropped.is_empty() {
         return None;
+    }
+    if short {
+        return Some(format!(
+            "[sjournal: left out to fit {budget} chars; in full: sjournal show --session {session}]"
+        ));
     }
     let mut parts: Vec<String> = left_out
         .iter()
@@ -502,13 +513,17 @@ fn marker(
         ));
     }
     let fetch = if lists.is_empty() {
-        String::new()
+        format!("; in full: sjournal show --session {session}")
     } else {
         format!(
             "; in full: sjournal show --session {session} {}",
             lists.join("|")
         )
     };
+    if parts.is_empty() {
+        // Only the frame went (the header, the pointer).
+        parts.push("the header".into());
+    }
     Some(format!(
         "[sjournal: left out to fit {budget} chars: {}{fetch}]",
         parts.join(", ")
@@ -526,6 +541,7 @@ pub(crate) fn fit(secs: Vec<Section>, budget: usize, session: &str) -> Fitted {
         session,
         cap_excess: 0,
         marker_len: std::cell::Cell::new(None),
+        short_marker: false,
     };
     for s in &f.secs {
         if s.omitted > 0 {
@@ -575,6 +591,36 @@ pub(crate) fn fit(secs: Vec<Section>, budget: usize, session: &str) -> Fitted {
             }
         }
     }
+    // 5. The frame, whole lines last of all: the header's provenance sentence, the pointer
+    //    (the closing line then names the command itself), the header's first line.
+    for (id, keep) in [("frame", 1), ("pointer", 0), ("frame", 0)] {
+        while f.over() > 0 {
+            let Some(s) = f
+                .secs
+                .iter_mut()
+                .find(|s| s.id == id && s.lines.len() > keep)
+            else {
+                break;
+            };
+            let line = s.lines.pop().expect("more lines than kept");
+            f.gone(format!("{id}: {}", line.label));
+        }
+    }
+    // 6. The closing line in its short form; 7. nothing at all, rather than a cut line, when
+    //    even that does not fit.
+    if f.over() > 0 {
+        f.short_marker = true;
+        f.marker_len.set(None);
+    }
+    if f.over() > 0 {
+        let mut dropped = f.dropped;
+        dropped.push("all: the budget is too small for the closing line".into());
+        return Fitted {
+            text: String::new(),
+            items: Vec::new(),
+            dropped,
+        };
+    }
     assemble(f)
 }
 
@@ -607,13 +653,14 @@ fn assemble(f: Fit<'_>) -> Fitted {
         Some(m) => parts.push(m),
         None => {}
     }
-    let mut text = parts.join("\n\n");
-    let mut dropped = f.dropped;
-    if chars(&text) > f.budget {
-        // Only when even the header and pointer do not fit.
-        text = text.chars().take(f.budget).collect();
-        dropped.push("all: cut to the budget".into());
-    }
+    // The one place injected text is made safe to wrap: no host's wrapper tag in it (same
+    // length in characters, so the budget holds).
+    let text = super::text::neutralise(&parts.join("\n\n")).into_owned();
+    let dropped = f.dropped;
+    debug_assert!(
+        chars(&text) <= f.budget,
+        "fitting left the block over budget"
+    );
     let items = groups
         .into_iter()
         .map(|(key, lines)| InjectedItem {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::text::{clean, relative};
 use crate::error::Result;
-use crate::event::{Event, EventKind};
+use crate::event::Event;
 use crate::fold::{instructions, Failure, State};
 use crate::format::payload::{decode_event, is_system_kind};
 use crate::journal::JournalReader;
@@ -44,37 +44,39 @@ pub struct PromptEntry {
     pub instructions: Vec<String>,
 }
 
-/// Every prompt of the journal `reader` reads, in order.
+/// Every prompt of the journal `reader` reads, in order: the prompts that opened a turn of the
+/// session as the fold counts them (the same events, the same turn numbers as `state`: a
+/// Gemini CLI AfterAgent repeats its prompt and opens none; a prompt the host generated, or a
+/// subagent's task, is none), each as its user wrote it, in full.
 pub fn prompts(reader: &JournalReader) -> Result<Vec<PromptEntry>> {
     let mut out = Vec::new();
+    let mut state = State::new();
     for rec in reader.records()? {
         let Ok(rec) = rec else { break };
+        let view = crate::fold::RecordView::from(&rec);
         if is_system_kind(rec.kind) {
+            state.apply(&view);
             continue;
         }
-        let Ok(raw) = decode_event(rec.seq, rec.payload) else {
+        // The prompt as the state before the event reads it (the fold's own rule).
+        let text = decode_event(rec.seq, rec.payload).ok().and_then(|raw| {
+            let raw = crate::event::lenient_json::text(raw);
+            let e = Event::parse(rec.kind, &raw);
+            state.user_prompt(&e).map(clean)
+        });
+        state.apply(&view);
+        let (Some(text), true) = (text, state.turns.last_prompt_seq == Some(rec.seq)) else {
             continue;
         };
-        let raw = crate::event::lenient_json::text(raw);
-        let e = Event::parse(rec.kind, &raw);
-        let prompt = match e.kind {
-            EventKind::UserPromptSubmit => e.prompt,
-            // A turn reported only once it ended (OpenClaw onPostTurn).
-            EventKind::Stop => e.prompt,
-            _ => None,
-        };
-        if let Some(p) = prompt {
-            let text = clean(&p);
-            out.push(PromptEntry {
-                seq: rec.seq,
-                turn: out.len() as u64 + 1,
-                instructions: instructions::instructions(&text)
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect(),
-                text,
-            });
-        }
+        out.push(PromptEntry {
+            seq: rec.seq,
+            turn: state.turns.count,
+            instructions: instructions::instructions(&text)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            text,
+        });
     }
     Ok(out)
 }

@@ -29,7 +29,7 @@ use crate::format::payload::{Injected, InjectedItem};
 
 /// Version of the renderer's output. Bump it with any change to what a given state renders
 /// to: a replay re-derives and checks only the injections made by the same version.
-pub const RENDER_VERSION: u32 = 1;
+pub const RENDER_VERSION: u32 = 2;
 
 /// A context channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

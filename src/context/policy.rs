@@ -20,8 +20,9 @@
 //! recovery block, once (hosts with no SessionStart after compacting: Gemini CLI, the bridges).
 //! A SessionStart(compact) for a compaction already answered that way gives only what is new.
 //! Injected text stays in the host's transcript until the next compaction, so nothing is
-//! injected twice in between: every mode but recovery leaves out items the `seen` set has
-//! with the same hash.
+//! injected twice in between: every mode leaves out items the `seen` set has with the same
+//! hash (for the recovery block: those seen since the compaction, e.g. an earlier block a
+//! compressed history still holds).
 
 use super::block::{self, Ctx};
 use super::fit::{self, Class, Line, Section};
@@ -175,13 +176,16 @@ pub struct Extras {
     pub read: Vec<crate::format::payload::FileRead>,
 }
 
-/// The compaction the block answers, when one is journaled and no recovery block followed it.
+/// The compaction the block answers, when one is journaled and no recovery block followed it
+/// — and the host's view after it is known, where the session's requests show it: Gemini CLI
+/// sends its compressed history only with the first request after the prompt that would carry
+/// the block, and that history may still hold an earlier block, whose items the next one
+/// leaves out (`fold::model_view`).
 fn unanswered(state: &State) -> bool {
-    state
-        .compactions
-        .last
-        .as_ref()
-        .is_some_and(|c| c.recovered_seq.is_none())
+    let v = &state.model_view;
+    state.compactions.last.as_ref().is_some_and(|c| {
+        c.recovered_seq.is_none() && v.last_request_seq.is_none_or(|seq| seq >= c.seq)
+    })
 }
 
 /// `at` is the SessionStart(compact) of a compaction whose recovery block an earlier event
@@ -317,14 +321,23 @@ pub fn inject(state: &State, at: &InjectionPoint, policy: &Policy, extras: &Extr
             secs.push(block::agents(&c));
             secs.push(block::mode(&c));
             secs.push(block::pointer(&c));
-            if answered_before(state, at) {
-                // The compaction was answered already, by the fallback at an earlier event
-                // (Codex sends SessionStart(compact) after the next run's SessionStart(resume)):
-                // only what the model has not seen since.
+            // Only what the model has not seen since the compaction: what was injected after
+            // it, or what the host's compressed history still holds (`fold::model_view`).
+            let since = state
+                .compactions
+                .last
+                .as_ref()
+                .is_some_and(|c| state.seen.since_seq >= c.seq);
+            if since {
                 secs = unseen(secs, state);
-                if !secs.iter().any(|s| s.lines.iter().any(|l| l.key.is_some())) {
-                    return Injection::nothing(mode, budget);
-                }
+            }
+            if answered_before(state, at)
+                && !secs.iter().any(|s| s.lines.iter().any(|l| l.key.is_some()))
+            {
+                // The compaction was answered already, by the fallback at an earlier event
+                // (Codex sends SessionStart(compact) after the next run's SessionStart(resume)),
+                // and nothing is new since.
+                return Injection::nothing(mode, budget);
             }
         }
         Mode::Resume => {

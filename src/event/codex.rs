@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use super::wire::Wire;
-use super::{claude, Event, EventKind, Host};
+use super::{claude, Event, Host};
 
 /// Namespaces Codex prefixes to its tools' names in hook payloads.
 const TOOL_NAMESPACES: &[&str] = &["multi_agent_v1"];
@@ -27,10 +27,9 @@ fn tool_name(name: Cow<'_, str>) -> Cow<'_, str> {
 }
 
 pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+    // A subagent's task (a UserPromptSubmit with `agent_id`) is no turn of the session:
+    // `Event::parse_as` makes it `Other` (`Host::prompt_author`).
     let mut e = claude::normalize(Host::Codex, w, record_kind);
-    if e.kind == EventKind::UserPromptSubmit && e.agent_id.is_some() {
-        e.kind = EventKind::Other;
-    }
     if let Some(t) = e.tool.as_mut() {
         t.name = tool_name(std::mem::take(&mut t.name));
         let plain_string = t.response.is_some_and(|r| r.get().starts_with('"'));
@@ -44,6 +43,7 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::EventKind;
 
     /// Real Codex 0.171.0 payloads (tests/fixtures/codex).
     fn fixture(event: &str, variant: &str) -> String {

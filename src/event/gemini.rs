@@ -3,7 +3,9 @@
 //! PreCompress(manual) ≈ PreCompact. What the real 0.61.0 sends (`tests/fixtures/gemini/`)
 //! adds:
 //! - BeforeAgent's (and AfterAgent's) `prompt` begins with the `<hook_context>` block a
-//!   SessionStart hook injected: it is cut off, so the prompt is the user's own;
+//!   SessionStart hook injected: the prompt is kept as sent, and the fold takes off exactly
+//!   the block sjournal journaled as injected (`fold::model_view::user_prompt`), never what
+//!   a closing tag inside it would make of it;
 //! - PreCompress(auto) fires before every model request, whether or not anything is
 //!   compressed: it is not a compaction (kind `Other`); a manual `/compress` is;
 //! - there is no `model` in the common payload: BeforeModel/AfterModel carry it in
@@ -60,26 +62,6 @@ pub(super) struct LlmRequest<'a> {
     pub messages: Option<&'a RawValue>,
 }
 
-/// The prompt without the `<hook_context>…</hook_context>` blocks Gemini CLI put before it.
-pub fn strip_hook_context(mut prompt: &str) -> &str {
-    const OPEN: &str = "<hook_context>";
-    const CLOSE: &str = "</hook_context>";
-    while let Some(rest) = prompt.strip_prefix(OPEN) {
-        match rest.find(CLOSE) {
-            Some(end) => prompt = rest[end + CLOSE.len()..].trim_start_matches(['\n', '\r']),
-            None => break,
-        }
-    }
-    prompt
-}
-
-fn strip<'a>(p: Cow<'a, str>) -> Cow<'a, str> {
-    match p {
-        Cow::Borrowed(b) => Cow::Borrowed(strip_hook_context(b)),
-        Cow::Owned(o) => Cow::Owned(strip_hook_context(&o).to_owned()),
-    }
-}
-
 /// A shell command's exit code as Gemini CLI reports it in the tool output (`Exit Code: N`).
 fn exit_code(llm_content: &str) -> Option<i64> {
     let at = llm_content.find("Exit Code: ")?;
@@ -101,7 +83,6 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
         kind = EventKind::Other;
         e.kind = kind;
     }
-    e.prompt = e.prompt.take().map(strip);
     // `gemini -p "/compress"` runs the command, not a turn, yet fires BeforeAgent/AfterAgent
     // with the command as the prompt: it must not become the session's task.
     let command = e.prompt.as_deref().is_some_and(|p| {
@@ -154,16 +135,14 @@ mod tests {
     }
 
     #[test]
-    fn the_prompt_loses_the_injected_hook_context() {
+    fn the_prompt_is_kept_as_sent() {
         let raw = r#"{"session_id":"s","hook_event_name":"BeforeAgent","timestamp":"t",
             "prompt":"<hook_context>## Current task\nold</hook_context>\n\nrun echo hello"}"#;
         let e = Event::parse("BeforeAgent", raw);
         assert_eq!(e.kind, EventKind::UserPromptSubmit);
-        assert_eq!(e.prompt.as_deref(), Some("run echo hello"));
-        assert_eq!(strip_hook_context("plain"), "plain");
         assert_eq!(
-            strip_hook_context("<hook_context>unclosed"),
-            "<hook_context>unclosed"
+            e.prompt.as_deref(),
+            Some("<hook_context>## Current task\nold</hook_context>\n\nrun echo hello")
         );
     }
 

@@ -166,6 +166,36 @@ pub struct Event<'a> {
     /// BeforeModel `llm_request.messages`: its text messages, in order). Only the request
     /// shows that the host rewrote its history (compressed it).
     pub model_messages: Option<Vec<RawJson<'a>>>,
+    /// What the payload says about who wrote its prompt, for [`Host::prompt_author`]. Not
+    /// kept in the fold digest: the fold does not read it.
+    pub origin: Origin<'a>,
+}
+
+/// What a host's payload says about where its prompt came from, beyond the fields every
+/// event has (`agent_id`, `session_kind`, `parent_session`): read by
+/// [`Host::prompt_author`], the one place that decides, per host, whose words a prompt is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin<'a> {
+    /// The Cline SDK's `parent_agent_id`: the agent that sent the prompt has a parent.
+    pub parent_agent: bool,
+    /// The session key (OpenClaw `sessionKey`: `agent:<id>:subagent:…`, `…:cron:…`), at the
+    /// payload's top level and in OpenClaw's hook context.
+    pub session_key: Option<Cow<'a, str>>,
+    pub ctx_session_key: Option<Cow<'a, str>>,
+    /// What the OpenCode and Pi bridges say of a prompt (`prompt_source`): OpenCode `user` or
+    /// `subagent`; Pi's input source `interactive`, `rpc` or `extension`, or `template` when a
+    /// prompt template or skill expanded what was typed.
+    pub prompt_source: Option<Cow<'a, str>>,
+    /// OpenClaw `ctx.trigger`: what started the run (`user`, `cron`, `heartbeat`).
+    pub trigger: Option<Cow<'a, str>>,
+    /// OpenClaw `ctx.inputProvenance.kind` (`external_user`, `inter_session`,
+    /// `internal_system`) and `sourceRole` (`subagent`).
+    pub provenance: Option<Cow<'a, str>>,
+    pub provenance_role: Option<Cow<'a, str>>,
+    /// A channel's sender is named (OpenClaw `ctx.senderId`, `ctx.channelContext.sender`).
+    pub sender: bool,
+    /// `senderIsOwner`, where the payload carries it (top level, or OpenClaw's `ctx`).
+    pub sender_is_owner: Option<bool>,
 }
 
 impl<'a> Event<'a> {
@@ -206,6 +236,7 @@ impl<'a> Event<'a> {
             task_id: None,
             task_subject: None,
             model_messages: None,
+            origin: Origin::default(),
         }
     }
 
@@ -236,8 +267,9 @@ impl<'a> Event<'a> {
             }
         };
         let host = host.unwrap_or_else(|| wire.clues().host());
+        let origin = wire.origin();
         let w = &mut wire;
-        match host {
+        let mut e = match host {
             // The OpenCode and Pi bridges send Claude Code's shapes.
             Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
                 claude::normalize(host, w, record_kind)
@@ -247,7 +279,16 @@ impl<'a> Event<'a> {
             Host::Cursor => cursor::normalize(w, record_kind),
             Host::Cline => cline::normalize(w, record_kind),
             Host::OpenClaw => openclaw::normalize(w, record_kind),
+        };
+        e.origin = origin;
+        // A prompt the host generated, or a subagent's task carried in its parent's session,
+        // is no turn of this session: not the user's request, latest request or instruction.
+        if e.kind == EventKind::UserPromptSubmit
+            && e.host.prompt_author(&e).is_some_and(|a| !a.is_turn(&e))
+        {
+            e.kind = EventKind::Other;
         }
+        e
     }
 
     /// The tool input's fields that the fold uses; parsed on demand (most events do not need it).

@@ -138,6 +138,48 @@ pub(crate) struct Wire<'a> {
     pub tool_calls: Option<&'a RawValue>,
     #[serde(rename = "durationMs")]
     pub duration_ms_cc: Num,
+    // Who wrote a prompt (`Host::prompt_author`): the bridges' `prompt_source`, a top-level
+    // `senderIsOwner`, OpenClaw's hook context.
+    #[serde(borrow)]
+    pub prompt_source: Str<'a>,
+    #[serde(rename = "senderIsOwner")]
+    pub sender_is_owner: Bool,
+    #[serde(borrow)]
+    pub ctx: Obj<OpenClawCtx<'a>>,
+}
+
+/// The parts of OpenClaw's hook context (`ctx`, as the plugin passes it) that tell who started
+/// a run and who sent its prompt.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct OpenClawCtx<'a> {
+    #[serde(borrow)]
+    pub trigger: Str<'a>,
+    #[serde(borrow, rename = "sessionKey")]
+    pub session_key: Str<'a>,
+    #[serde(borrow, rename = "inputProvenance")]
+    pub input_provenance: Obj<Provenance<'a>>,
+    #[serde(borrow, rename = "senderId")]
+    pub sender_id: Str<'a>,
+    #[serde(rename = "channelContext")]
+    pub channel_context: Obj<ChannelContext>,
+    #[serde(rename = "senderIsOwner")]
+    pub sender_is_owner: Bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Provenance<'a> {
+    #[serde(borrow)]
+    pub kind: Str<'a>,
+    #[serde(borrow, rename = "sourceRole")]
+    pub source_role: Str<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ChannelContext {
+    pub sender: Present,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -188,6 +230,28 @@ pub(crate) struct ClinePrompt<'a> {
 }
 
 impl<'a> Wire<'a> {
+    /// What the payload says about who wrote its prompt (`Event::origin`); takes the fields
+    /// only it reads.
+    pub fn origin(&mut self) -> super::Origin<'a> {
+        let mut ctx = self.ctx.0.take().unwrap_or_default();
+        let mut prov = ctx.input_provenance.0.take().unwrap_or_default();
+        super::Origin {
+            parent_agent: self
+                .parent_agent_id
+                .as_deref()
+                .is_some_and(|p| !p.is_empty()),
+            session_key: self.session_key.0.clone(),
+            ctx_session_key: ctx.session_key.take(),
+            prompt_source: self.prompt_source.take(),
+            trigger: ctx.trigger.take(),
+            provenance: prov.kind.take(),
+            provenance_role: prov.source_role.take(),
+            sender: ctx.sender_id.as_deref().is_some_and(|s| !s.is_empty())
+                || ctx.channel_context.0.is_some_and(|c| c.sender.0),
+            sender_is_owner: self.sender_is_owner.0.or(ctx.sender_is_owner.0),
+        }
+    }
+
     /// The clues the one detector (`crate::host`) reads.
     pub fn clues(&self) -> Clues<'_> {
         Clues {

@@ -88,6 +88,17 @@ impl State {
             self.touch_file(*op, path, rec.seq);
         }
         self.work_after(e, &input, rec, compactions);
+        self.model_view_after(e);
+    }
+
+    /// The event's prompt as its user wrote it: Gemini CLI's, without the exact context block
+    /// a SessionStart of the session was given (`model_view::user_prompt`).
+    pub fn user_prompt<'e>(&self, e: &'e Event<'_>) -> Option<&'e str> {
+        let p = e.prompt.as_deref()?;
+        Some(match e.host {
+            Host::Gemini => super::model_view::user_prompt(&self.model_view, p),
+            _ => p,
+        })
     }
 
     fn instructions_loaded(&mut self, e: &Event<'_>) {
@@ -159,7 +170,7 @@ impl State {
         self.turns.count += 1;
         self.turns.open = true;
         self.turns.last_prompt_seq = Some(rec.seq);
-        if let Some(p) = e.prompt.as_deref() {
+        if let Some(p) = self.user_prompt(e) {
             let (text, was_cut) = cut(p, STATE_TEXT_MAX_BYTES);
             if self.prompts.len() >= PROMPTS_KEPT {
                 self.prompts.pop_front();

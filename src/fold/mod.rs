@@ -15,7 +15,7 @@ mod bounded;
 mod bulk;
 mod events;
 pub mod instructions;
-mod model_view;
+pub mod model_view;
 mod recovery;
 mod state;
 mod system;
@@ -32,7 +32,7 @@ use crate::format::{FrameRef, Hash};
 use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 7;
+pub const FOLD_VERSION: u32 = 8;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";

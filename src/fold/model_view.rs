@@ -8,7 +8,8 @@
 //!   one whose second message newly is Gemini CLI's acknowledgement of a compressed history
 //!   (a compression in a first turn of tool calls, whose requests all hold one text message);
 //! - only the session's own requests count: none made while a tool call is under way (a
-//!   subagent's chat runs inside its tool call);
+//!   subagent's chat runs inside its tool call; the compressor's requests fire no
+//!   BeforeModel);
 //! - a SessionStart (another process, the history reloaded from its record) starts over;
 //! - a rewrite after a compaction journaled since the previous request (`/compress`:
 //!   PreCompress(manual)) is that compaction, not another.
@@ -16,22 +17,107 @@
 //! The compressed history's first message holds the summary, after the session context: it
 //! becomes the compaction's summary (the recovery block is gap-aware against it). Messages are
 //! compared by digests of their bytes as journaled, so the rule is a function of the records.
+//!
+//! The requests also show what of sjournal's own text the history still holds. Gemini CLI puts
+//! hook output in the conversation as `<hook_context>…</hook_context>` (`<` and `>` escaped),
+//! and a compression keeps the latest turns as they were: a recovery block injected before it
+//! may still be there after it. The session remembers what it injected (`injected`), and every
+//! request of its own conversation marks the items of the injections it still holds as seen
+//! again, so the next block leaves them out. A compaction's recovery block waits for the first
+//! request after it (the host shows its compressed history only then, after the prompt that
+//! would carry the block).
+//!
+//! The same record gives the prompt as its user wrote it: Gemini CLI puts the context a
+//! SessionStart hook gave before the first prompt of a process; exactly that block, when it is
+//! one sjournal journaled as injected, is taken off, and nothing else ([`user_prompt`]).
 
 use crate::event::RawJson;
 use serde::Deserialize;
 
-use super::bounded::{cut, set};
-use super::{RecordView, State, ViewedRequest};
+use super::bounded::{cut, key, set};
+use super::{InjectedBlock, ModelView, RecordView, State, ViewedRequest};
 use crate::event::lenient::Str;
 use crate::event::{Event, EventKind, Host};
 use crate::format::hash::content_hash;
-use crate::limits::SUMMARY_MAX_BYTES;
+use crate::format::payload::Injected;
+use crate::limits::{INJECTED_BLOCKS_KEPT, INJECTED_BLOCK_ITEMS_MAX, SEEN_MAX, SUMMARY_MAX_BYTES};
+
+/// How Gemini CLI wraps the context a hook gives (in a user turn).
+pub const HOOK_CONTEXT_OPEN: &str = "<hook_context>";
+pub const HOOK_CONTEXT_CLOSE: &str = "</hook_context>";
+
+/// `text` as Gemini CLI puts a hook's context in the conversation (`<` `>` escaped).
+pub fn gemini_escaped(text: &str) -> String {
+    text.replace('<', "&lt;").replace('>', "&gt;")
+}
+
+impl ModelView {
+    /// The injection whose text (as injected, or as Gemini CLI escapes it) is `content`.
+    fn block(&self, content: &str, at_start: bool) -> Option<&InjectedBlock> {
+        if self.injected.is_empty() {
+            return None;
+        }
+        let d = digest(content.as_bytes());
+        self.injected
+            .iter()
+            .rev()
+            .filter(|b| !at_start || b.event_kind == "SessionStart")
+            .find(|b| b.digest == d || b.escaped == d)
+    }
+
+    /// The injections whose exact block a request's messages hold.
+    fn held(&self, msgs: &[RawJson<'_>]) -> Vec<&InjectedBlock> {
+        let mut out: Vec<&InjectedBlock> = Vec::new();
+        if self.injected.is_empty() {
+            return out;
+        }
+        for m in msgs {
+            if !m.get().contains("hook_context") {
+                continue;
+            }
+            let m = message(*m);
+            let Some(text) = m.content.as_deref() else {
+                continue;
+            };
+            let mut rest = text;
+            while let Some(at) = rest.find(HOOK_CONTEXT_OPEN) {
+                rest = &rest[at + HOOK_CONTEXT_OPEN.len()..];
+                let Some(end) = rest.find(HOOK_CONTEXT_CLOSE) else {
+                    break;
+                };
+                if let Some(b) = self.block(&rest[..end], false) {
+                    if !out.iter().any(|o| o.seq == b.seq) {
+                        out.push(b);
+                    }
+                }
+                rest = &rest[end + HOOK_CONTEXT_CLOSE.len()..];
+            }
+        }
+        out
+    }
+}
+
+/// The prompt of a Gemini CLI BeforeAgent as its user wrote it: without the
+/// `<hook_context>…</hook_context>` block Gemini CLI put before it, when that block is exactly
+/// the context a SessionStart of the session was given (`view.injected`); else the prompt as
+/// it is. The block is found by its content, not cut at the first closing tag.
+pub fn user_prompt<'p>(view: &ModelView, prompt: &'p str) -> &'p str {
+    let Some(rest) = prompt.strip_prefix(HOOK_CONTEXT_OPEN) else {
+        return prompt;
+    };
+    for (at, _) in rest.match_indices(HOOK_CONTEXT_CLOSE) {
+        if view.block(&rest[..at], true).is_some() {
+            return rest[at + HOOK_CONTEXT_CLOSE.len()..].trim_start_matches(['\n', '\r']);
+        }
+    }
+    prompt
+}
 
 /// What Gemini CLI (0.61) puts as the model's turn right after a compressed history's summary.
 pub const GEMINI_COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
 const SESSION_CONTEXT_END: &str = "</session_context>";
 
-fn digest(bytes: &[u8]) -> u64 {
+pub(crate) fn digest(bytes: &[u8]) -> u64 {
     let h = content_hash(bytes);
     u64::from_le_bytes(h.0[..8].try_into().expect("8 bytes"))
 }
@@ -86,7 +172,11 @@ impl State {
         }
         let v = &mut self.model_view;
         match e.kind {
-            EventKind::SessionStart => *v = Default::default(),
+            // Another process: its requests start over (what was injected stays known).
+            EventKind::SessionStart => {
+                v.tools_running = 0;
+                v.last = None;
+            }
             EventKind::PreToolUse => v.tools_running += 1,
             EventKind::PostToolUse | EventKind::PostToolUseFailure => {
                 v.tools_running = v.tools_running.saturating_sub(1)
@@ -100,6 +190,7 @@ impl State {
         if v.tools_running > 0 {
             return;
         }
+        v.last_request_seq = Some(rec.seq);
         let head = compressed_head(msgs);
         let rewritten = v.last.as_ref().is_some_and(|p| {
             let k = p.messages.saturating_sub(1) as usize;
@@ -114,6 +205,21 @@ impl State {
             compressed_head: head,
         });
         if !rewritten {
+            // The first request of a process after a compaction it did not see happen
+            // (`/compress`, then a new `gemini -p`): a compressed history's summary is that
+            // compaction's.
+            let unanswered = self
+                .compactions
+                .last
+                .as_ref()
+                .is_some_and(|c| c.recovered_seq.is_none() && c.summary.is_none());
+            if previous.is_none() && head && unanswered {
+                if let Some(s) = msgs.first().and_then(|m| summary(*m)) {
+                    let c = self.compactions.last.as_mut().expect("checked above");
+                    c.summary = Some(s);
+                    c.summary_seq = Some(rec.seq);
+                }
+            }
             return;
         }
         let journaled = self
@@ -134,6 +240,57 @@ impl State {
                 c.summary_seq = Some(rec.seq);
             }
         }
+    }
+}
+
+impl State {
+    /// After the event's bookkeeping (a compaction opened by it has reset `seen`): the items
+    /// of the injections a request of the session's own conversation still holds are seen.
+    pub(super) fn model_view_after(&mut self, e: &Event<'_>) {
+        let v = &self.model_view;
+        if e.host != Host::Gemini || v.tools_running > 0 {
+            return;
+        }
+        let Some(msgs) = e.model_messages.as_deref() else {
+            return;
+        };
+        let held: Vec<(String, String)> = self
+            .model_view
+            .held(msgs)
+            .into_iter()
+            .flat_map(|b| b.items.iter().cloned())
+            .collect();
+        let seen = &mut self.seen.items;
+        for (k, h) in held {
+            if !seen.contains_key(&k) && seen.len() < SEEN_MAX {
+                seen.insert(k, h);
+            }
+        }
+    }
+
+    /// An `sjournal.injected` record of a session whose requests show its history (Gemini
+    /// CLI): how it will read in them.
+    pub(super) fn note_injected_block(&mut self, i: &Injected, rec: &RecordView<'_>) {
+        if self.identity.host.as_deref() != Some(Host::Gemini.as_str()) || i.text.is_empty() {
+            return;
+        }
+        let v = &mut self.model_view.injected;
+        if v.len() >= INJECTED_BLOCKS_KEPT {
+            v.pop_front();
+        }
+        v.push_back(InjectedBlock {
+            seq: rec.seq,
+            event_seq: i.event_seq,
+            event_kind: key(&i.event_kind),
+            digest: digest(i.text.as_bytes()),
+            escaped: digest(gemini_escaped(&i.text).as_bytes()),
+            items: i
+                .items
+                .iter()
+                .take(INJECTED_BLOCK_ITEMS_MAX)
+                .map(|it| (key(&it.key), key(&it.hash)))
+                .collect(),
+        });
     }
 }
 

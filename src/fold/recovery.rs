@@ -684,6 +684,9 @@ impl State {
     pub(super) fn note_injected(&mut self, i: &Injected, rec: &RecordView<'_>) {
         // A subagent's context is its own: the main model has not seen what it was shown.
         let main = i.mode.as_deref() != Some("subagent");
+        if main {
+            self.note_injected_block(i, rec);
+        }
         for item in i.items.iter().filter(|_| main) {
             let seen = &mut self.seen.items;
             if seen.len() < SEEN_MAX || seen.contains_key(&item.key) {

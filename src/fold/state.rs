@@ -379,6 +379,29 @@ pub struct ModelView {
     pub tools_running: u64,
     /// The last request of the session's own conversation since its process started.
     pub last: Option<ViewedRequest>,
+    /// Seq of the last request of the session's own conversation, across processes (None:
+    /// its requests are not journaled). A compaction's recovery block waits for a request
+    /// after it, which shows what the compressed history still holds.
+    pub last_request_seq: Option<u64>,
+    /// What sjournal injected into the session's own transcript, newest last
+    /// (`limits::INJECTED_BLOCKS_KEPT`): how each reads in a request, and its items.
+    pub injected: VecDeque<InjectedBlock>,
+}
+
+/// One injection, as a request shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InjectedBlock {
+    /// Seq of the `sjournal.injected` record, and of the event it answered.
+    pub seq: u64,
+    pub event_seq: u64,
+    /// The host's name for that event.
+    pub event_kind: String,
+    /// Digests (`model_view::digest`) of its text as injected, and as Gemini CLI puts it in
+    /// the conversation (`<` and `>` escaped as `&lt;` `&gt;`).
+    pub digest: u64,
+    pub escaped: u64,
+    /// Its items (key, hash), as the `seen` set has them (`limits::INJECTED_BLOCK_ITEMS_MAX`).
+    pub items: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -139,8 +139,9 @@ pub struct MemoryOp {
     /// The item's text (propose, edit).
     pub text: Option<String>,
     /// Where a proposal comes from: `rule` (a standing instruction), `remember` (the user's
-    /// own "remember: …", accepted as said), `explicit` (`memory propose`), `verify` (a
-    /// failing command later followed by a passing variant).
+    /// own "remember: …", accepted as said), `relayed` (a "remember: …" in a prompt the user
+    /// did not type: proposed only), `explicit` (`memory propose`), `verify` (a failing
+    /// command later followed by a passing variant).
     pub source: Option<String>,
     pub session: Option<String>,
     pub seq: Option<u64>,

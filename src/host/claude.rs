@@ -3,6 +3,33 @@
 
 use serde_json::{json, Value};
 
+use super::Author;
+
+/// Elements Claude Code writes as a user-role prompt itself (2.1.332's bundle): a background
+/// task's notification, a message from a channel (an MCP chat bridge: someone else's words
+/// unless the host vouches for them), a webhook trigger's payload, a wake-up, a live room's
+/// event, the output of a local command, a reminder it wraps notifications in.
+const HOST_ELEMENTS: &[(&str, Author)] = &[
+    ("task-notification", Author::Host),
+    ("system-reminder", Author::Host),
+    ("local-command-stdout", Author::Host),
+    ("local-command-stderr", Author::Host),
+    ("local-command-caveat", Author::Host),
+    ("skill-watcher-idle-wake", Author::Host),
+    ("artifact-room-event", Author::Other),
+    ("webhook-payload", Author::Other),
+    ("channel", Author::Other),
+];
+
+/// Who wrote a Claude Code prompt (no subagent's): the host (or, for what comes from outside,
+/// another sender) when the prompt opens with one of the host's own elements, else the user.
+pub(super) fn prompt_author(prompt: &str) -> Author {
+    HOST_ELEMENTS
+        .iter()
+        .find(|(tag, _)| super::opens_with_element(prompt, [*tag]))
+        .map_or(Author::User, |(_, who)| *who)
+}
+
 pub(super) fn default_context_event(event: &str) -> bool {
     matches!(event, "SessionStart" | "UserPromptSubmit")
 }

@@ -2,7 +2,29 @@
 //! `turn_id` on turn events. SessionStart and SessionEnd carry no `turn_id`; their
 //! `transcript_path` is a `rollout-<time>-<id>.jsonl` file, which Claude Code never writes.
 
-use super::Clues;
+use super::{Author, Clues};
+
+/// Elements Codex writes into a user turn itself (0.171.0's binary): a subagent's or another
+/// agent's notification, an aborted turn, the environment, a shell command the user ran with
+/// `!` (its output, not a request).
+const HOST_ELEMENTS: &[&str] = &[
+    "subagent_notification",
+    "agent_message_board_notification",
+    "turn_aborted",
+    "environment_context",
+    "user_instructions",
+    "user_shell_command",
+];
+
+/// Who wrote a Codex prompt (no subagent's): the host when the prompt opens with one of its
+/// own elements, else the user.
+pub(super) fn prompt_author(prompt: &str) -> Author {
+    if super::opens_with_element(prompt, HOST_ELEMENTS.iter().copied()) {
+        Author::Host
+    } else {
+        Author::User
+    }
+}
 
 pub(super) fn matches(c: &Clues<'_>) -> bool {
     (c.turn_id && c.hook_event_name != Some("MessageDisplay"))

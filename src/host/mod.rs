@@ -187,6 +187,186 @@ impl Host {
     }
 }
 
+/// The elements hosts wrap around what they put into a model's context themselves, found in
+/// the hosts' own code (the versions the project tests): what a hook injects, a notification,
+/// a summary. Text sjournal injects never carries one as a tag (`context::text::neutralise`):
+/// a `</hook_context>` written by a model or a tool would otherwise close the host's wrapper
+/// early, and what follows would read as the host's (or the user's) own words.
+///
+/// - every host that wraps hook output: `hook_context` (Gemini CLI, Cline), `system-reminder`
+///   (Claude Code, OpenCode);
+/// - Claude Code: its own prompts and tool framing (`task-notification`, `channel`,
+///   `webhook-payload`, `local-command-stdout`, `command-name`, `bash-input`, ...), and the
+///   compactor's `summary` / `analysis`;
+/// - Gemini CLI: `session_context`, `state_snapshot` (the compressed history's summary);
+/// - Codex: `environment_context`, `user_instructions`, `subagent_notification`,
+///   `turn_aborted`, `user_shell_command`, ...;
+/// - Cline: `environment_details`, `task`, `feedback`, `user_message`;
+/// - Pi: `summary`, `previous-summary`, `conversation`;
+/// - OpenClaw: its `<<<BEGIN_…>>>` / `<<<END_…>>>` markers (`OPENCLAW_INTERNAL_CONTEXT`,
+///   `EXTERNAL_UNTRUSTED_CONTENT`, ...), matched by their `<<<` opening.
+pub const WRAPPER_TAGS: &[&str] = &[
+    "hook_context",
+    "system-reminder",
+    "task-notification",
+    "channel",
+    "webhook-payload",
+    "skill-watcher-idle-wake",
+    "artifact-room-event",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "command-name",
+    "command-message",
+    "command-args",
+    "user-prompt-submit-hook",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "persisted-output",
+    "summary",
+    "analysis",
+    "session_context",
+    "state_snapshot",
+    "environment_context",
+    "user_instructions",
+    "subagent_notification",
+    "turn_aborted",
+    "user_shell_command",
+    "agent_message_board_notification",
+    "context_window_reminder",
+    "environment_details",
+    "task",
+    "feedback",
+    "user_message",
+    "previous-summary",
+    "conversation",
+];
+
+/// Who wrote a prompt, as the host that sent it tells it ([`Host::prompt_author`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Author {
+    /// The human user of a main session, typing: the only author whose "remember: …" is
+    /// accepted as said.
+    User,
+    /// A task another agent's model wrote (a subagent's prompt, a message between sessions).
+    Agent,
+    /// A run the user did not start now: a scheduled job, a heartbeat.
+    Schedule,
+    /// Someone other than the owner (a channel message the host does not vouch for).
+    Other,
+    /// The host or an extension of it (a background task's notification, an expanded
+    /// prompt template).
+    Host,
+    /// The payload does not tell (a bridge too old to say): not taken as the user's.
+    Unknown,
+}
+
+impl Author {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Author::User => "user",
+            Author::Agent => "agent",
+            Author::Schedule => "schedule",
+            Author::Other => "other-sender",
+            Author::Host => "host",
+            Author::Unknown => "unknown",
+        }
+    }
+
+    /// Whether a prompt of this author opens a turn of the session whose journal holds it.
+    /// A prompt the host generated does not; nor does a subagent's task that arrives in its
+    /// parent's session (it carries the subagent's `agent_id` or `parent_agent_id`). A
+    /// subagent or a scheduled job with a session of its own has its prompts as that
+    /// session's turns.
+    pub fn is_turn(self, e: &crate::event::Event<'_>) -> bool {
+        match self {
+            Author::Host => false,
+            Author::Agent => !in_parent(e),
+            _ => true,
+        }
+    }
+}
+
+/// The event comes from a subagent running inside its parent's session (same session id).
+fn in_parent(e: &crate::event::Event<'_>) -> bool {
+    e.agent_id.as_deref().is_some_and(|a| !a.is_empty()) || e.origin.parent_agent
+}
+
+/// Whether `prompt` opens (after whitespace) with an element named one of `tags`
+/// (`<tag>`, `<tag attr…>`, `<tag/>`).
+fn opens_with_element<'t>(prompt: &str, tags: impl IntoIterator<Item = &'t str>) -> bool {
+    let Some(p) = prompt.trim_start().strip_prefix('<') else {
+        return false;
+    };
+    tags.into_iter().any(|tag| {
+        p.strip_prefix(tag)
+            .is_some_and(|rest| rest.starts_with(['>', ' ', '\n', '\t', '/']))
+    })
+}
+
+/// The prompt submissions of each host, by the host's own event name.
+fn prompt_event(host: Host, name: &str) -> bool {
+    match host {
+        Host::Gemini => name == "BeforeAgent",
+        Host::Cursor => name == "beforeSubmitPrompt",
+        Host::Cline => matches!(name, "UserPromptSubmit" | "prompt_submit"),
+        Host::OpenClaw => name == "before_prompt_build",
+        Host::Claude | Host::Codex | Host::OpenCode | Host::Pi | Host::Unknown => {
+            name == "UserPromptSubmit"
+        }
+    }
+}
+
+impl Host {
+    /// Who wrote the prompt of `e`, as this host identifies it; None when `e` is not a prompt
+    /// submission. The one place the rule is written (SECURITY.md has it as a table):
+    ///
+    /// - every host: a prompt carried by a subagent (`agent_id`; Cline's `parent_agent_id`)
+    ///   is an agent's;
+    /// - Claude Code: a prompt that is one of the host's own elements (`<task-notification>`,
+    ///   `<channel>`, `<webhook-payload>`, ...) is the host's (a channel's, another sender's);
+    ///   Codex: likewise its own (`<subagent_notification>`, `<turn_aborted>`, ...);
+    /// - Codex, Gemini CLI, Cursor, Cline: otherwise the user's;
+    /// - OpenCode and Pi: what the bridge says (`prompt_source`): OpenCode `user`; Pi
+    ///   `interactive` (typed; `rpc` is a program's, `extension` and `template` the host's);
+    ///   nothing said: unknown;
+    /// - OpenClaw: the user's only from a main session (its key names no subagent, spawn or
+    ///   cron), started by the user (`ctx.trigger` "user"), from an external user
+    ///   (`inputProvenance`), and from the owner when a channel names its sender
+    ///   (`senderIsOwner` true).
+    pub fn prompt_author(self, e: &crate::event::Event<'_>) -> Option<Author> {
+        if !prompt_event(self, &e.name) {
+            return None;
+        }
+        if in_parent(e) {
+            return Some(Author::Agent);
+        }
+        let o = &e.origin;
+        if o.sender_is_owner == Some(false) {
+            return Some(Author::Other);
+        }
+        Some(match self {
+            Host::Claude => claude::prompt_author(e.prompt.as_deref().unwrap_or("")),
+            Host::Codex => codex::prompt_author(e.prompt.as_deref().unwrap_or("")),
+            Host::Gemini | Host::Cursor | Host::Cline => Author::User,
+            Host::OpenCode => match o.prompt_source.as_deref() {
+                Some("user") if e.parent_session.is_none() => Author::User,
+                Some("user" | "subagent") => Author::Agent,
+                _ => Author::Unknown,
+            },
+            Host::Pi => match o.prompt_source.as_deref() {
+                Some("interactive") => Author::User,
+                Some("extension" | "template") => Author::Host,
+                Some("rpc") => Author::Other,
+                _ => Author::Unknown,
+            },
+            Host::OpenClaw => openclaw::prompt_author(e),
+            Host::Unknown => Author::Unknown,
+        })
+    }
+}
+
 impl std::fmt::Display for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

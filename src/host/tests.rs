@@ -234,3 +234,80 @@ fn the_cline_sdk_session_and_where_its_replies_are_read() {
         assert!(Host::Cline.accepts_context(blocking), "{blocking}");
     }
 }
+
+/// Who wrote a prompt, per host, from what its payload carries.
+#[test]
+fn prompt_authors() {
+    use crate::event::Event;
+    use crate::host::Author;
+    let author = |raw: &str| {
+        let e = Event::parse("Ev", raw);
+        e.host.prompt_author(&e)
+    };
+    let cases: &[(&str, Option<Author>)] = &[
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
+            Some(Author::User),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","agent_id":"a","prompt":"hi"}"#,
+            Some(Author::Agent),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","agent_type":"reviewer","prompt":"hi"}"#,
+            Some(Author::User),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","prompt":"<task-notification>\n<status>completed</status></task-notification>"}"#,
+            Some(Author::Host),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","prompt":"<channel source=\"telegram\">hi</channel>"}"#,
+            Some(Author::Other),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","turn_id":"t","prompt":"<turn_aborted>x</turn_aborted>"}"#,
+            Some(Author::Host),
+        ),
+        (r#"{"hook_event_name":"Stop","prompt":"hi"}"#, None),
+        (
+            r#"{"hook_event_name":"AfterAgent","timestamp":"t","prompt":"hi"}"#,
+            None,
+        ),
+        (
+            r#"{"hookName":"prompt_submit","taskId":"t","agent_id":"a","userPromptSubmit":{"prompt":"hi"}}"#,
+            Some(Author::User),
+        ),
+        (
+            r#"{"hookName":"prompt_submit","taskId":"t","agent_id":"a","parent_agent_id":"p","userPromptSubmit":{"prompt":"hi"}}"#,
+            Some(Author::Agent),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","sjournal_bridge":"pi","prompt":"hi","prompt_source":"interactive"}"#,
+            Some(Author::User),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","sjournal_bridge":"pi","prompt":"hi","prompt_source":"template"}"#,
+            Some(Author::Host),
+        ),
+        (
+            r#"{"hook_event_name":"UserPromptSubmit","sjournal_bridge":"opencode","prompt":"hi"}"#,
+            Some(Author::Unknown),
+        ),
+        (
+            r#"{"hook_event_name":"before_prompt_build","sjournal_bridge":"openclaw","sessionKey":"agent:main:x","ctx":{"trigger":"user"},"prompt":"hi"}"#,
+            Some(Author::User),
+        ),
+        (
+            r#"{"hook_event_name":"before_prompt_build","sjournal_bridge":"openclaw","sessionKey":"agent:main:x","ctx":{"trigger":"user","sessionKey":"agent:main:cron:j"},"prompt":"hi"}"#,
+            Some(Author::Schedule),
+        ),
+        (
+            r#"{"hook_event_name":"before_prompt_build","sjournal_bridge":"openclaw","sessionKey":"agent:main:x","ctx":{"trigger":"user","senderId":"u","senderIsOwner":true},"prompt":"hi"}"#,
+            Some(Author::User),
+        ),
+    ];
+    for (raw, want) in cases {
+        assert_eq!(author(raw), *want, "{raw}");
+    }
+}

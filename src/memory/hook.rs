@@ -4,18 +4,26 @@
 //! project journal (this session started; standing instructions proposed at Stop and
 //! SessionEnd; the user's own "remember: …" accepted as said).
 //!
+//! Only the human user's own prompt in a main session, as the host tells it
+//! (`Host::prompt_author`), is accepted as said. A "remember: …" in any other prompt (a
+//! subagent's task, a scheduled job's, another sender's, one the host generated) is at most a
+//! proposal for review, in the project's scope ([`RELAYED`]).
+//!
 //! Pending proposals are only counted, to the user; their text never reaches an injection.
 
 use std::path::Path;
+
+use std::borrow::Cow;
 
 use super::ops::{self, load};
 use super::state::Effect;
 use super::Scope;
 use super::{handoff, known};
 use crate::context::{ExtraSection, Extras};
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, Host};
 use crate::fold::State;
 use crate::format::payload::{ExtrasRecord, FileRead, MemoryOp};
+use crate::host::Author;
 use crate::journal::{Root, WriterOptions};
 use crate::limits::{
     HANDOFF_SESSIONS, HANDOFF_SESSIONS_MAX, MEMORY_INJECT_CHARS, MEMORY_TEXT_MAX_BYTES,
@@ -52,8 +60,81 @@ pub enum AfterWhat {
     Started,
     /// The session's turn or the session ended: propose its standing instructions.
     Ended,
-    /// The user said "remember: <text>" (or "remember globally: <text>") in the prompt.
-    Remember { global: bool, text: String },
+    /// A prompt said "remember: <text>" (or "remember globally: <text>").
+    Remember(RememberAsk),
+}
+
+/// The source of a proposal from a "remember: …" in a prompt the user did not type (a
+/// subagent's task, a scheduled job's, another sender's, the host's): never accepted as said.
+pub const RELAYED: &str = "relayed";
+
+/// A "remember" a prompt asks for, and who wrote the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RememberAsk {
+    /// "remember globally:".
+    pub global: bool,
+    pub text: String,
+    pub author: Author,
+}
+
+impl RememberAsk {
+    /// Accepted as said: only the human user's own prompt in a main session.
+    pub fn accepted(&self) -> bool {
+        self.author == Author::User
+    }
+
+    /// The scope it is written to: the one asked for, when accepted; a relayed proposal waits
+    /// in the project's scope (never in every project's).
+    pub fn scope(&self, project: Option<Scope>) -> Option<Scope> {
+        if self.global && self.accepted() {
+            Some(Scope::Global)
+        } else {
+            project
+        }
+    }
+}
+
+/// What the prompt event `e` asks of memory: a "remember" in `prompt` (the event's prompt as
+/// its user wrote it: [`own_prompt`]), with who wrote it as the host tells it. None: not a
+/// prompt submission, or not a "remember". Pure: the rule the fuzz target checks.
+pub fn remember_ask(e: &Event<'_>, prompt: &str) -> Option<RememberAsk> {
+    let author = e.host.prompt_author(e)?;
+    let (global, text) = remember(prompt)?;
+    Some(RememberAsk {
+        global,
+        text: text.to_owned(),
+        author,
+    })
+}
+
+/// The prompt of `e` as its user wrote it. Gemini CLI puts the context a SessionStart hook gave
+/// before the first prompt, in a `<hook_context>` block: only that exact block, as the session
+/// journaled it, is taken off (`fold::model_view::user_prompt`), which needs the session's
+/// state; it is loaded only when the rest of the prompt could be a "remember" at all. None
+/// when that state could not be read in time (then no "remember" is taken from the prompt).
+pub fn own_prompt<'e>(
+    root: &Root,
+    e: &'e Event<'_>,
+    session: &str,
+    deadline: Option<std::time::Instant>,
+) -> Option<Cow<'e, str>> {
+    use crate::fold::model_view::{user_prompt, HOOK_CONTEXT_CLOSE, HOOK_CONTEXT_OPEN};
+    let p = e.prompt.as_deref()?;
+    if e.host != Host::Gemini || !p.starts_with(HOOK_CONTEXT_OPEN) {
+        return Some(Cow::Borrowed(p));
+    }
+    let could = p.match_indices(HOOK_CONTEXT_CLOSE).any(|(at, _)| {
+        remember(p[at + HOOK_CONTEXT_CLOSE.len()..].trim_start_matches(['\n', '\r'])).is_some()
+    });
+    if !could {
+        return Some(Cow::Borrowed(p));
+    }
+    let opts = LoadOptions {
+        deadline,
+        ..LoadOptions::latest()
+    };
+    let (st, _) = crate::snapshot::load_state(root, session, &opts).ok()?;
+    Some(Cow::Owned(user_prompt(&st.model_view, p).to_owned()))
 }
 
 /// A prompt that is the user's own "remember": the text after `remember:` (project scope)
@@ -141,23 +222,31 @@ pub fn plan(
     let what = match e.kind {
         EventKind::SessionStart => AfterWhat::Started,
         EventKind::Stop | EventKind::SessionEnd => AfterWhat::Ended,
-        EventKind::UserPromptSubmit => match e.prompt.as_deref().and_then(remember) {
-            Some((global, text)) => AfterWhat::Remember {
-                global,
-                text: text.to_owned(),
-            },
-            None => return Plan::default(),
-        },
+        // A prompt submission (one the fold counts as no turn too: a subagent's, the host's).
+        _ if e.host.prompt_author(e).is_some() => {
+            let deadline = settings.and_then(|s| s.deadline);
+            let ask = own_prompt(root, e, session, deadline).and_then(|p| remember_ask(e, &p));
+            match ask {
+                Some(ask) => AfterWhat::Remember(ask),
+                None => return Plan::default(),
+            }
+        }
         _ => return Plan::default(),
     };
     let project = scope_of(e, host_project);
     let scope = match (&what, project.clone()) {
-        (AfterWhat::Remember { global: true, .. }, _) => Scope::Global,
+        (AfterWhat::Remember(ask), p) => match ask.scope(p) {
+            Some(s) => s,
+            None => return Plan::default(),
+        },
         (_, Some(p)) => p,
         (_, None) => return Plan::default(),
     };
     let prepared = match (&project, e.kind, settings) {
-        (Some(p), EventKind::SessionStart, Some(set)) => prepare(root, e, p, session, set),
+        (Some(p), EventKind::SessionStart, Some(set)) => {
+            let source = e.source.as_deref().unwrap_or("startup");
+            prepare(root, source, p, session, set)
+        }
         _ => Prepared::default(),
     };
     Plan {
@@ -209,16 +298,18 @@ impl Default for Settings {
     }
 }
 
-/// At SessionStart: reviewed memory and the handoff to inject, and the notice of pending
-/// proposals for the user. Reads the project's and the global journal (snapshot + tail).
-fn prepare(
+/// At a SessionStart of `source` (startup, resume, clear, compact) in `session` of the project
+/// `scope`: reviewed memory and the handoff to inject, and the notice of pending proposals for
+/// the user. Reads the project's and the global journal (snapshot + tail), and at compact the
+/// session's own state. The hook calls it for the event it answers; `sjournal context show`
+/// for the one it shows, so that both inject the same.
+pub fn prepare(
     root: &Root,
-    e: &Event<'_>,
+    source: &str,
     scope: &Scope,
     session: &str,
     settings: &Settings,
 ) -> Prepared {
-    let source = e.source.as_deref().unwrap_or("startup");
     let opts = LoadOptions {
         deadline: settings.deadline,
         ..LoadOptions::latest()
@@ -414,12 +505,12 @@ pub fn after(
             session: Some(job.session.clone()),
             ..Default::default()
         }],
-        AfterWhat::Remember { text, .. } => vec![ops::propose(
-            text,
-            "remember",
+        AfterWhat::Remember(ask) => vec![ops::propose(
+            &ask.text,
+            if ask.accepted() { "remember" } else { RELAYED },
             Some(&job.session),
             None,
-            Some(text),
+            Some(&ask.text),
         )],
         AfterWhat::Ended => {
             let loaded;

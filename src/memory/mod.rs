@@ -11,8 +11,10 @@
 //!   `sjournal.memory` records, each with provenance (session, seq, the verbatim quote). The
 //!   fold (`state.rs`) checks each op as the writer does (`ops.rs`), under the journal's lock.
 //! - Proposals come from deterministic sources only: the standing instructions the fold's
-//!   selector picks (at Stop and SessionEnd), `sjournal memory propose`, and the user's own
-//!   "remember: …" (accepted as said). Rejected or forgotten text is never proposed again.
+//!   selector picks (at Stop and SessionEnd), `sjournal memory propose`, and "remember: …"
+//!   in a prompt: accepted as said only from the human user's own prompt in a main session
+//!   (`Host::prompt_author`), else proposed for review (source `relayed`). Rejected or
+//!   forgotten text is never proposed again.
 //! - Only accepted items reach the model (`hook.rs`); pending proposals are counted to the
 //!   user through the host's user-visible channel at session start.
 

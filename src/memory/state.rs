@@ -38,7 +38,7 @@ pub struct Item {
     pub text: String,
     /// The text as first proposed, when it was edited since.
     pub original: Option<String>,
-    /// rule, remember, explicit.
+    /// rule, remember, relayed, explicit, verify.
     pub source: String,
     /// Where it was said, oldest first (`limits::MEMORY_PROVENANCE_MAX`); more than one
     /// session: the same instruction came again (higher confidence).

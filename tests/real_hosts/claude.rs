@@ -350,3 +350,79 @@ fn claude_code_session_with_resume_and_compaction() {
     // Beside the curated capture (which the demo and the benches replay line by line).
     w.refresh_fixtures("claude-code/run", "payloads-2.1.332.jsonl", &[&sid]);
 }
+
+/// A background command's completion reaches Claude Code as a prompt it writes itself, a
+/// `<task-notification>` element, with a UserPromptSubmit: not a turn of the user's, not the
+/// original or latest request, no instruction (2.1.332).
+#[test]
+fn claude_code_task_notification_is_not_a_user_turn() {
+    let Some(mut cc) = Claude::start(|_| {
+        vec![
+            Rule {
+                key: "GOLF7",
+                steps: vec![
+                    Step::Tool(
+                        "Bash",
+                        json!({"command": "sleep 2; echo bg-done", "description": "Slow job",
+                               "run_in_background": true}),
+                    ),
+                    Step::Text("started it in the background"),
+                ],
+            },
+            Rule {
+                key: "HOTEL8",
+                steps: vec![Step::Text("hotel answered")],
+            },
+        ]
+    }) else {
+        return;
+    };
+    cc.prompt("GOLF7 start the slow job in the background");
+    std::thread::sleep(Duration::from_secs(3));
+    cc.prompt("HOTEL8 anything else?");
+    let sid = cc.session().to_owned();
+    let w = &cc.world;
+    let events = w.events(&sid);
+    let note = events
+        .iter()
+        .find(|(k, p)| {
+            k == "UserPromptSubmit"
+                && p["prompt"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("<task-notification>"))
+        })
+        .expect("the background job's notification, as a prompt");
+    eprintln!("claude: the host's prompt: {}", note.1["prompt"]);
+    let st = w.state(&sid);
+    assert_eq!(st["turns"]["count"], 2, "{}", st["turns"]);
+    let prompts: Vec<&str> = st["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            "GOLF7 start the slow job in the background",
+            "HOTEL8 anything else?"
+        ]
+    );
+    let listed: Value =
+        serde_json::from_str(&w.sj(&["show", "--session", &sid, "prompts", "--json"])).unwrap();
+    assert_eq!(listed["prompts"].as_array().unwrap().len(), 2, "{listed}");
+    assert!(
+        !st["requests"].to_string().contains("task-notification"),
+        "{}",
+        st["requests"]
+    );
+    // The block a compaction would bring: the user's requests only.
+    let block = w.sj(&["context", "show", "--session", &sid]);
+    assert_has(
+        &block,
+        "Latest request: HOTEL8 anything else?",
+        "the latest request",
+    );
+    assert!(!block.contains("task-notification"), "{block}");
+    w.verify();
+}

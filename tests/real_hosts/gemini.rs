@@ -7,14 +7,26 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::injections::{self, json_text};
 use crate::mock::{Mock, Rule, Script, Step};
 use crate::support::{self, assert_has, World};
 
 pub const COMPRESS_MARKER: &str = "state_snapshot";
-pub const SUMMARY: &str = "<state_snapshot>MOCK-SUMMARY: gemini compressed.</state_snapshot>";
+/// The mock's compression summary, about as long as a real one: Gemini CLI keeps, as they
+/// were, the turns after the first 70% of the history's characters, so with a summary much
+/// longer than a turn it keeps the last turn (and the recovery block it carried) through the
+/// next compression, as real-hosts runs showed; with a one-line summary it would keep none.
+pub fn summary() -> &'static str {
+    static S: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        format!(
+            "<state_snapshot>MOCK-SUMMARY: gemini compressed. {}</state_snapshot>",
+            "The session ran the scripted shell steps and answered each prompt. ".repeat(80)
+        )
+    })
+}
 
 pub struct Gemini {
     pub world: World,
@@ -133,8 +145,12 @@ fn script(project: &str) -> Script {
                 key: "DELTA4",
                 steps: vec![Step::Text("delta answered")],
             },
+            Rule {
+                key: "FOXTROT6",
+                steps: vec![Step::Text("foxtrot answered")],
+            },
         ],
-        special: vec![(COMPRESS_MARKER, SUMMARY)],
+        special: vec![(COMPRESS_MARKER, summary())],
         input_tokens: 100,
         big_after: Some(("ECHO5", 700_000)),
         special_delay_ms: 0,
@@ -152,6 +168,7 @@ fn gemini_cli_session_with_resume_and_compression() {
     g.prompt("CHARLIE3 carry on");
     g.prompt("/compress");
     g.prompt("DELTA4 after the compression");
+    g.prompt("FOXTROT6 and after that");
     let sid = g.session.clone();
     let w = &g.world;
 
@@ -167,8 +184,8 @@ fn gemini_cli_session_with_resume_and_compression() {
     );
     let events = w.events(&sid);
     let counts = support::kinds(&events);
-    // Five prompts and /compress (which fires BeforeAgent too).
-    assert_eq!(counts.get("BeforeAgent"), Some(&6), "{counts:?}");
+    // Six prompts and /compress (which fires BeforeAgent too).
+    assert_eq!(counts.get("BeforeAgent"), Some(&7), "{counts:?}");
     assert!(
         counts.get("BeforeModel").copied().unwrap_or(0) >= 8,
         "{counts:?}"
@@ -182,7 +199,7 @@ fn gemini_cli_session_with_resume_and_compression() {
     assert!(auto >= 8, "PreCompress(auto) before each request: {auto}");
     assert_eq!(st["compactions"]["count"], 2, "{}", st["compactions"]);
     assert_eq!(st["compactions"]["last"]["trigger"], "manual");
-    assert_eq!(st["turns"]["count"], 5, "{}", st["turns"]);
+    assert_eq!(st["turns"]["count"], 6, "{}", st["turns"]);
     // The prompts are the user's own, never sjournal's <hook_context> quoted back.
     let prompts: Vec<&str> = st["prompts"]
         .as_array()
@@ -197,9 +214,22 @@ fn gemini_cli_session_with_resume_and_compression() {
             "BRAVO2 say something",
             "ECHO5 a big one",
             "CHARLIE3 carry on",
-            "DELTA4 after the compression"
+            "DELTA4 after the compression",
+            "FOXTROT6 and after that"
         ]
     );
+    // `sjournal show` lists each prompt once, by the turn the state counts (AfterAgent
+    // carries the prompt again; it used to be listed twice, with turn numbers past the count).
+    let listed: Value =
+        serde_json::from_str(&w.sj(&["show", "--session", &sid, "prompts", "--json"])).unwrap();
+    let listed: Vec<(u64, &str)> = listed["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["turn"].as_u64().unwrap(), p["text"].as_str().unwrap()))
+        .collect();
+    let numbered: Vec<(u64, &str)> = (1..).zip(prompts.iter().copied()).collect();
+    assert_eq!(listed, numbered);
     // The failing shell command is only visible as "Exit Code: 2" in the tool output.
     assert_eq!(st["tools"]["calls"], 4, "{}", st["tools"]);
     assert_eq!(st["tools"]["failures"], 1, "{}", st["tools"]);
@@ -214,7 +244,9 @@ fn gemini_cli_session_with_resume_and_compression() {
     w.verify();
 
     // What sjournal injected: nothing until a compaction; then the recovery block with the
-    // next prompt (the fallback), once per compaction; never its own <hook_context> nested.
+    // next prompt (the fallback), once per compaction, once the host has shown the history it
+    // kept (`gemini -p /compress` sends a request after compressing); never its own
+    // <hook_context> nested.
     let all = injections::of(w, &sid);
     let shown = injections::show(&all);
     let at: Vec<(&str, &str, u64)> = all
@@ -300,6 +332,25 @@ fn gemini_cli_session_with_resume_and_compression() {
     let delta = reqs.iter().find(|r| r.answer == "DELTA4:0").unwrap();
     assert_eq!(in_body(&delta.body, manual_block), 1, "{}", delta.body);
     assert_has(&delta.body, "MOCK-SUMMARY", "the summary after /compress");
+    let foxtrot = reqs.iter().find(|r| r.answer == "FOXTROT6:0").unwrap();
+    assert_eq!(in_body(&foxtrot.body, manual_block), 1, "{}", foxtrot.body);
+    // The history Gemini CLI kept through `/compress` still holds the first block: the
+    // second leaves out what it holds, so no line of the first reaches a request twice.
+    assert_eq!(
+        in_body(&delta.body, auto_block),
+        1,
+        "the history kept through /compress holds the first block:\n{}",
+        delta.body
+    );
+    for r in [delta, foxtrot] {
+        for line in auto_block.lines().filter(|l| l.starts_with("- ")) {
+            assert!(
+                in_body(&r.body, line) <= 1,
+                "{line:?} twice in the request answered {}:\n{manual_block}",
+                r.answer
+            );
+        }
+    }
 
     // BeforeModel carries the whole request: kept byte for byte.
     let biggest = events

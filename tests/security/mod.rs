@@ -4,6 +4,7 @@
 
 mod disk;
 mod fifo;
+mod injection;
 mod rollback;
 mod spool;
 

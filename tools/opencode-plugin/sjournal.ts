@@ -63,6 +63,21 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
   const trigger = new Map<string, string>()
   /** Tool calls already closed (a failed part may be updated more than once). */
   const closed = new Set<string>()
+  /** sessionID -> its parent session (a subagent's session), or null for a main session. */
+  const parentOf = new Map<string, string | null>()
+  /** The parent of a session (undefined when it cannot be told). */
+  const parent = async (id: string): Promise<string | null | undefined> => {
+    if (parentOf.has(id)) return parentOf.get(id)
+    try {
+      const r = (await client?.session?.get?.({ path: { id } })) as { data?: { parentID?: string } } | undefined
+      if (!r?.data) return undefined
+      const p = r.data.parentID ?? null
+      parentOf.set(id, p)
+      return p
+    } catch {
+      return undefined
+    }
+  }
 
   const notify = (message: string) => {
     if (!message) return
@@ -99,6 +114,7 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
       switch (e.type) {
         case "session.created":
           // A child session (subagent) is journaled under its own id.
+          parentOf.set(e.properties.info.id, e.properties.info.parentID ?? null)
           await start(e.properties.info.id, "startup")
           break
         case "session.compacted": {
@@ -145,7 +161,17 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
         .map((p) => (p.type === "text" && !(p as { synthetic?: boolean }).synthetic ? p.text : ""))
         .filter((t) => t.length > 0)
         .join("\n")
-      const r = await send({ hook_event_name: "UserPromptSubmit", session_id: id, prompt })
+      // Who wrote the prompt, for sjournal's memory (a "remember: …" is accepted only from the
+      // user's own prompt in a main session): a subagent's task is its parent's model's.
+      const p = await parent(id)
+      const prompt_source = p === undefined ? undefined : p ? "subagent" : "user"
+      const r = await send({
+        hook_event_name: "UserPromptSubmit",
+        session_id: id,
+        prompt,
+        prompt_source,
+        parent_session_id: p ?? undefined,
+      })
       // Stored with the message: in the conversation from now until the next compaction.
       const texts = [...(pending.get(id) ?? []), r.context].filter((t) => t)
       pending.delete(id)

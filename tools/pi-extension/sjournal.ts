@@ -23,6 +23,10 @@
  * Pi sends custom messages to the model with the rest of the conversation and summarises them
  * away at the next compaction, exactly when sjournal resets what the model has seen.
  *
+ * Each prompt says who wrote it (`prompt_source`: Pi's input source, interactive, rpc or
+ * extension, or template when a prompt template or skill expanded it): sjournal accepts a
+ * "remember: …" only from what a person typed.
+ *
  * Faithful to what Pi reports:
  * - a session reopened with `--session-id` (it has entries already) starts as "resume";
  * - PreCompact carries Pi's reason (manual, or auto for threshold/overflow) and is sent only
@@ -89,8 +93,20 @@ export default function sjournal(pi: ExtensionAPI) {
     await start(ctx, resumed ? "resume" : SOURCE[event.reason] ?? "startup")
   })
 
+  /** The last input Pi received: its text as typed and who sent it (interactive, rpc, extension). */
+  let input: { text: string; source: string } | undefined
+  pi.on("input", async (event) => {
+    input = { text: event.text, source: event.source }
+  })
+
   pi.on("before_agent_start", async (event, ctx) => {
-    const r = await send(ctx, "UserPromptSubmit", { prompt: event.prompt })
+    // Who wrote the prompt, for sjournal's memory (a "remember: …" is accepted only from what
+    // a person typed): Pi's input source, or "template" when a prompt template or skill
+    // expanded the input (the prompt is then not the text typed).
+    const typed = input && input.text === event.prompt
+    const prompt_source = input ? (typed ? input.source : "template") : undefined
+    input = undefined
+    const r = await send(ctx, "UserPromptSubmit", { prompt: event.prompt, prompt_source })
     return r.context ? { message: message(r.context) } : undefined
   })
 

@@ -2,19 +2,29 @@
 //!
 //! `show` prints exactly the text the hook would inject if the event `--at` (default
 //! `compact`: the host compacting now) came next, under the root's config.toml: the injection
-//! policy's own function, on the session's current state. Nothing at all when it is empty.
+//! policy's own function, on the session's state with that SessionStart folded in (as the hook
+//! folds it before it renders), with the sections the hook adds from outside the session
+//! (reviewed memory, the handoff: `memory::hook::prepare`, the function the hook calls) for the
+//! project the hook would take (`--project`, else `$CLAUDE_PROJECT_DIR`, else the session's
+//! directory, else the current one). A session that does not exist yet is shown as its first
+//! SessionStart would find it. Nothing at all when it is empty.
 //! `--json` prints the [`Injection`](sjournal::context::Injection) with `"seq"` (the state's).
 //! `set` writes an entry (`--channel persistent|ephemeral|at-stop`, default persistent) with
 //! the text given as an argument or on stdin; `clear` removes one key, one channel or all.
 
 use std::io::Write;
 
-use crate::cli::shared::{load, load_policy, read_stdin};
+use std::path::{Path, PathBuf};
+
+use crate::cli::shared::{load, read_stdin};
 use crate::cli::{output, Outcome};
-use sjournal::context::{inject, Channel, Extras, InjectionPoint};
+use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use sjournal::error::{Error, Result};
 use sjournal::event::{EventKind, Host};
+use sjournal::fold::{RecordView, State};
+use sjournal::hook::config::Config;
 use sjournal::journal::Root;
+use sjournal::memory::{self, Scope};
 use sjournal::primitives;
 
 /// An event to show the injection for.
@@ -52,6 +62,10 @@ pub enum Action {
         /// The recovery block's budget in characters (default: config.toml's, else 4000)
         #[arg(long)]
         budget: Option<usize>,
+        /// The project whose memory applies [default: $CLAUDE_PROJECT_DIR, else the
+        /// session's directory, else the current one]
+        #[arg(long, value_name = "DIR")]
+        project: Option<std::path::PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -91,10 +105,20 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             session,
             at,
             budget,
+            project,
             json,
         } => {
-            let (state, _) = load(root, &session, None, true)?;
-            let mut policy = load_policy(root);
+            let mut state = match load(root, &session, None, true) {
+                Ok((s, _)) => s,
+                // Not journaled yet: as its first event finds it.
+                Err(Error::NoSuchSession { .. }) => State::new(),
+                Err(e) => return Err(e),
+            };
+            let config = Config::load(root).unwrap_or_else(|e| {
+                output::warn(&format!("sjournal: {e}"));
+                Config::default()
+            });
+            let mut policy = Policy::from_config(&config);
             if let Some(b) = budget {
                 policy.budget_chars = b;
             }
@@ -105,24 +129,40 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 At::Clear => (EventKind::SessionStart, Some("clear")),
                 At::Prompt => (EventKind::UserPromptSubmit, None),
             };
+            let host = state
+                .identity
+                .host
+                .as_deref()
+                .and_then(Host::from_name)
+                .unwrap_or(Host::Unknown);
+            let dir = project_of(project, state.identity.cwd.as_deref());
+            // The journal's own seq (the SessionStart shown is not journaled).
+            let seq = state.seq;
+            let mut extras = Extras::default();
+            if let Some(source) = source {
+                fold_start(&mut state, &session, source, host, dir.as_deref());
+                if let Some(d) = &dir {
+                    let scope = Scope::Project(d.to_string_lossy().into_owned());
+                    extras = memory::hook::prepare(
+                        root,
+                        source,
+                        &scope,
+                        &session,
+                        &config.memory.settings(),
+                    )
+                    .extras;
+                }
+            }
             let point = InjectionPoint {
                 // The next event: no prompt of the journal is the one being answered.
-                event_seq: state.seq + 1,
+                event_seq: state.seq + u64::from(source.is_none()),
                 kind,
                 source: source.map(str::to_owned),
-                host: state
-                    .identity
-                    .host
-                    .as_deref()
-                    .and_then(Host::from_name)
-                    .unwrap_or(Host::Unknown),
+                host,
             };
-            let r = inject(&state, &point, &policy, &Extras::default());
+            let r = inject(&state, &point, &policy, &extras);
             if json {
-                let show = sjournal::json::ContextShow {
-                    injection: &r,
-                    seq: state.seq,
-                };
+                let show = sjournal::json::ContextShow { injection: &r, seq };
                 output::json_line(&mut out, &sjournal::json::line(&show))?;
             } else {
                 // Escaped for the terminal (`--json` has the exact text).
@@ -157,6 +197,51 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     }
     out.flush().map_err(output::write_err)?;
     Ok(Outcome::Ok)
+}
+
+/// The project the hook would take for the session's next event: `--project`, else
+/// `$CLAUDE_PROJECT_DIR`, else the session's directory, else the current one (canonical, the
+/// git root above it where there is one).
+fn project_of(flag: Option<PathBuf>, session_cwd: Option<&str>) -> Option<PathBuf> {
+    if let Some(d) = flag {
+        return memory::project_dir(Some(&d), None);
+    }
+    let host = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
+    let cwd = session_cwd
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok());
+    memory::project_dir(host.as_deref(), cwd.as_deref())
+}
+
+/// Folds into `state` the SessionStart of `source` the host would send next (as the hook folds
+/// the event before it renders its injection).
+fn fold_start(state: &mut State, session: &str, source: &str, host: Host, cwd: Option<&Path>) {
+    let mut v = serde_json::json!({
+        "hook_event_name": "SessionStart",
+        "session_id": session,
+        "source": source,
+    });
+    if let Some(c) = state
+        .identity
+        .cwd
+        .clone()
+        .or_else(|| cwd.map(|c| c.display().to_string()))
+    {
+        v["cwd"] = c.into();
+    }
+    if host == Host::Gemini {
+        // What tells Gemini CLI's payloads apart (its SessionStart resets the view of its
+        // requests).
+        v["timestamp"] = "".into();
+    }
+    let payload = sjournal::format::payload::encode_event("SessionStart", &v.to_string());
+    let ts = state.last_ts_unix_ns;
+    state.apply(&RecordView {
+        seq: state.seq + 1,
+        ts_unix_ns: ts,
+        kind: "SessionStart",
+        payload: &payload,
+    });
 }
 
 fn seq_line(a: &sjournal::journal::Appended) -> String {

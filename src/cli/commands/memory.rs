@@ -29,8 +29,10 @@ at most 600 characters under \"## Project memory (reviewed)\". Proposals (from t
 instructions a session gave, a failing command a session then got to pass with another variant,
 or `memory propose`) are never injected; the user is told at
 session start how many await review; `review` shows the ones seen in the most sessions first.
-A prompt that starts with \"remember:\" is accepted as said into the project, \"remember
-globally:\" into the global scope. Rejected or forgotten text is never proposed again.
+A prompt the user typed in a main session that starts with \"remember:\" is accepted as said
+into the project, \"remember globally:\" into the global scope; the same words in a prompt the
+user did not type (a subagent's task, a scheduled job, another sender, the host's own) are only
+proposed, in the project (source \"relayed\"). Rejected or forgotten text is never proposed again.
 
 Exit codes: 0 done; 1 refused by an item's state (text rejected or forgotten before, an item
 that cannot take the change) or the write was kept aside (spooled) instead of journaled; 2 bad

@@ -162,7 +162,9 @@ macro_rules! v3_fields {
         use $crate::event::digest::v3::{bit, flag};
         $emit! { $($pre)*;
             name: Cow::Borrowed($r.str()?),
-            parsed: $flags & flag::PARSED != 0;
+            parsed: $flags & flag::PARSED != 0,
+            // Not kept (see `encode`).
+            origin: $crate::event::Origin::default();
             session_id: $r.opt_str(bit::SESSION_ID)?,
             cwd: $r.opt_str(bit::CWD)?,
             model: $r.opt_str(bit::MODEL)?,
