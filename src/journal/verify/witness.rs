@@ -410,7 +410,7 @@ fn remote_cursors(journal: &Path) -> Vec<Witness> {
             1 << 16,
         )
         .ok()
-            .map(|d| d.trim().to_owned());
+        .map(|d| d.trim().to_owned());
         let w = match parse_cursor(&text) {
             Some(c) if c.last_seq > 0 => Witness {
                 end: Some(c.end),
