@@ -385,17 +385,19 @@ fn remote_cursors(journal: &Path) -> Vec<Witness> {
     let mut out = Vec::new();
     for dir in dirs {
         let path = dir.join(&file);
-        let text = match paths::open_file(&path, false, false) {
-            Ok(f) => {
-                let mut t = String::new();
-                let _ = f.take(1 << 20).read_to_string(&mut t);
-                t
-            }
+        let text = match crate::storage::read_regular_text(
+            &path,
+            crate::storage::Owner::Anyone,
+            1 << 20,
+        ) {
+            Ok(t) => t,
             Err(crate::Error::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
                 continue
             }
+            // Too long, or not text: not a cursor (damaged, below).
+            Err(crate::Error::Io { op: "read", .. }) => String::new(),
             Err(e) => {
                 out.push(Witness {
                     note: Some(e.to_string()),

@@ -6,6 +6,7 @@ use std::path::Path;
 use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::json::CheckStatus;
+use sjournal::storage::{self, Owner};
 
 use super::{shown, Doctor};
 
@@ -41,7 +42,8 @@ fn bytes(n: u64) -> String {
 /// cannot tell.
 fn dynamically_linked(path: &Path) -> Option<bool> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).ok()?;
+    let open = || storage::open_regular(path, Owner::Anyone).ok();
+    let mut f = open()?;
     let mut head = vec![0u8; 64];
     f.read_exact(&mut head).ok()?;
     if &head[..4] != b"\x7fELF" || head[5] != 1 {
@@ -62,8 +64,7 @@ fn dynamically_linked(path: &Path) -> Option<bool> {
         _ => return None,
     };
     let mut table = vec![0u8; phoff + phentsize * phnum];
-    let mut f = std::fs::File::open(path).ok()?;
-    f.read_exact(&mut table).ok()?;
+    open()?.read_exact(&mut table).ok()?;
     const PT_INTERP: u32 = 3;
     Some((0..phnum).any(|i| {
         let at = phoff + i * phentsize;

@@ -1,6 +1,8 @@
 //! `sjournal doctor [--project-dir DIR] [--json]`: whether sjournal is really working, check by
 //! check, each finding with the command (or the step) that fixes it. Read only: it changes
-//! nothing, merges no spool, takes no lock.
+//! nothing, merges no spool, takes no lock; every file it reads is opened without waiting and
+//! read only if it is a regular file ([`read_host_file`], `storage::read_regular`), so a FIFO
+//! planted where a settings file should be is a finding, not a hang.
 //!
 //! What it checks ([`machine`]): this binary (static or dynamic); the root (there, ours,
 //! writable, not writable by others, `sessions/` private) and the free space under it;
@@ -30,6 +32,7 @@ use sjournal::hook::config::Config;
 use sjournal::install::Scope;
 use sjournal::journal::Root;
 use sjournal::json::{CheckStatus, DoctorCheck, DoctorReport};
+use sjournal::storage::{self, Owner};
 
 /// Check that sjournal really works: install, trust, activity per host; root, spools, journals
 #[derive(Debug, clap::Args)]
@@ -196,6 +199,28 @@ impl Doctor {
             }
         }
         c
+    }
+}
+
+/// The most doctor reads of a host's file (settings, trust lists, bridge files): far more than
+/// any host writes.
+const HOST_FILE_MAX_BYTES: u64 = 16 << 20;
+
+/// The text of a host's file, `Ok(None)` if there is none. A link is followed to its target
+/// (dotfiles are often links; the host follows them too), and the target is read only if it
+/// is a regular file, opened without waiting: a FIFO or a device there is an error, never a
+/// hang.
+fn read_host_file(path: &Path) -> Result<Option<String>> {
+    let not_found = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let target = match std::fs::canonicalize(path) {
+        Ok(t) => t,
+        Err(e) if not_found(&e) => return Ok(None),
+        Err(e) => return Err(Error::io("resolve", path, e)),
+    };
+    match storage::read_regular_text(&target, Owner::Anyone, HOST_FILE_MAX_BYTES) {
+        Ok(t) => Ok(Some(t)),
+        Err(Error::Io { source, .. }) if not_found(&source) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

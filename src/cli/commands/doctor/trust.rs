@@ -7,7 +7,7 @@ use sjournal::install::inspect::{self, CodexTrust, FolderTrust, InstalledHook};
 use sjournal::install::Scope;
 
 use super::hosts::Target;
-use super::{shown, Doctor};
+use super::{read_host_file, shown, Doctor};
 
 /// How many of sjournal's hooks Codex will not run, and why, in words ("2 not trusted, 1
 /// turned off"); None if it runs them all.
@@ -62,7 +62,25 @@ impl Doctor {
             return;
         }
         let config_path = codex_home.join("config.toml");
-        let config = std::fs::read_to_string(&config_path).ok();
+        let config = match read_host_file(&config_path) {
+            Ok(c) => c,
+            Err(e) => {
+                self.fail(
+                    "trust",
+                    host,
+                    format!(
+                        "Codex's configuration, which says which hooks it trusts, cannot be \
+                         read: {e}"
+                    ),
+                    format!(
+                        "move {} away (Codex cannot read it either), then start `codex`, open \
+                         /hooks and trust sjournal's hooks",
+                        shown(&config_path)
+                    ),
+                );
+                return;
+            }
+        };
         if scope == Scope::Project
             && !inspect::codex_project_trusted(&self.project, config.as_deref())
         {
@@ -116,20 +134,34 @@ impl Doctor {
         let folders_path = var("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
             .map(PathBuf::from)
             .or_else(|| home.map(|h| h.join(".gemini/trustedFolders.json")));
-        let folders = folders_path
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok());
-        let enabled = home
-            .map(|h| h.join(".gemini/settings.json"))
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["security"]["folderTrust"]["enabled"].as_bool())
-            .unwrap_or(true);
-        let env = var("GEMINI_CLI_TRUST_WORKSPACE");
         let file = folders_path
             .as_deref()
             .map(shown)
             .unwrap_or_else(|| "~/.gemini/trustedFolders.json".into());
+        let folders = match folders_path.as_deref().map(read_host_file) {
+            None => None,
+            Some(Ok(f)) => f,
+            Some(Err(e)) => {
+                self.fail(
+                    "trust",
+                    Some(t.name),
+                    format!("Gemini CLI's trusted folders cannot be read: {e}"),
+                    format!(
+                        "move {file} away (Gemini CLI cannot read it either), then trust the \
+                         folder when Gemini CLI asks"
+                    ),
+                );
+                return;
+            }
+        };
+        // The user's settings, if they can be read (the hook check says when they cannot).
+        let enabled = home
+            .map(|h| h.join(".gemini/settings.json"))
+            .and_then(|p| read_host_file(&p).ok().flatten())
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v["security"]["folderTrust"]["enabled"].as_bool())
+            .unwrap_or(true);
+        let env = var("GEMINI_CLI_TRUST_WORKSPACE");
         let trust = inspect::gemini_folder_trust(
             &self.project,
             folders.as_deref(),
