@@ -220,8 +220,9 @@ impl Witness {
         }
     }
 
-    /// In a few words, why it disagrees: "names seq 5", "is missing".
-    fn against(&self) -> String {
+    /// In a few words, why it disagrees: "high-water mark s.hwm names seq 5", "high-water
+    /// mark s.hwm is missing".
+    pub fn against(&self) -> String {
         let seq = self.seq.unwrap_or(0);
         match (self.verdict, self.state) {
             (Verdict::Ahead, _) => format!("{} names seq {seq}", self.name()),

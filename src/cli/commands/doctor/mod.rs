@@ -7,8 +7,11 @@
 //! What it checks ([`machine`]): this binary (static or dynamic); the root (there, ours,
 //! writable, not writable by others, `sessions/` private) and the free space under it;
 //! `config.toml`. What the root holds ([`stores`]): spooled events waiting to be merged, in the
-//! root's spool and in the fallback spool (and where that is); every journal (`repair` for
-//! one that does not verify); webhook deliveries that fail. Then, for each host `sjournal install`
+//! root's spool and in the fallback spool (and where that is); spool files and fallback
+//! directories refused as untrusted (with the `flush --accept` command); every journal
+//! (`repair` for one that does not verify, and, in [`witnesses`], for one whose independent
+//! witnesses disagree with it or that is gone while they name its records); webhook
+//! deliveries that fail. Then, for each host `sjournal install`
 //! knows ([`hosts`], [`bridges`], [`trust`]), in the user's and the project's settings: whether
 //! sjournal's hooks (or bridge) are installed, complete and running a binary that is there;
 //! whether the host will run them (Codex's hook trust, Gemini CLI's folder trust, OpenClaw's
@@ -23,6 +26,7 @@ mod hosts;
 mod machine;
 mod stores;
 mod trust;
+mod witnesses;
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +84,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         .map(Config::writer_options)
         .unwrap_or_default();
     d.spools(root, &opts);
+    d.refused(root, &opts);
     let summaries = d.journals(root);
     if let Some(c) = &config {
         d.webhooks(root, c);

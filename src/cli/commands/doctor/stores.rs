@@ -115,6 +115,59 @@ impl Doctor {
         );
     }
 
+    /// Spool files and fallback directories refused as untrusted, each with the commands to
+    /// review and accept (or remove) it.
+    pub(super) fn refused(&mut self, root: &Root, opts: &WriterOptions) {
+        let refused = match spool::refused(root, opts) {
+            Ok(r) => r,
+            Err(e) => {
+                self.fail(
+                    "untrusted",
+                    None,
+                    format!("the spools cannot be checked for untrusted files: {e}"),
+                    format!("fix the permissions under {}", shown(root.dir())),
+                );
+                return;
+            }
+        };
+        if refused.is_empty() {
+            self.ok(
+                "untrusted",
+                None,
+                "no spool file or fallback directory is refused as untrusted".into(),
+            );
+        }
+        for r in refused.iter().take(DAMAGED_SHOWN) {
+            let what = match (r.directory, r.fallback) {
+                (true, _) => "fallback spool directory",
+                (false, true) => "spool file in the fallback spool",
+                (false, false) => "spool file",
+            };
+            self.warn(
+                "untrusted",
+                None,
+                format!(
+                    "{what} {} refused as untrusted (never merged, nothing of it reaches the \
+                     model): {}",
+                    shown(&r.path),
+                    sjournal::escape::text(&r.reason)
+                ),
+                sjournal::escape::text(&r.advice).into_owned(),
+            );
+        }
+        if refused.len() > DAMAGED_SHOWN {
+            self.warn(
+                "untrusted",
+                None,
+                format!(
+                    "and {} more refused spool file(s) or directories",
+                    refused.len() - DAMAGED_SHOWN
+                ),
+                "sjournal verify --all (lists each, with its commands)".into(),
+            );
+        }
+    }
+
     pub(super) fn journals(&mut self, root: &Root) -> Vec<SessionSummary> {
         let all = match sjournal::audit::sessions::list(root) {
             Ok(a) => a,
@@ -128,29 +181,58 @@ impl Doctor {
                 return Vec::new();
             }
         };
-        let damaged: Vec<&SessionSummary> = all.iter().filter(|s| !s.ok).collect();
-        if damaged.is_empty() {
-            self.ok(
-                "journals",
-                None,
-                format!("{} journal(s), every one verifies", all.len()),
-            );
+        let bad: Vec<&SessionSummary> = all.iter().filter(|s| !s.ok).collect();
+        let mut witnessed = 0;
+        for s in bad.iter().take(DAMAGED_SHOWN) {
+            if self.witnesses(s) {
+                witnessed += 1;
+            } else {
+                self.damaged(s);
+            }
         }
-        for s in damaged.iter().take(DAMAGED_SHOWN) {
-            self.damaged(s);
-        }
-        if damaged.len() > DAMAGED_SHOWN {
+        if bad.len() > DAMAGED_SHOWN {
             self.fail(
                 "journals",
                 None,
                 format!(
-                    "and {} more damaged journal(s)",
-                    damaged.len() - DAMAGED_SHOWN
+                    "and {} more journal(s) that do not verify",
+                    bad.len() - DAMAGED_SHOWN
                 ),
                 "sjournal verify --all".into(),
             );
         }
+        let gone = self.gone(root);
+        self.journals_ok(all.len(), bad.len(), witnessed, gone);
         all
+    }
+
+    /// The `ok` lines of the journals and their witnesses, where no finding was made.
+    fn journals_ok(&mut self, all: usize, bad: usize, witnessed: usize, gone: usize) {
+        if bad == 0 {
+            self.ok(
+                "journals",
+                None,
+                format!("{all} journal(s), every one verifies"),
+            );
+        } else if witnessed == bad {
+            self.ok(
+                "journals",
+                None,
+                format!(
+                    "{all} journal(s), the records of every one verify (see `witnesses` for \
+                     the {witnessed} whose witnesses disagree)"
+                ),
+            );
+        }
+        if witnessed == 0 && gone == 0 && bad <= DAMAGED_SHOWN {
+            self.ok(
+                "witnesses",
+                None,
+                "every journal's witnesses (high-water mark, lock file, snapshot, ship cursors) \
+                 agree with it, and none names a journal that is gone"
+                    .into(),
+            );
+        }
     }
 
     /// One journal that does not verify, with the command that repairs it.
