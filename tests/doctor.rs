@@ -7,8 +7,11 @@
 //! CLI folder not trusted, a bridge running a missing binary or not the one this sjournal
 //! installs, OpenClaw's plugin entry missing, a root others can write and an open `sessions/`,
 //! spooled events waiting (in the root, and in the fallback spool behind a `sessions/` that is
-//! a link), a damaged journal (named with its `repair` command), a webhook whose deliveries
-//! fail. Bad input exits 2.
+//! a link), an untrusted spool file (accepted with the `flush --accept` it names) and a fallback
+//! directory open to others, a damaged journal (named with its `repair` command), journals
+//! whose witnesses disagree (rolled back, the mark gone, the journal deleted; each repaired with
+//! the command it names), Codex hooks left in `~/.codex` while `CODEX_HOME` is elsewhere, a
+//! webhook whose deliveries fail. Bad input exits 2.
 
 use crate::support;
 
@@ -23,6 +26,8 @@ struct Machine {
     home: PathBuf,
     project: PathBuf,
     root: PathBuf,
+    /// `CODEX_HOME` for every command, when set.
+    codex_home: std::cell::RefCell<Option<PathBuf>>,
 }
 
 impl Machine {
@@ -43,6 +48,7 @@ impl Machine {
             project,
             root,
             dir,
+            codex_home: Default::default(),
         };
         m.config("");
         m
@@ -65,11 +71,15 @@ impl Machine {
         .unwrap();
     }
 
-    /// `sjournal --root ROOT <args>` in the project, with only PATH and HOME set.
+    /// `sjournal --root ROOT <args>` in the project, with only PATH and HOME set (and
+    /// CODEX_HOME, if the test set it).
     fn sj(&self, args: &[&str], stdin: &[u8]) -> Output {
         let mut c = assert_cmd::Command::new(support::bin());
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        c.env_clear();
+        if let Some(h) = &*self.codex_home.borrow() {
+            c.env("CODEX_HOME", h);
+        }
+        c.env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .current_dir(&self.project)
             .arg("--root")
@@ -719,4 +729,63 @@ fn a_journal_deleted_while_its_witnesses_name_its_records_then_repaired() {
     run_fix(&m, fix.split(" (").next().unwrap());
     assert_eq!(m.one("witnesses", None).0, "ok");
     assert_eq!(m.doctor().0, 0);
+}
+
+/// With `CODEX_HOME` set, Codex reads its hooks and their trust there: doctor checks sjournal's
+/// hooks in `$CODEX_HOME/hooks.json` against `$CODEX_HOME/config.toml`, and hooks left in
+/// `~/.codex/hooks.json` (where an older sjournal installed them whatever CODEX_HOME said) are a
+/// finding: Codex never runs them. Fixed as it says, they are gone.
+#[test]
+fn codex_hooks_where_codex_home_is_not() {
+    use sjournal::install::inspect;
+    let m = Machine::new();
+    m.install(&["codex"]);
+    let codex_home = m.dir.path().join("codex-home");
+    *m.codex_home.borrow_mut() = Some(codex_home.clone());
+    let (status, msg, fix) = m.one("hook", Some("codex"));
+    assert_eq!(status, "fail");
+    has(
+        &msg,
+        &format!(
+            "sjournal's hooks are in {}, but Codex reads {} (CODEX_HOME): they never run",
+            m.home.join(".codex/hooks.json").display(),
+            codex_home.join("hooks.json").display()
+        ),
+    );
+    has(&fix, "sjournal install codex");
+    has(&fix, "`env -u CODEX_HOME sjournal uninstall codex`");
+    // Fixed as it says.
+    m.install(&["codex"]);
+    *m.codex_home.borrow_mut() = None;
+    m.ok(&["uninstall", "codex"], b"");
+    *m.codex_home.borrow_mut() = Some(codex_home.clone());
+    let (status, msg, _) = m.one("hook", Some("codex"));
+    assert_eq!(status, "ok", "{msg}");
+    has(&msg, &codex_home.join("hooks.json").display().to_string());
+    // Their trust is read from $CODEX_HOME/config.toml.
+    assert_eq!(m.one("trust", Some("codex")).0, "fail");
+    let hooks_json = codex_home.join("hooks.json");
+    let hooks = inspect::read_hooks(&hooks_json).unwrap().unwrap();
+    let state: String = hooks
+        .iter()
+        .map(|h| {
+            format!(
+                "[hooks.state.\"{}:{}:{}:{}\"]\ntrusted_hash = {:?}\n",
+                hooks_json.display(),
+                inspect::codex_event_label(&h.event),
+                h.group,
+                h.index,
+                inspect::codex_hook_hash(h)
+            )
+        })
+        .collect();
+    std::fs::write(m.home.join(".codex/config.toml"), &state).unwrap();
+    assert_eq!(
+        m.one("trust", Some("codex")).0,
+        "fail",
+        "~/.codex is not read"
+    );
+    std::fs::write(codex_home.join("config.toml"), &state).unwrap();
+    let (status, msg, _) = m.one("trust", Some("codex"));
+    assert_eq!(status, "ok", "{msg}");
 }

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use sjournal::audit::sessions::SessionSummary;
 use sjournal::install::bridge::Bridge;
 use sjournal::install::inspect::{self, InstalledHook};
-use sjournal::install::{Host, Scope};
+use sjournal::install::{Homes, Host, Scope};
 
 use super::{scope_name, shown, time, Doctor};
 
@@ -101,12 +101,6 @@ pub(super) fn not_runnable(program: &str) -> Option<String> {
     }
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
 impl Doctor {
     pub(super) fn hosts(&mut self, summaries: &[SessionSummary]) {
         for t in TARGETS {
@@ -121,14 +115,14 @@ impl Doctor {
     /// Checks a host with exec hooks in each scope; returns when its installed configuration
     /// last changed (None: installed nowhere).
     fn hook_host(&mut self, t: Target, host: Host) -> Option<i64> {
-        let home = home();
+        let homes = Homes::from_env();
         let scopes: &[Scope] = match host {
             Host::ClaudeCode => &[Scope::User, Scope::Project, Scope::Local],
             _ => &[Scope::User, Scope::Project],
         };
         let mut changed: Option<i64> = None;
         for &scope in scopes {
-            let Ok(path) = host.config_path(scope, home.as_deref(), &self.project) else {
+            let Ok(path) = host.config_path(scope, &homes, &self.project) else {
                 continue;
             };
             let hooks = match inspect::read_hooks(&path) {
@@ -147,10 +141,13 @@ impl Doctor {
             changed = changed.max(mtime_ns(&path));
             self.hook_lines(t, host, scope, &path, &hooks);
             match host {
-                Host::Codex => self.codex_trust(t, scope, &path, &hooks, home.as_deref()),
-                Host::Gemini => self.gemini_trust(t, home.as_deref()),
+                Host::Codex => self.codex_trust(t, scope, &path, &hooks, &homes),
+                Host::Gemini => self.gemini_trust(t, homes.home.as_deref()),
                 Host::ClaudeCode => {}
             }
+        }
+        if host == Host::Codex {
+            self.codex_elsewhere(t, &homes);
         }
         changed
     }

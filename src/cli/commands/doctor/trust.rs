@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use sjournal::install::inspect::{self, CodexTrust, FolderTrust, InstalledHook};
-use sjournal::install::Scope;
+use sjournal::install::{Homes, Scope};
 
 use super::hosts::Target;
 use super::{read_host_file, shown, Doctor};
@@ -34,53 +34,15 @@ impl Doctor {
         scope: Scope,
         path: &Path,
         hooks: &[InstalledHook],
-        home: Option<&Path>,
+        homes: &Homes,
     ) {
-        let codex_home = std::env::var_os("CODEX_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.map(|h| h.join(".codex")));
-        let Some(codex_home) = codex_home else {
+        let Ok(codex_home) = homes.codex() else {
+            return;
+        };
+        let Some(config) = self.codex_config(t, &codex_home.join("config.toml")) else {
             return;
         };
         let host = Some(t.name);
-        if scope == Scope::User && path.parent() != Some(codex_home.as_path()) {
-            self.fail(
-                "trust",
-                host,
-                format!(
-                    "sjournal's hooks are in {}, but Codex reads {} (CODEX_HOME)",
-                    shown(path),
-                    shown(&codex_home.join("hooks.json"))
-                ),
-                format!(
-                    "move {} to {}",
-                    shown(path),
-                    shown(&codex_home.join("hooks.json"))
-                ),
-            );
-            return;
-        }
-        let config_path = codex_home.join("config.toml");
-        let config = match read_host_file(&config_path) {
-            Ok(c) => c,
-            Err(e) => {
-                self.fail(
-                    "trust",
-                    host,
-                    format!(
-                        "Codex's configuration, which says which hooks it trusts, cannot be \
-                         read: {e}"
-                    ),
-                    format!(
-                        "move {} away (Codex cannot read it either), then start `codex`, open \
-                         /hooks and trust sjournal's hooks",
-                        shown(&config_path)
-                    ),
-                );
-                return;
-            }
-        };
         if scope == Scope::Project
             && !inspect::codex_project_trusted(&self.project, config.as_deref())
         {
@@ -119,6 +81,58 @@ impl Doctor {
             "start `codex`, open /hooks, review sjournal's hooks and trust them (turn on any \
              turned off)"
                 .into(),
+        );
+    }
+
+    /// Codex's `config.toml` (its hook trust): `Some(None)` if there is none, None (and a
+    /// finding) if it cannot be read.
+    fn codex_config(&mut self, t: Target, path: &Path) -> Option<Option<String>> {
+        match read_host_file(path) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                self.fail(
+                    "trust",
+                    Some(t.name),
+                    format!(
+                        "Codex's configuration, which says which hooks it trusts, cannot be \
+                         read: {e}"
+                    ),
+                    format!(
+                        "move {} away (Codex cannot read it either), then start `codex`, open \
+                         /hooks and trust sjournal's hooks",
+                        shown(path)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// sjournal's hooks in `~/.codex/hooks.json` while `CODEX_HOME` names another directory:
+    /// Codex never reads them (an older sjournal installed them there).
+    pub(super) fn codex_elsewhere(&mut self, t: Target, homes: &Homes) {
+        let (Some(default), Ok(codex_home)) = (homes.codex_default_elsewhere(), homes.codex())
+        else {
+            return;
+        };
+        let stale = default.join("hooks.json");
+        if !inspect::read_hooks(&stale).is_ok_and(|h| h.is_some_and(|h| !h.is_empty())) {
+            return;
+        }
+        let reads = codex_home.join("hooks.json");
+        self.fail(
+            "hook",
+            Some(t.name),
+            format!(
+                "sjournal's hooks are in {}, but Codex reads {} (CODEX_HOME): they never run",
+                shown(&stale),
+                shown(&reads)
+            ),
+            format!(
+                "sjournal install codex (installs them in {}), then remove the others: \
+                 `env -u CODEX_HOME sjournal uninstall codex`",
+                shown(&reads)
+            ),
         );
     }
 
