@@ -1,6 +1,6 @@
 //! `sjournal doctor [--project-dir DIR] [--json]`: whether sjournal is really working, check by
 //! check, each finding with the command (or the step) that fixes it. Read only: it changes
-//! nothing, merges no spool, takes no lock; every file it reads is opened without waiting and
+//! nothing and merges no spool (it reads the journals as `verify` does); every file it reads is opened without waiting and
 //! read only if it is a regular file ([`read_host_file`], `storage::read_regular`), so a FIFO
 //! planted where a settings file should be is a finding, not a hang.
 //!

@@ -12,6 +12,9 @@ use sjournal::journal::{verify_file, Root, VerifyReport};
 
 use super::{shown, Doctor};
 
+/// How long doctor waits for a journal's shared lock to verify it again.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The witnesses of `report` that disagree with its journal, if they are what is wrong with
 /// it: the records verify to the end (the finding is past the last one), so the witnesses,
 /// not damage, make the journal fail. A damaged journal's witnesses disagree too (they name
@@ -70,7 +73,11 @@ impl Doctor {
     /// For a journal that does not verify: a `witnesses` finding if its witnesses are what
     /// is wrong with it (true), else nothing (false: the caller reports the damage).
     pub(super) fn witnesses(&mut self, s: &SessionSummary) -> bool {
-        let (Some(id), Ok(report)) = (&s.session_id, verify_file(&s.journal, None)) else {
+        // A journal whose lock a stuck process holds is not waited on for ever: past the
+        // deadline it is reported as the summary found it.
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        let (Some(id), Ok(report)) = (&s.session_id, verify_file(&s.journal, Some(deadline)))
+        else {
             return false;
         };
         let Some(against) = disagreeing(&report) else {
