@@ -7,8 +7,11 @@
 //! CLI folder not trusted, a bridge running a missing binary or not the one this sjournal
 //! installs, OpenClaw's plugin entry missing, a root others can write and an open `sessions/`,
 //! spooled events waiting (in the root, and in the fallback spool behind a `sessions/` that is
-//! a link), a damaged journal (named with its `repair` command), a webhook whose deliveries
-//! fail. Bad input exits 2.
+//! a link), an untrusted spool file (accepted with the `flush --accept` it names) and a fallback
+//! directory open to others, a damaged journal (named with its `repair` command), journals
+//! whose witnesses disagree (rolled back, the mark gone, the journal deleted; each repaired with
+//! the command it names), Codex hooks left in `~/.codex` while `CODEX_HOME` is elsewhere, a
+//! webhook whose deliveries fail. Bad input exits 2.
 
 use crate::support;
 
@@ -23,6 +26,8 @@ struct Machine {
     home: PathBuf,
     project: PathBuf,
     root: PathBuf,
+    /// `CODEX_HOME` for every command, when set.
+    codex_home: std::cell::RefCell<Option<PathBuf>>,
 }
 
 impl Machine {
@@ -43,6 +48,7 @@ impl Machine {
             project,
             root,
             dir,
+            codex_home: Default::default(),
         };
         m.config("");
         m
@@ -65,11 +71,15 @@ impl Machine {
         .unwrap();
     }
 
-    /// `sjournal --root ROOT <args>` in the project, with only PATH and HOME set.
+    /// `sjournal --root ROOT <args>` in the project, with only PATH and HOME set (and
+    /// CODEX_HOME, if the test set it).
     fn sj(&self, args: &[&str], stdin: &[u8]) -> Output {
         let mut c = assert_cmd::Command::new(support::bin());
-        c.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        c.env_clear();
+        if let Some(h) = &*self.codex_home.borrow() {
+            c.env("CODEX_HOME", h);
+        }
+        c.env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
             .current_dir(&self.project)
             .arg("--root")
@@ -525,4 +535,257 @@ fn project_scope_fixes_name_the_project() {
         ),
     );
     assert!(Path::new(&other).join(".claude/settings.json").exists());
+}
+
+/// Runs the shell command a fix names (`sjournal [--root ROOT] ...`, with this binary and
+/// this machine's root).
+fn run_fix(m: &Machine, fix: &str) {
+    let words: Vec<String> = shell_words(fix);
+    assert_eq!(words[0], "sjournal", "{fix}");
+    let mut args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    if args[0] == "--root" {
+        assert_eq!(Path::new(args[1]), m.root, "{fix}");
+        args.drain(..2);
+    }
+    m.ok(&args, b"");
+}
+
+/// Splits a command line as the shell would, for the quoting sjournal's fixes use (single
+/// quotes around a word, or none).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            c => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The command in backquotes after `marker` in an advice text.
+fn command_after<'a>(text: &'a str, marker: &str) -> &'a str {
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker:?} in {text:?}"))
+        + marker.len();
+    let rest = &text[at..];
+    let start = rest.find('`').unwrap() + 1;
+    let end = start + rest[start..].find('`').unwrap();
+    &rest[start..end]
+}
+
+#[test]
+fn an_untrusted_spool_file_then_accepted_and_merged() {
+    let m = Machine::new();
+    m.claude_event("s-untrusted");
+    assert_eq!(m.one("untrusted", None).0, "ok");
+    // A fallback spool file without a MAC (what an older sjournal wrote, or someone else).
+    let root = sjournal::journal::Root::new(&m.root);
+    let fs = sjournal::storage::RealFs;
+    let stem = root.session("s-untrusted").unwrap().stem;
+    let dir = sjournal::journal::spool::fallback::ensure_session_dir(
+        &fs,
+        &root,
+        &stem,
+        Some(&m.fallback()),
+    )
+    .unwrap();
+    let event = sjournal::format::payload::encode_event_json(
+        r#"{"session_id":"s-untrusted","hook_event_name":"Stop","marker":"untrusted-marker"}"#,
+    );
+    let files = sjournal::journal::spool::write_records(
+        &fs,
+        &dir,
+        "s-untrusted",
+        &[("Stop", event.as_slice())],
+        &[],
+        "the root was full",
+        None,
+        None,
+    )
+    .unwrap();
+    let (status, msg, fix) = m.one("untrusted", None);
+    assert_eq!(status, "warn");
+    has(&msg, "spool file in the fallback spool");
+    has(&msg, &files[0].display().to_string());
+    has(&msg, "not authenticated");
+    has(&fix, "flush --accept");
+    // Nothing of it is merged meanwhile: not waiting, not in the journal (the reader's merge
+    // sets it aside as `.untrusted`, where doctor still finds it).
+    assert_eq!(m.one("fallback", None).0, "ok");
+    let log = m.ok(&["log", "--session", "s-untrusted", "--json"], b"");
+    assert!(!log.contains("untrusted-marker"), "{log}");
+    let (status, msg, fix) = m.one("untrusted", None);
+    assert_eq!(status, "warn");
+    has(&msg, ".spool.untrusted");
+    // Fixed as it says: the user reviews it, recognises it, accepts it; then it is merged.
+    let accept = command_after(&fix, "merge it with");
+    has(accept, "flush --accept");
+    run_fix(&m, accept);
+    assert_eq!(m.one("untrusted", None).0, "ok");
+    m.ok(&["flush", "--all"], b"");
+    let log = m.ok(&["log", "--session", "s-untrusted", "--json"], b"");
+    assert!(log.contains("untrusted-marker"), "{log}");
+    let (code, r) = m.doctor();
+    assert_eq!(code, 0, "{r}");
+}
+
+#[test]
+fn a_fallback_directory_open_to_others_is_refused_until_private() {
+    let m = Machine::new();
+    std::fs::create_dir(m.fallback()).unwrap();
+    std::fs::set_permissions(m.fallback(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (status, msg, fix) = m.one("untrusted", None);
+    assert_eq!(status, "warn");
+    has(&msg, "fallback spool directory");
+    has(&msg, &m.fallback().display().to_string());
+    has(&fix, "fallback_spool_dir");
+    std::fs::set_permissions(m.fallback(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(m.one("untrusted", None).0, "ok");
+}
+
+/// A session of five records through the binary, with its journal as it was at seq 3.
+fn five_records(m: &Machine, session: &str) -> (PathBuf, Vec<u8>) {
+    let journal = m.root.join(format!("sessions/{session}.sjl"));
+    let mut at3 = Vec::new();
+    for i in 0..5 {
+        m.ok(
+            &["append", "--session", session, "--kind", "Stop"],
+            format!(r#"{{"session_id":"{session}","hook_event_name":"Stop","i":{i}}}"#).as_bytes(),
+        );
+        if i == 2 {
+            at3 = std::fs::read(&journal).unwrap();
+        }
+    }
+    (journal, at3)
+}
+
+#[test]
+fn a_journal_rolled_back_behind_its_witnesses_then_repaired() {
+    let m = Machine::new();
+    let (journal, at3) = five_records(&m, "s-rb");
+    assert_eq!(m.one("witnesses", None).0, "ok");
+    // An older copy put back: every record verifies, but the mark and the lock file name seq 5.
+    std::fs::write(&journal, at3).unwrap();
+    assert!(m
+        .checks("journals", None)
+        .iter()
+        .all(|c| c["status"] == "ok"));
+    let (status, msg, fix) = m.one("witnesses", None);
+    assert_eq!(status, "fail");
+    has(&msg, "session s-rb: the journal ends at seq 3, but");
+    has(&msg, "high-water mark s-rb.hwm names seq 5");
+    has(&msg, "tail hint in s-rb.lock names seq 5");
+    has(&msg, "records it held were lost");
+    has(&fix, "sjournal repair --session s-rb");
+    run_fix(&m, fix.split(" (").next().unwrap());
+    assert_eq!(m.one("witnesses", None).0, "ok");
+    assert_eq!(m.doctor().0, 0);
+}
+
+#[test]
+fn a_journal_whose_mark_is_gone_then_repaired() {
+    let m = Machine::new();
+    let (journal, _) = five_records(&m, "s-nomark");
+    std::fs::remove_file(sjournal::journal::hwm::path_for(&journal)).unwrap();
+    let (status, msg, fix) = m.one("witnesses", None);
+    assert_eq!(status, "fail");
+    has(&msg, "high-water mark s-nomark.hwm is missing");
+    has(&msg, "cannot be checked");
+    has(
+        &fix,
+        "sjournal repair --session s-nomark (it writes the mark again",
+    );
+    run_fix(&m, fix.split(" (").next().unwrap());
+    assert_eq!(m.one("witnesses", None).0, "ok");
+    assert_eq!(m.doctor().0, 0);
+}
+
+#[test]
+fn a_journal_deleted_while_its_witnesses_name_its_records_then_repaired() {
+    let m = Machine::new();
+    let (journal, _) = five_records(&m, "s-gone");
+    std::fs::remove_file(&journal).unwrap();
+    let (status, msg, fix) = m.one("witnesses", None);
+    assert_eq!(status, "fail");
+    has(&msg, &format!("{} is gone", journal.display()));
+    has(&msg, "names seq 5");
+    has(&fix, "sjournal repair --session s-gone");
+    run_fix(&m, fix.split(" (").next().unwrap());
+    assert_eq!(m.one("witnesses", None).0, "ok");
+    assert_eq!(m.doctor().0, 0);
+}
+
+/// With `CODEX_HOME` set, Codex reads its hooks and their trust there: doctor checks sjournal's
+/// hooks in `$CODEX_HOME/hooks.json` against `$CODEX_HOME/config.toml`, and hooks left in
+/// `~/.codex/hooks.json` (where an older sjournal installed them whatever CODEX_HOME said) are a
+/// finding: Codex never runs them. Fixed as it says, they are gone.
+#[test]
+fn codex_hooks_where_codex_home_is_not() {
+    use sjournal::install::inspect;
+    let m = Machine::new();
+    m.install(&["codex"]);
+    let codex_home = m.dir.path().join("codex-home");
+    *m.codex_home.borrow_mut() = Some(codex_home.clone());
+    let (status, msg, fix) = m.one("hook", Some("codex"));
+    assert_eq!(status, "fail");
+    has(
+        &msg,
+        &format!(
+            "sjournal's hooks are in {}, but Codex reads {} (CODEX_HOME): they never run",
+            m.home.join(".codex/hooks.json").display(),
+            codex_home.join("hooks.json").display()
+        ),
+    );
+    has(&fix, "sjournal install codex");
+    has(&fix, "`env -u CODEX_HOME sjournal uninstall codex`");
+    // Fixed as it says.
+    m.install(&["codex"]);
+    *m.codex_home.borrow_mut() = None;
+    m.ok(&["uninstall", "codex"], b"");
+    *m.codex_home.borrow_mut() = Some(codex_home.clone());
+    let (status, msg, _) = m.one("hook", Some("codex"));
+    assert_eq!(status, "ok", "{msg}");
+    has(&msg, &codex_home.join("hooks.json").display().to_string());
+    // Their trust is read from $CODEX_HOME/config.toml.
+    assert_eq!(m.one("trust", Some("codex")).0, "fail");
+    let hooks_json = codex_home.join("hooks.json");
+    let hooks = inspect::read_hooks(&hooks_json).unwrap().unwrap();
+    let state: String = hooks
+        .iter()
+        .map(|h| {
+            format!(
+                "[hooks.state.\"{}:{}:{}:{}\"]\ntrusted_hash = {:?}\n",
+                hooks_json.display(),
+                inspect::codex_event_label(&h.event),
+                h.group,
+                h.index,
+                inspect::codex_hook_hash(h)
+            )
+        })
+        .collect();
+    std::fs::write(m.home.join(".codex/config.toml"), &state).unwrap();
+    assert_eq!(
+        m.one("trust", Some("codex")).0,
+        "fail",
+        "~/.codex is not read"
+    );
+    std::fs::write(codex_home.join("config.toml"), &state).unwrap();
+    let (status, msg, _) = m.one("trust", Some("codex"));
+    assert_eq!(status, "ok", "{msg}");
 }

@@ -15,7 +15,10 @@ use serde_json::Value;
 
 fn cli(home: &Path, args: &[&str]) -> Output {
     let mut cmd = assert_cmd::Command::cargo_bin("sjournal").unwrap();
-    cmd.args(args).env("HOME", home).env_remove("SJOURNAL_HOME");
+    cmd.args(args)
+        .env("HOME", home)
+        .env_remove("SJOURNAL_HOME")
+        .env_remove("CODEX_HOME");
     cmd.output().unwrap()
 }
 
@@ -260,6 +263,61 @@ fn codex_and_gemini() {
     assert!(out.status.success());
     let v = read_json(&home.path().join(".gemini/settings.json"));
     assert_eq!(v["hooks"]["SessionStart"][0]["hooks"][0]["timeout"], 10_000);
+}
+
+/// Codex reads its user hooks from `$CODEX_HOME/hooks.json` when `CODEX_HOME` is set:
+/// `install codex` writes them there (not to `~/.codex/`), `uninstall codex` removes them
+/// from there. A relative `CODEX_HOME` is taken from the working directory, as Codex does.
+#[test]
+fn codex_hooks_go_where_codex_home_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let run = |codex_home: &str, args: &[&str]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("sjournal").unwrap();
+        cmd.args(args)
+            .current_dir(dir.path())
+            .env("HOME", &home)
+            .env("CODEX_HOME", codex_home)
+            .env_remove("SJOURNAL_HOME");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for (codex_home, file) in [
+        (
+            dir.path().join("codex-home").display().to_string(),
+            dir.path().join("codex-home/hooks.json"),
+        ),
+        (
+            "relative/codex".to_owned(),
+            dir.path().join("relative/codex/hooks.json"),
+        ),
+    ] {
+        let said = run(&codex_home, &["install", "codex", "--command", "sjournal"]);
+        assert!(said.contains(&file.display().to_string()), "{said}");
+        assert_eq!(ours(&read_json(&file)).len(), 10, "{}", file.display());
+        assert!(
+            !home.join(".codex").exists(),
+            "nothing written to ~/.codex when CODEX_HOME is set"
+        );
+        run(&codex_home, &["uninstall", "codex"]);
+        assert_eq!(
+            read_json(&file),
+            serde_json::json!({}),
+            "{}",
+            file.display()
+        );
+    }
+    // Unset or empty: ~/.codex.
+    let out = cli(&home, &["install", "codex", "--command", "sjournal"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(ours(&read_json(&home.join(".codex/hooks.json"))).len(), 10);
+    run("", &["uninstall", "codex"]);
+    assert_eq!(
+        read_json(&home.join(".codex/hooks.json")),
+        serde_json::json!({})
+    );
 }
 
 #[test]

@@ -22,6 +22,56 @@ pub enum Scope {
     Local,
 }
 
+/// Where the hosts keep their user settings: `$HOME`, and Codex's `$CODEX_HOME` (Codex reads
+/// its `hooks.json` and `config.toml` there, `~/.codex` when it is unset or empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Homes {
+    pub home: Option<PathBuf>,
+    /// `$CODEX_HOME`, made absolute (Codex resolves a relative one from its working directory).
+    pub codex_home: Option<PathBuf>,
+}
+
+impl Homes {
+    /// From the environment (an empty variable is unset).
+    pub fn from_env() -> Homes {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Homes {
+            home: var("HOME"),
+            codex_home: var("CODEX_HOME").map(|p| std::path::absolute(&p).unwrap_or(p)),
+        }
+    }
+
+    fn home(&self) -> Result<&Path, String> {
+        self.home
+            .as_deref()
+            .ok_or_else(|| "HOME is not set; cannot find the user's configuration".to_owned())
+    }
+
+    /// The directory Codex reads its user configuration from: `$CODEX_HOME`, else `~/.codex`.
+    pub fn codex(&self) -> Result<PathBuf, String> {
+        match &self.codex_home {
+            Some(c) => Ok(c.clone()),
+            None => Ok(self.home()?.join(".codex")),
+        }
+    }
+
+    /// `~/.codex`, when `$CODEX_HOME` names another directory (where an older sjournal, which
+    /// ignored `CODEX_HOME`, installed its hooks, which Codex then never runs).
+    pub fn codex_default_elsewhere(&self) -> Option<PathBuf> {
+        let default = self.home.as_deref()?.join(".codex");
+        let set = self.codex_home.as_deref()?;
+        let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        (!same(&default, set)).then_some(default)
+    }
+}
+
 /// One hook to install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HookSpec {
@@ -134,24 +184,21 @@ impl Host {
         }
     }
 
-    /// The configuration file for a scope. `home` is `$HOME`; `project` the project's root.
+    /// The configuration file for a scope: the user's under `homes` (Codex's under
+    /// `$CODEX_HOME`), the project's under `project`, its root.
     pub fn config_path(
         self,
         scope: Scope,
-        home: Option<&Path>,
+        homes: &Homes,
         project: &Path,
     ) -> Result<PathBuf, String> {
-        let home = || {
-            home.map(Path::to_path_buf)
-                .ok_or_else(|| "HOME is not set; cannot find the user's configuration".to_owned())
-        };
         Ok(match (self, scope) {
-            (Host::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
+            (Host::ClaudeCode, Scope::User) => homes.home()?.join(".claude/settings.json"),
             (Host::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
             (Host::ClaudeCode, Scope::Local) => project.join(".claude/settings.local.json"),
-            (Host::Codex, Scope::User) => home()?.join(".codex/hooks.json"),
+            (Host::Codex, Scope::User) => homes.codex()?.join("hooks.json"),
             (Host::Codex, Scope::Project) => project.join(".codex/hooks.json"),
-            (Host::Gemini, Scope::User) => home()?.join(".gemini/settings.json"),
+            (Host::Gemini, Scope::User) => homes.home()?.join(".gemini/settings.json"),
             (Host::Gemini, Scope::Project) => project.join(".gemini/settings.json"),
             (h, Scope::Local) => {
                 return Err(format!(

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-pub use hosts::{Host, Scope};
+pub use hosts::{Homes, Host, Scope};
 
 /// Why an installation could not be planned or written.
 #[derive(Debug, thiserror::Error)]

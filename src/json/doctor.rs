@@ -26,10 +26,11 @@ impl CheckStatus {
 /// One check of `doctor`.
 ///
 /// `{"check": "trust", "host": "codex", "status": "fail", "message": "...", "fix": "..."}`:
-/// `check` is one of `binary`, `root`, `space`, `config`, `spool`, `fallback`, `journals`,
-/// `webhooks`, `install`, `hook`, `trust`, `activity`; `host` names the host for the last
-/// five (`claude-code`, `codex`, `gemini`, `opencode`, `pi`, `openclaw`, `cline`, as
-/// `sjournal install` names them); `fix` is the command (or the step) that fixes a finding.
+/// `check` is one of `binary`, `root`, `space`, `config`, `spool`, `fallback`, `untrusted`,
+/// `journals`, `witnesses`, `webhooks`, `install`, `hook`, `trust`, `activity`; `host` names
+/// the host for the last four (`claude-code`, `codex`, `gemini`, `opencode`, `pi`,
+/// `openclaw`, `cline`, as `sjournal install` names them); `fix` is the command (or the step)
+/// that fixes a finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DoctorCheck {
     pub check: &'static str,

@@ -80,18 +80,16 @@ fn encode(c: &Cursor) -> String {
 /// Reads a cursor; Ok(None) if there is none or it does not check out (then it is ignored:
 /// shipping resumes by comparing with the remote instead).
 pub fn load(path: &Path) -> Result<Option<Cursor>> {
-    let file = match crate::journal::paths::open_file(path, false, false) {
-        Ok(f) => f,
+    let text = match crate::storage::read_regular_text(path, crate::storage::Owner::Anyone, 1 << 20)
+    {
+        Ok(t) => t,
         Err(crate::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Ok(None)
         }
+        // Too long, or not text: not a cursor this writes.
+        Err(crate::Error::Io { op: "read", .. }) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let mut text = String::new();
-    use std::io::Read;
-    if (&file).take(1 << 20).read_to_string(&mut text).is_err() {
-        return Ok(None);
-    }
     let mut lines = text.lines();
     let (Some(line), Some(crc)) = (lines.next(), lines.next()) else {
         return Ok(None);

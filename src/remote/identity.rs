@@ -14,7 +14,7 @@ use super::error::{RemoteError, Result};
 use super::layout::valid_component;
 use crate::audit::checkpoint::generate_keys;
 use crate::hook::config::Config;
-use crate::journal::paths::{create_new, ensure_dir, open_file};
+use crate::journal::paths::{create_new, ensure_dir};
 use crate::journal::Root;
 
 /// This machine's identity as a shipper.
@@ -27,21 +27,17 @@ pub struct Identity {
 }
 
 fn read_small(path: &Path) -> Result<Option<String>> {
-    match open_file(path, false, false) {
-        Ok(f) => {
-            let mut s = String::new();
-            use std::io::Read;
-            (&f).take(64 * 1024)
-                .read_to_string(&mut s)
-                .map_err(|e| RemoteError::File {
-                    path: path.to_owned(),
-                    reason: e.to_string(),
-                })?;
-            Ok(Some(s.trim().to_owned()))
-        }
+    match crate::storage::read_regular_text(path, crate::storage::Owner::Anyone, 64 * 1024) {
+        Ok(s) => Ok(Some(s.trim().to_owned())),
         Err(crate::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             Ok(None)
         }
+        Err(crate::Error::Io {
+            op: "read", source, ..
+        }) => Err(RemoteError::File {
+            path: path.to_owned(),
+            reason: source.to_string(),
+        }),
         Err(e) => Err(e.into()),
     }
 }

@@ -537,7 +537,10 @@ fn kept_by_repair(journal: &std::path::Path, v: &StreamVerdict) -> bool {
         let kept = n.strip_prefix(&*name).is_some_and(|r| {
             (r.starts_with(".merged-") || r.starts_with(".damaged-")) && r.ends_with(".bin")
         });
-        kept && std::fs::read(e.path()).is_ok_and(|b| holds_remote(&b, v))
+        // Read only if it is a regular file, opened without waiting (a FIFO by that name
+        // must not hang verify).
+        kept && crate::storage::read_regular(&e.path(), crate::storage::Owner::Anyone, u64::MAX)
+            .is_ok_and(|b| holds_remote(&b, v))
     })
 }
 

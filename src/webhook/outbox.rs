@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::io::{Read, Seek, Write};
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -123,9 +123,12 @@ impl Drop for DeliveryLock {
 /// deliverer wrote and checks the process is alive; it never touches the lock itself, so
 /// asking cannot keep a deliverer (or a hook's probe) out.
 pub fn holder(dir: &Path) -> Option<u32> {
-    let mut f = paths::open_file(&dir.join(LOCK_FILE), false, false).ok()?;
-    let mut s = String::new();
-    f.read_to_string(&mut s).ok()?;
+    let s = crate::storage::read_regular_text(
+        &dir.join(LOCK_FILE),
+        crate::storage::Owner::Anyone,
+        4096,
+    )
+    .ok()?;
     let pid: u32 = s.trim().parse().ok()?;
     alive(pid).then_some(pid)
 }

@@ -16,7 +16,10 @@
 //!
 //! Files a user names on the command line are opened the same way: a FIFO given to
 //! `import`, `verify --checkpoint` or `inspect` is refused at once (exit 2); a FIFO where an
-//! installer would edit a host's settings is refused (exit 2), never waited on.
+//! installer would edit a host's settings is refused (exit 2), never waited on. `doctor`, which
+//! reads the hosts' files too (settings, Codex's config.toml, Gemini CLI's trusted folders,
+//! OpenClaw's configuration, the bridges' files), reports a FIFO at any of them as a finding;
+//! `verify --remote` passes over a FIFO named like a copy `repair` keeps.
 
 use crate::support::{self, webhook::Receiver};
 
@@ -599,4 +602,100 @@ fn a_fifo_at_a_hosts_settings_file_is_refused() {
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(
         &std::fs::symlink_metadata(&settings).unwrap().file_type()
     ));
+}
+
+/// `doctor` reads files the hosts keep (settings, Codex's config.toml with its hook trust,
+/// Gemini CLI's trusted folders, OpenClaw's configuration, the bridges' files) and the root's
+/// config.toml. A FIFO at any of them is a finding naming it (exit 1), never a wait. Each is
+/// planted alone, with every host installed so that doctor reaches it: Gemini CLI in both
+/// scopes (its user settings are read again for folder trust while the project's hooks are
+/// checked), OpenClaw's and Cline's bridges (each of several files, all read to compare them
+/// with what this sjournal installs).
+#[test]
+fn a_fifo_at_a_file_doctor_reads_is_a_finding_not_a_wait() {
+    let dir = support::scratch();
+    let (home, project, root) = (
+        dir.path().join("home"),
+        dir.path().join("project"),
+        dir.path().join("root"),
+    );
+    for d in [&home, &project, &root] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let sj = |args: &[&str]| {
+        let mut c = Command::new(support::bin());
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .current_dir(&project)
+            .arg("--root")
+            .arg(&root)
+            .args(args);
+        c
+    };
+    for args in [
+        &["install", "claude-code"][..],
+        &["install", "codex"],
+        &["install", "gemini"],
+        &["install", "gemini", "--scope", "project"],
+        &["install", "openclaw"],
+        &["install", "cline"],
+    ] {
+        let out = bounded(sj(args), b"").expect("install exits");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    }
+    std::fs::write(home.join(".codex/config.toml"), "").unwrap();
+    std::fs::write(home.join(".gemini/trustedFolders.json"), "{}").unwrap();
+    std::fs::write(root.join("config.toml"), "").unwrap();
+    for file in [
+        home.join(".codex/config.toml"),
+        home.join(".codex/hooks.json"),
+        home.join(".claude/settings.json"),
+        home.join(".gemini/settings.json"),
+        home.join(".gemini/trustedFolders.json"),
+        home.join(".openclaw/openclaw.json"),
+        home.join(".openclaw/extensions/sjournal/package.json"),
+        home.join("Documents/Cline/Hooks/PostToolUse"),
+        root.join("config.toml"),
+    ] {
+        let kept = dir.path().join("kept-aside");
+        std::fs::rename(&file, &kept).unwrap();
+        super::mkfifo(&file);
+        let out = bounded(sj(&["doctor", "--json"]), b"")
+            .unwrap_or_else(|| panic!("doctor waited on the FIFO at {}", file.display()));
+        assert_eq!(out.status.code(), Some(1), "{}: {out:?}", file.display());
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let named = report["checks"].as_array().unwrap().iter().any(|c| {
+            let m = c["message"].as_str().unwrap_or("");
+            (c["status"] == "fail" || c["status"] == "warn")
+                && m.contains(name)
+                && m.contains("FIFO")
+        });
+        assert!(named, "{}: no finding names it: {report:#}", file.display());
+        std::fs::remove_file(&file).unwrap();
+        std::fs::rename(&kept, &file).unwrap();
+    }
+}
+
+/// `verify --remote`, when a journal the remote holds is gone here, looks for its records in
+/// the copies `repair` keeps beside the journal (`<journal>.damaged-*.bin`): a FIFO by that
+/// name is passed over, never waited on (the finding stands: exit 1).
+#[cfg(feature = "remote")]
+#[test]
+fn a_fifo_named_like_a_repair_copy_does_not_hang_verify_remote() {
+    let d = support::scratch();
+    let root = d.path().join("root");
+    let url = format!("file://{}", d.path().join("bucket").display());
+    support::remote::append(&Root::new(&root), "s", 0, 12, 300);
+    let ship = support::run(&root, &["ship", "--all", "--to", &url], b"");
+    assert!(ship.status.success(), "{ship:?}");
+    std::fs::remove_file(root.join("sessions/s.sjl")).unwrap();
+    super::mkfifo(&root.join("sessions/s.sjl.damaged-1.bin"));
+    let mut c = support::spawnable(&root);
+    c.args(["verify", "--remote", &url]);
+    let out = bounded(c, b"").expect("verify --remote waited on the FIFO");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(text.contains("lacks seq 1..=12"), "{text}");
 }

@@ -8,7 +8,7 @@ use crate::cli::error::{CliError, Result};
 use crate::cli::{output, Outcome};
 use sjournal::error::Error;
 use sjournal::install::bridge::{self, Bridge, Places};
-use sjournal::install::{self, Host, InstallError, Plan, Scope};
+use sjournal::install::{self, Homes, Host, InstallError, Plan, Scope};
 
 /// Install sjournal's hooks into a host's configuration (kept: everything else in it)
 #[derive(Debug, clap::Args)]
@@ -85,8 +85,8 @@ pub struct Common {
     /// claude-code, codex, gemini (hooks in their settings), opencode, pi, openclaw (a
     /// bridge plugin where the host loads it), or cline (one hook file per event)
     pub host: HostArg,
-    /// user (~/.claude/settings.json, ~/.codex/hooks.json, ~/.gemini/settings.json,
-    /// ~/Documents/Cline/Hooks/), project (<project>/.claude/settings.json, ...,
+    /// user (~/.claude/settings.json, $CODEX_HOME/hooks.json (~/.codex/ when CODEX_HOME is
+    /// unset), ~/.gemini/settings.json, ~/Documents/Cline/Hooks/), project (<project>/.claude/settings.json, ...,
     /// <project>/.clinerules/hooks/), or local (<project>/.claude/settings.local.json)
     #[arg(long, value_enum, default_value = "user")]
     pub scope: ScopeArg,
@@ -109,10 +109,7 @@ fn project(c: &Common) -> Result<PathBuf> {
 }
 
 fn config_path(c: &Common, host: Host) -> Result<PathBuf> {
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    host.config_path(c.scope.into(), home.as_deref(), &project(c)?)
+    host.config_path(c.scope.into(), &Homes::from_env(), &project(c)?)
         .map_err(|m| usage(InstallError::Usage(m)))
 }
 

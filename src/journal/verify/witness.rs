@@ -220,8 +220,9 @@ impl Witness {
         }
     }
 
-    /// In a few words, why it disagrees: "names seq 5", "is missing".
-    fn against(&self) -> String {
+    /// In a few words, why it disagrees: "high-water mark s.hwm names seq 5", "high-water
+    /// mark s.hwm is missing".
+    pub fn against(&self) -> String {
         let seq = self.seq.unwrap_or(0);
         match (self.verdict, self.state) {
             (Verdict::Ahead, _) => format!("{} names seq {seq}", self.name()),
@@ -385,17 +386,19 @@ fn remote_cursors(journal: &Path) -> Vec<Witness> {
     let mut out = Vec::new();
     for dir in dirs {
         let path = dir.join(&file);
-        let text = match paths::open_file(&path, false, false) {
-            Ok(f) => {
-                let mut t = String::new();
-                let _ = f.take(1 << 20).read_to_string(&mut t);
-                t
-            }
+        let text = match crate::storage::read_regular_text(
+            &path,
+            crate::storage::Owner::Anyone,
+            1 << 20,
+        ) {
+            Ok(t) => t,
             Err(crate::Error::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
                 continue
             }
+            // Too long, or not text: not a cursor (damaged, below).
+            Err(crate::Error::Io { op: "read", .. }) => String::new(),
             Err(e) => {
                 out.push(Witness {
                     note: Some(e.to_string()),
@@ -410,7 +413,7 @@ fn remote_cursors(journal: &Path) -> Vec<Witness> {
             1 << 16,
         )
         .ok()
-            .map(|d| d.trim().to_owned());
+        .map(|d| d.trim().to_owned());
         let w = match parse_cursor(&text) {
             Some(c) if c.last_seq > 0 => Witness {
                 end: Some(c.end),
