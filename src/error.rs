@@ -166,6 +166,9 @@ pub enum Error {
          the sjournal root, or set [hook] fallback_spool_dir in its config.toml"
     )]
     Unkept { reason: String },
+    /// The search index could not be read or written, or a query is malformed (see `search`).
+    #[error("{reason}")]
+    Search { reason: String },
 }
 
 impl Error {

@@ -45,11 +45,15 @@ pub mod install;
 pub mod journal;
 pub mod json;
 pub mod limits;
+#[cfg(feature = "search")]
+pub mod mcp;
 pub mod memory;
 pub mod primitives;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod replay;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod snapshot;
 pub mod storage;
 pub mod webhook;

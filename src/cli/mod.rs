@@ -74,6 +74,10 @@ pub enum Command {
     List(commands::list::Args),
     Webhook(commands::webhook::Args),
     Memory(commands::memory::Args),
+    #[cfg(feature = "search")]
+    Search(commands::search::Args),
+    #[cfg(feature = "search")]
+    Mcp(commands::mcp::Args),
     #[cfg(feature = "remote")]
     Ship(commands::ship::Args),
     #[cfg(feature = "remote")]
@@ -121,6 +125,10 @@ pub fn run(cli: Cli) -> u8 {
             Command::List(a) => Ok(commands::list::run(&root()?, a)?),
             Command::Webhook(a) => Ok(commands::webhook::run(&root()?, a)?),
             Command::Memory(a) => Ok(commands::memory::run(&root()?, a)?),
+            #[cfg(feature = "search")]
+            Command::Search(a) => Ok(commands::search::run(&root()?, a)?),
+            #[cfg(feature = "search")]
+            Command::Mcp(a) => Ok(commands::mcp::run(&root()?, a)?),
             #[cfg(feature = "remote")]
             Command::Ship(a) => Ok(commands::ship::run(&root()?, a)?),
             #[cfg(feature = "remote")]

@@ -23,10 +23,15 @@ pub mod remote_verify;
 pub mod repair;
 pub mod replay;
 pub mod report;
+#[cfg(feature = "search")]
+pub mod search;
+#[cfg(feature = "search")]
+pub mod mcp;
 pub mod sessions;
 #[cfg(feature = "remote")]
 pub mod ship;
 pub mod show;
+pub mod show_record;
 pub mod slot;
 pub mod snapshot;
 pub mod state;

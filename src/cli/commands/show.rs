@@ -7,6 +7,9 @@
 //! `--json` prints one object: `{"session", "seq", "prompts"?: [..], "todos"?: {..},
 //! "failures"?: [..], "files"?: {..}, "agents"?: {..}}`, each list in the form
 //! `context::lists` defines.
+//!
+//! `sjournal show --session ID --seq N [--context K] [--rescue] [--json]` prints the record
+//! seq N (a search hit's) and K records either side (`show_record`).
 
 use std::io::Write;
 
@@ -28,6 +31,15 @@ pub struct Args {
     pub lists: Vec<ListArg>,
     #[arg(long)]
     pub json: bool,
+    /// Print the record with this seq and its neighbours instead of lists
+    #[arg(long, value_name = "N", conflicts_with = "lists")]
+    pub seq: Option<u64>,
+    /// With --seq: how many records either side
+    #[arg(long, value_name = "K", default_value_t = 3, requires = "seq")]
+    pub context: u64,
+    /// With --seq: the session's rescue journal
+    #[arg(long, requires = "seq")]
+    pub rescue: bool,
 }
 
 /// [`List`] on the command line (the library's types carry no clap derives).
@@ -53,6 +65,9 @@ impl From<ListArg> for List {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+    if let Some(seq) = args.seq {
+        return super::show_record::run(root, &args, seq);
+    }
     // Loading merges the session's pending spool first (see `cli::pending`).
     let (state, _) = load(root, &args.session, None, true)?;
     let paths = root.existing_session(&args.session)?;

@@ -1,0 +1,399 @@
+//! The index on disk: where it lives, its schema, its lock, and the cursors committed with it.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED,
+    STRING,
+};
+
+use crate::error::{Error, Result};
+use crate::journal::Root;
+
+/// The version of the index's layout: the schema, what makes a document, how cursors are
+/// kept. An index of another version is rebuilt, never read.
+pub const INDEX_VERSION: u32 = 1;
+
+/// The directory under the root.
+pub const DIR: &str = "search";
+
+/// The fields of a document (see the module docs of `search` for what each holds).
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    pub body: Field,
+    pub file: Field,
+    pub tool: Field,
+    pub tool_name: Field,
+    pub failed: Field,
+    pub kind: Field,
+    pub status: Field,
+    pub session: Field,
+    pub seq: Field,
+    pub ts: Field,
+    pub tie: Field,
+    pub order: Field,
+    pub hash: Field,
+    pub record_kind: Field,
+    pub spool_file: Field,
+}
+
+/// The schema, and its fields.
+pub fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("default")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
+        .set_stored();
+    let f = Fields {
+        body: b.add_text_field("body", text.clone()),
+        file: b.add_text_field("file", text),
+        tool: b.add_text_field("tool", STRING),
+        tool_name: b.add_text_field("tool_name", STORED),
+        failed: b.add_text_field("failed", STRING | STORED),
+        kind: b.add_text_field("kind", STRING | STORED),
+        status: b.add_text_field("status", STRING | STORED),
+        session: b.add_text_field("session", STRING | STORED),
+        seq: b.add_u64_field("seq", STORED),
+        ts: b.add_i64_field("ts", INDEXED | STORED | FAST),
+        tie: b.add_u64_field("tie", FAST),
+        order: b.add_u64_field("order", FAST),
+        hash: b.add_text_field("hash", STORED),
+        record_kind: b.add_text_field("record_kind", STORED),
+        spool_file: b.add_text_field("spool_file", STORED),
+    };
+    (b.build(), f)
+}
+
+/// The tie-break key of a session: the first 8 bytes of its id's blake3 (ties in score are
+/// broken by it, then by the record's place in its journal, so that an index built in any
+/// order ranks alike).
+pub fn tie(session: &str) -> u64 {
+    let h = blake3::hash(session.as_bytes());
+    u64::from_be_bytes(h.as_bytes()[..8].try_into().unwrap())
+}
+
+/// A record's place among its session's documents: its seq, the rescue journal's after the
+/// main journal's of the same seq.
+pub fn order(seq: u64, rescue: bool) -> u64 {
+    seq.saturating_mul(2) + u64::from(rescue)
+}
+
+/// Where the index of a root lives.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub dir: PathBuf,
+}
+
+impl Place {
+    pub fn of(root: &Root) -> Place {
+        Place {
+            dir: root.dir().join(DIR),
+        }
+    }
+
+    pub fn index(&self) -> PathBuf {
+        self.dir.join("index")
+    }
+
+    pub fn staging(&self) -> PathBuf {
+        self.dir.join("index.new")
+    }
+
+    pub fn retired(&self) -> PathBuf {
+        self.dir.join("index.old")
+    }
+
+    pub fn lock_path(&self) -> PathBuf {
+        self.dir.join("lock")
+    }
+
+    /// True if an index has been built here (what the hook checks before it starts an
+    /// update: a root nobody searches gets no index).
+    pub fn exists(&self) -> bool {
+        self.index().join("meta.json").is_file()
+    }
+
+    /// Creates the directory (0700) if missing; refuses a link or anything but a directory.
+    pub fn ensure(&self, root: &Root) -> Result<()> {
+        root.ensure()?;
+        for d in [&self.dir] {
+            match std::fs::symlink_metadata(d) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(Error::Symlink { path: d.clone() })
+                }
+                Ok(_) => {
+                    return Err(Error::UnsafeDir {
+                        path: d.clone(),
+                        reason: "not a directory".into(),
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    use std::os::unix::fs::DirBuilderExt;
+                    std::fs::DirBuilder::new()
+                        .mode(0o700)
+                        .create(d)
+                        .or_else(|e| match e.kind() {
+                            std::io::ErrorKind::AlreadyExists => Ok(()),
+                            _ => Err(e),
+                        })
+                        .map_err(|e| Error::io("create directory", d, e))?;
+                }
+                Err(e) => return Err(Error::io("stat", d, e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The index's lock: exclusive while the index is written (catch-up, rebuild), shared while
+/// it is searched, so that a search never sees a rebuild swap the index under it and two
+/// updates never run at once.
+pub struct Lock {
+    _file: File,
+}
+
+impl Lock {
+    fn open(place: &Place) -> Result<File> {
+        let p = place.lock_path();
+        crate::journal::paths::open_file(&p, true, true)
+    }
+
+    /// Exclusive, waiting until `deadline` (None: as long as it takes).
+    pub fn exclusive(place: &Place, deadline: Option<Instant>) -> Result<Lock> {
+        let f = Self::open(place)?;
+        crate::journal::lock::lock(
+            &f,
+            &place.lock_path(),
+            crate::journal::lock::Mode::Exclusive,
+            deadline,
+        )?;
+        Ok(Lock { _file: f })
+    }
+
+    /// Exclusive if nobody holds it now; None if someone does.
+    pub fn try_exclusive(place: &Place) -> Result<Option<Lock>> {
+        let f = Self::open(place)?;
+        match f.try_lock() {
+            Ok(()) => Ok(Some(Lock { _file: f })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", place.lock_path(), e)),
+        }
+    }
+
+    /// Shared, waiting until `deadline`.
+    pub fn shared(place: &Place, deadline: Option<Instant>) -> Result<Lock> {
+        let f = match crate::journal::paths::open_file(&place.lock_path(), false, false) {
+            Ok(f) => f,
+            // A reader that may not create it: the updater that creates it takes it first.
+            Err(_) => Self::open(place)?,
+        };
+        crate::journal::lock::lock(
+            &f,
+            &place.lock_path(),
+            crate::journal::lock::Mode::Shared,
+            deadline,
+        )?;
+        Ok(Lock { _file: f })
+    }
+
+    /// Turns an exclusive lock into a shared one (searches may start; no update can).
+    pub fn downgrade(&self) -> Result<()> {
+        self._file
+            .lock_shared()
+            .map_err(|e| Error::io("lock", "the search index lock", e))
+    }
+}
+
+/// How far one journal is indexed (kept in the index's commit, so that the documents and the
+/// cursors that say which records they hold are committed together).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    /// The session id the journal's header names.
+    pub session: String,
+    /// A rescue journal (`S.rescue.sjl`).
+    #[serde(default)]
+    pub rescue: bool,
+    /// A memory scope journal: never indexed (it holds pending proposals); only the sessions
+    /// its `session` ops list are read, to tell each session's project.
+    #[serde(default)]
+    pub scope: bool,
+    /// The file as last seen: length, modification time, inode.
+    pub len: u64,
+    pub mtime_ns: i64,
+    pub ino: u64,
+    /// Where the next record starts.
+    pub next_offset: u64,
+    /// The last record indexed: its offset, seq, the hash it links to, and its hash (hex).
+    pub last: Option<Last>,
+    /// The journal stops at damage: records after it were indexed as damaged, and the file is
+    /// not read again until it changes (then the index is rebuilt).
+    #[serde(default)]
+    pub damaged: bool,
+    /// The first `cwd` an event of the session reported, and the project it makes.
+    #[serde(default)]
+    pub first_cwd: Option<String>,
+    #[serde(default)]
+    pub cwd_project: Option<String>,
+    /// Scope journals: the sessions their `session` ops list.
+    #[serde(default)]
+    pub listed: Vec<String>,
+    /// Documents indexed from this journal.
+    #[serde(default)]
+    pub docs: u64,
+    /// The times of its first and last record read (Unix ns; 0: none yet).
+    #[serde(default)]
+    pub first_ts: i64,
+    #[serde(default)]
+    pub last_ts: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Last {
+    pub offset: u64,
+    pub seq: u64,
+    pub prev: String,
+    pub hash: String,
+}
+
+/// What is committed with the documents.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    pub version: u32,
+    /// By journal file name.
+    pub journals: BTreeMap<String, Cursor>,
+}
+
+impl Meta {
+    pub fn new() -> Meta {
+        Meta {
+            version: INDEX_VERSION,
+            journals: BTreeMap::new(),
+        }
+    }
+
+    /// The committed meta of an index (None: none committed, or of another version).
+    pub fn of(index: &tantivy::Index) -> Result<Option<Meta>> {
+        let metas = index.load_metas().map_err(ix_err)?;
+        let Some(p) = metas.payload else {
+            return Ok(None);
+        };
+        Ok(serde_json::from_str::<Meta>(&p)
+            .ok()
+            .filter(|m| m.version == INDEX_VERSION))
+    }
+
+    /// The projects of every session: what the project scope journals list, else the project
+    /// its first `cwd` lies in. Sorted, for a deterministic filter.
+    pub fn projects(&self) -> BTreeMap<String, Vec<String>> {
+        let mut listed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for c in self.journals.values().filter(|c| c.scope) {
+            if let Some(crate::memory::Scope::Project(p)) =
+                crate::memory::Scope::of_journal_id(&c.session)
+            {
+                for s in &c.listed {
+                    let v = listed.entry(s.clone()).or_default();
+                    if !v.contains(&p) {
+                        v.push(p.clone());
+                    }
+                }
+            }
+        }
+        let mut out = listed.clone();
+        for c in self.journals.values().filter(|c| !c.scope) {
+            if listed.contains_key(&c.session) {
+                continue;
+            }
+            if let Some(p) = &c.cwd_project {
+                let v = out.entry(c.session.clone()).or_default();
+                if !v.contains(p) {
+                    v.push(p.clone());
+                }
+            }
+        }
+        for v in out.values_mut() {
+            v.sort();
+        }
+        out
+    }
+
+    /// The sessions of the project `dir` (canonical).
+    pub fn sessions_of(&self, dir: &str) -> Vec<String> {
+        self.projects()
+            .into_iter()
+            .filter(|(_, ps)| ps.iter().any(|p| p == dir))
+            .map(|(s, _)| s)
+            .collect()
+    }
+
+    /// Every session indexed (not scope journals).
+    pub fn sessions(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .journals
+            .values()
+            .filter(|c| !c.scope)
+            .map(|c| c.session.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// A tantivy error as the library's.
+pub fn ix_err(e: impl std::fmt::Display) -> Error {
+    Error::Search {
+        reason: e.to_string(),
+    }
+}
+
+/// Opens the index at `dir`, or creates it (an empty one, under this schema).
+pub fn open_or_create(dir: &Path) -> Result<tantivy::Index> {
+    let (schema, _) = schema();
+    if dir.join("meta.json").is_file() {
+        return tantivy::Index::open_in_dir(dir).map_err(ix_err);
+    }
+    create_dir_private(dir)?;
+    tantivy::Index::create_in_dir(dir, schema).map_err(ix_err)
+}
+
+pub fn create_dir_private(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::Symlink {
+            path: dir.to_owned(),
+        }),
+        Ok(_) => Ok(()),
+        Err(_) => std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| Error::io("create directory", dir, e)),
+    }
+}
+
+/// Files the index writes are the user's alone: 0600 (tantivy creates them with the
+/// process's umask, so the process's umask is narrowed while it writes). Directories 0700.
+pub struct PrivateUmask {
+    old: rustix::fs::Mode,
+}
+
+impl PrivateUmask {
+    pub fn set() -> PrivateUmask {
+        PrivateUmask {
+            old: rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077)),
+        }
+    }
+}
+
+impl Drop for PrivateUmask {
+    fn drop(&mut self) {
+        rustix::process::umask(self.old);
+    }
+}
