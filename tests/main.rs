@@ -64,6 +64,7 @@ mod repair;
 mod replay;
 mod report;
 mod rollback;
+mod search;
 mod security;
 mod session;
 mod sessions;

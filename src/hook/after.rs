@@ -12,7 +12,9 @@
 //! 5. when the session's state could not be folded within the deadline (the watchdog took
 //!    the event over while the worker folded), a detached `sjournal snapshot --detached`
 //!    that rebuilds the session's snapshot off the hook's path, so the next events load from
-//!    it instead of meeting the same fold (at most one runs per session).
+//!    it instead of meeting the same fold (at most one runs per session);
+//! 6. at the end of a turn or a session, a detached `sjournal search --update` when the root
+//!    has a search index (`crate::search::spawn`).
 //!
 //! Each step's problems become diagnostics; the event is kept whatever happens here.
 
@@ -82,6 +84,26 @@ pub(super) fn run(opts: &HookOptions, out: &mut HookOutcome) {
     if after.rebuild_snapshot {
         diag.push(rebuild_snapshot(opts, root, &cap.session_id));
     }
+    if kept {
+        diag.extend(search_update(root, opts, &cap));
+    }
+}
+
+/// Starts the search index's detached update when the event ends a turn or the session (see
+/// `crate::search::spawn`).
+#[cfg(feature = "search")]
+fn search_update(root: &Root, opts: &HookOptions, cap: &Captured) -> Option<String> {
+    crate::search::spawn::after_event(
+        root,
+        opts.program.as_deref(),
+        &cap.kind,
+        cap.raw_json.as_deref(),
+    )
+}
+
+#[cfg(not(feature = "search"))]
+fn search_update(_: &Root, _: &HookOptions, _: &Captured) -> Option<String> {
+    None
 }
 
 /// Memory's write: what the worker planned, with the session's state as the commit folded

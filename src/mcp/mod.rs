@@ -114,7 +114,10 @@ impl ServerHandler for Server {
         let name: Cow<'static, str> = request.name.clone();
         if !tools::NAMES.contains(&name.as_ref()) {
             return Err(ErrorData::invalid_params(
-                format!("no tool named {name:?}; the tools are {}", tools::NAMES.join(", ")),
+                format!(
+                    "no tool named {name:?}; the tools are {}",
+                    tools::NAMES.join(", ")
+                ),
                 None,
             ));
         }

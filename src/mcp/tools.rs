@@ -62,7 +62,8 @@ fn read_only(t: Tool) -> Tool {
 
 /// The tools and their input schemas.
 pub fn list() -> Vec<Tool> {
-    let session = json!({"type": "string", "description": "A session id (as a search hit names it)."});
+    let session =
+        json!({"type": "string", "description": "A session id (as a search hit names it)."});
     vec![
         read_only(Tool::new(
             "search",
@@ -398,7 +399,10 @@ fn previous(c: &Config, m: &search::index::Meta) -> Result<String, String> {
         .collect();
     by_start.sort();
     match by_start.len() {
-        0 => Err(format!("no session of {} is in the journals", scope_words(c))),
+        0 => Err(format!(
+            "no session of {} is in the journals",
+            scope_words(c)
+        )),
         1 => Ok(by_start.remove(0).1),
         n => Ok(by_start.remove(n - 2).1),
     }
@@ -411,12 +415,11 @@ fn recover(c: &Config, a: RecoverArgs) -> Result<Answer, String> {
         Some(s) => s.to_owned(),
     };
     in_scope(c, &m, &session)?;
-    let (mut state, _) = load_state(&c.root, &session, &LoadOptions::latest())
-        .map_err(|e| e.to_string())?;
+    let (mut state, _) =
+        load_state(&c.root, &session, &LoadOptions::latest()).map_err(|e| e.to_string())?;
     let head = head_of(&m, &session);
-    let mut policy = Policy::from_config(
-        &crate::hook::config::Config::load(&c.root).unwrap_or_default(),
-    );
+    let mut policy =
+        Policy::from_config(&crate::hook::config::Config::load(&c.root).unwrap_or_default());
     policy.budget_chars = a
         .budget
         .unwrap_or(c.budget_chars)
@@ -442,7 +445,9 @@ fn recover(c: &Config, a: RecoverArgs) -> Result<Answer, String> {
         cite(&session, seq, &hash)
     );
     if inj.text.trim().is_empty() {
-        text.push_str("(nothing to recover: the session has no requests, todos, failures or changes)\n");
+        text.push_str(
+            "(nothing to recover: the session has no requests, todos, failures or changes)\n",
+        );
     } else {
         text.push_str(&inj.text);
         if !inj.text.ends_with('\n') {
@@ -507,10 +512,21 @@ struct ShowArgs {
 fn show(c: &Config, a: ShowArgs) -> Result<Answer, String> {
     let m = meta(c)?;
     in_scope(c, &m, &a.session)?;
-    let paths = c.root.existing_session(&a.session).map_err(|e| e.to_string())?;
-    let path = if a.rescue { paths.rescue } else { paths.journal };
-    let lo = a.seq.saturating_sub(a.before.unwrap_or(2).min(SHOW_CONTEXT_MAX));
-    let hi = a.seq.saturating_add(a.after.unwrap_or(2).min(SHOW_CONTEXT_MAX));
+    let paths = c
+        .root
+        .existing_session(&a.session)
+        .map_err(|e| e.to_string())?;
+    let path = if a.rescue {
+        paths.rescue
+    } else {
+        paths.journal
+    };
+    let lo = a
+        .seq
+        .saturating_sub(a.before.unwrap_or(2).min(SHOW_CONTEXT_MAX));
+    let hi = a
+        .seq
+        .saturating_add(a.after.unwrap_or(2).min(SHOW_CONTEXT_MAX));
     let records = crate::search::records_between(&path, lo, hi).map_err(|e| e.to_string())?;
     if !records.iter().any(|r| r.seq == a.seq) {
         return Err(format!(
@@ -533,7 +549,11 @@ fn show(c: &Config, a: ShowArgs) -> Result<Answer, String> {
             SHOW_NEIGHBOUR_CHARS
         };
         let mark = if r.seq == a.seq { ">" } else { " " };
-        let dmg = if r.damaged { " [damaged: past damage in the journal]" } else { "" };
+        let dmg = if r.damaged {
+            " [damaged: past damage in the journal]"
+        } else {
+            ""
+        };
         text.push_str(&format!(
             "{mark} {} — {}, {}{dmg}\n    {}\n",
             r.kind,
@@ -567,14 +587,21 @@ fn lists(c: &Config, a: ListArgs) -> Result<Answer, String> {
     in_scope(c, &m, &a.session)?;
     let (state, _) =
         load_state(&c.root, &a.session, &LoadOptions::latest()).map_err(|e| e.to_string())?;
-    let paths = c.root.existing_session(&a.session).map_err(|e| e.to_string())?;
+    let paths = c
+        .root
+        .existing_session(&a.session)
+        .map_err(|e| e.to_string())?;
     // (seq, line) per entry; hashes filled in below from one read of the journal.
     let mut entries: Vec<(u64, String)> = Vec::new();
     let title;
     match a.list.as_str() {
         "failures" => {
             let all = crate::context::lists::failures(&state);
-            title = format!("Failures of session {} ({}, newest first)", a.session, all.len());
+            title = format!(
+                "Failures of session {} ({}, newest first)",
+                a.session,
+                all.len()
+            );
             for f in all {
                 let exit = f
                     .exit_code
@@ -643,7 +670,10 @@ fn lists(c: &Config, a: ListArgs) -> Result<Answer, String> {
                     .unwrap_or_default()
             );
             for i in &t.todos.items {
-                entries.push((t.todos.seq, format!("[{}] {}", i.status, quoted(&i.text, 300))));
+                entries.push((
+                    t.todos.seq,
+                    format!("[{}] {}", i.status, quoted(&i.text, 300)),
+                ));
             }
         }
         other => {
@@ -678,9 +708,8 @@ fn memory_items(c: &Config) -> Result<Answer, String> {
         (Some(p), _) => vec![MemScope::Project(p.clone()), MemScope::Global],
         (None, _) => vec![MemScope::Global],
     };
-    let mut text = String::from(
-        "Reviewed memory (accepted by the user). Pending proposals are not shown.\n",
-    );
+    let mut text =
+        String::from("Reviewed memory (accepted by the user). Pending proposals are not shown.\n");
     let mut out = Vec::new();
     let mut any = false;
     for scope in scopes {
@@ -688,7 +717,11 @@ fn memory_items(c: &Config) -> Result<Answer, String> {
         let items = search::reviewed(&c.root, &scope).map_err(|e| e.to_string())?;
         text.push_str(&format!(
             "{} memory ({}):\n",
-            if scope == MemScope::Global { "Global" } else { "Project" },
+            if scope == MemScope::Global {
+                "Global"
+            } else {
+                "Project"
+            },
             items.len()
         ));
         for (item, hash, _) in items {
@@ -722,9 +755,11 @@ struct ProposeArgs {
 
 fn propose(c: &Config, a: ProposeArgs) -> Result<Answer, String> {
     let Some(project) = &c.project else {
-        return Err("this server has no project (started with --all outside one): nothing to \
+        return Err(
+            "this server has no project (started with --all outside one): nothing to \
                     propose to"
-            .into());
+                .into(),
+        );
     };
     let text = a.text.trim();
     if text.is_empty() {

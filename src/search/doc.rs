@@ -242,7 +242,8 @@ fn event(e: &Event<'_>) -> Option<Content> {
         }
         EventKind::SubagentStart | EventKind::SubagentStop => {
             // Claude Code's compactor stops as an agent of type "": its message is the summary.
-            let compactor = e.kind == EventKind::SubagentStop && e.agent_type.as_deref() == Some("");
+            let compactor =
+                e.kind == EventKind::SubagentStop && e.agent_type.as_deref() == Some("");
             c.kind = Some(if compactor {
                 DocKind::Compact
             } else {
@@ -338,7 +339,10 @@ fn tool_call(e: &Event<'_>, c: &mut Content, text: &mut Vec<String>) -> Option<(
         // ("which command printed this?"). A read file's content or an edit's diff would only
         // repeat the file.
         if c.failed || is_shell_tool(&tool.name) || !tool.name.is_empty() {
-            if let Some(r) = tool.response.filter(|_| response_wanted(&tool.name, c.failed)) {
+            if let Some(r) = tool
+                .response
+                .filter(|_| response_wanted(&tool.name, c.failed))
+            {
                 let out = strings_of(r, OUTPUT_MAX);
                 if !out.is_empty() {
                     text.push(out);

@@ -7,8 +7,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED,
-    STRING,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
 };
 
 use crate::error::{Error, Result};
@@ -114,6 +113,11 @@ impl Place {
         self.dir.join("lock")
     }
 
+    /// The detached updates' queue: held by the one update waiting for the index's lock.
+    pub fn queue_path(&self) -> PathBuf {
+        self.dir.join("queue")
+    }
+
     /// True if an index has been built here (what the hook checks before it starts an
     /// update: a root nobody searches gets no index).
     pub fn exists(&self) -> bool {
@@ -178,13 +182,15 @@ impl Lock {
         Ok(Lock { _file: f })
     }
 
-    /// Exclusive if nobody holds it now; None if someone does.
-    pub fn try_exclusive(place: &Place) -> Result<Option<Lock>> {
-        let f = Self::open(place)?;
+    /// The place in the detached updates' queue if nobody holds it now; None if someone
+    /// does.
+    pub fn try_queue(place: &Place) -> Result<Option<Lock>> {
+        let p = place.queue_path();
+        let f = crate::journal::paths::open_file(&p, true, true)?;
         match f.try_lock() {
             Ok(()) => Ok(Some(Lock { _file: f })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", place.lock_path(), e)),
+            Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock", p, e)),
         }
     }
 

@@ -72,11 +72,12 @@ pub mod query;
 mod read;
 mod run;
 pub mod snippet;
+pub mod spawn;
 pub mod update;
 
 pub use doc::{DocKind, Status};
-pub use run::{reviewed, search, Found, Hit, Options, Request, Scope, LIMIT_DEFAULT, LIMIT_MAX};
 pub use read::{hashes_at, records_between, Shown};
+pub use run::{reviewed, search, Found, Hit, Options, Request, Scope, LIMIT_DEFAULT, LIMIT_MAX};
 pub use update::Updated;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -97,17 +98,28 @@ pub fn update(root: &Root, rebuild: bool, deadline: Option<Instant>) -> Result<U
     }
 }
 
-/// The detached update the hook starts: a catch-up if no other update holds the lock (one
-/// that does will see the journals as they are now, or the next search will).
+/// How long the detached update waits for the index's lock (searches hold it shared for a
+/// moment; another update for as long as its catch-up takes).
+const DETACHED_WAIT: Duration = Duration::from_secs(60);
+
+/// The detached update the hook starts: a catch-up once the index's lock is free. Updates
+/// started while one already waits for the lock leave at once: the waiting one reads the
+/// journals only after it gets the lock, so it sees what they wrote. (Skipping whenever the
+/// lock is busy would lose the update to any search that happened to hold it.)
 pub fn update_detached(root: &Root) -> Result<Option<Updated>> {
     let place = index::Place::of(root);
     if !place.exists() {
         return Ok(None);
     }
-    let Some(_lock) = index::Lock::try_exclusive(&place)? else {
+    let Some(queued) = index::Lock::try_queue(&place)? else {
         return Ok(None);
     };
-    update::catch_up(root, &place).map(Some)
+    let lock = index::Lock::exclusive(&place, Some(Instant::now() + DETACHED_WAIT))?;
+    // The next update may queue now: this one has not read any journal yet.
+    drop(queued);
+    let u = update::catch_up(root, &place);
+    drop(lock);
+    u.map(Some)
 }
 
 /// True if the root has an index (the hook starts updates only then).

@@ -245,7 +245,12 @@ mod tests {
         let p = parse(r#"file:"my dir/a.rs""#).unwrap();
         assert_eq!(
             p.must,
-            vec![Clause::File(vec!["my".into(), "dir".into(), "a".into(), "rs".into()])]
+            vec![Clause::File(vec![
+                "my".into(),
+                "dir".into(),
+                "a".into(),
+                "rs".into()
+            ])]
         );
     }
 }

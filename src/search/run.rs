@@ -10,8 +10,8 @@ use std::time::Instant;
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::query::{
-    AllQuery, BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query,
-    RangeQuery, TermQuery, TermSetQuery,
+    AllQuery, BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
+    TermSetQuery,
 };
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
@@ -150,7 +150,10 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
                     reason: format!(
                         "there is no search index under {} and it could not be built{}",
                         place.dir.display(),
-                        stale.as_deref().map(|s| format!(": {s}")).unwrap_or_default()
+                        stale
+                            .as_deref()
+                            .map(|s| format!(": {s}"))
+                            .unwrap_or_default()
                     ),
                 });
             }
@@ -175,10 +178,11 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
     let q = build(&parsed, req, sessions.as_deref(), &f);
 
     // The index.
-    let mut found: Vec<(Key, Source)> = collect(&searcher, &*q, None, limit, parsed.only_filters())?
-        .into_iter()
-        .map(|(k, a)| (k, Source::Main(a)))
-        .collect();
+    let mut found: Vec<(Key, Source)> =
+        collect(&searcher, &*q, None, limit, parsed.only_filters())?
+            .into_iter()
+            .map(|(k, a)| (k, Source::Main(a)))
+            .collect();
 
     // Pending records and reviewed memory: indexed now, scored with the index's statistics.
     let extra = transient(root, req, &meta, &projects, opts)?;
@@ -187,7 +191,8 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
         let (schema, _) = index::schema();
         let ram = tantivy::Index::create_in_ram(schema);
         {
-            let mut w: tantivy::IndexWriter = ram.writer_with_num_threads(1, 15_000_000).map_err(ix_err)?;
+            let mut w: tantivy::IndexWriter =
+                ram.writer_with_num_threads(1, 15_000_000).map_err(ix_err)?;
             for d in &extra {
                 w.add_document(d.clone()).map_err(ix_err)?;
             }
@@ -205,7 +210,7 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
             extra_docs.push(d);
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|x| Reverse(x.0));
     found.truncate(limit);
 
     let words = parsed.words();
@@ -272,22 +277,19 @@ fn build(p: &Parsed, req: &Request, sessions: Option<&[String]>, f: &Fields) -> 
             .map(|s| Term::from_field_text(f.session, s))
             .collect();
         if let Scope::Project(p) = &req.scope {
-            for scope in [
-                memory::Scope::Project(p.clone()),
-                memory::Scope::Global,
-            ] {
+            for scope in [memory::Scope::Project(p.clone()), memory::Scope::Global] {
                 terms.push(Term::from_field_text(f.session, &scope.journal_id()));
             }
         }
         subs.push(filter(Box::new(TermSetQuery::new(terms))));
     }
     if req.since.is_some() || req.until.is_some() {
-        let lo = req
-            .since
-            .map_or(Bound::Unbounded, |t| Bound::Included(Term::from_field_i64(f.ts, t)));
-        let hi = req
-            .until
-            .map_or(Bound::Unbounded, |t| Bound::Excluded(Term::from_field_i64(f.ts, t)));
+        let lo = req.since.map_or(Bound::Unbounded, |t| {
+            Bound::Included(Term::from_field_i64(f.ts, t))
+        });
+        let hi = req.until.map_or(Bound::Unbounded, |t| {
+            Bound::Excluded(Term::from_field_i64(f.ts, t))
+        });
         subs.push(filter(Box::new(RangeQuery::new(lo, hi))));
     }
     Box::new(BooleanQuery::new(subs))
@@ -347,19 +349,29 @@ fn collect(
 ) -> Result<Vec<(Key, DocAddress)>> {
     let collector = TopDocs::with_limit(limit).tweak_score(move |seg: &tantivy::SegmentReader| {
         let ff = seg.fast_fields();
-        let tie = ff.u64("tie").expect("the schema has tie").first_or_default_col(0);
+        let tie = ff
+            .u64("tie")
+            .expect("the schema has tie")
+            .first_or_default_col(0);
         let order = ff
             .u64("order")
             .expect("the schema has order")
             .first_or_default_col(0);
-        let ts = ff.i64("ts").expect("the schema has ts").first_or_default_col(0);
+        let ts = ff
+            .i64("ts")
+            .expect("the schema has ts")
+            .first_or_default_col(0);
         move |doc: tantivy::DocId, score: tantivy::Score| -> Key {
             let primary = if by_time {
                 (ts.get_val(doc) as i128 - i64::MIN as i128) as u64
             } else {
                 quantize(score)
             };
-            (primary, Reverse(tie.get_val(doc)), Reverse(order.get_val(doc)))
+            (
+                primary,
+                Reverse(tie.get_val(doc)),
+                Reverse(order.get_val(doc)),
+            )
         }
     });
     let r = match stats {
@@ -409,14 +421,22 @@ fn hit(d: &TantivyDocument, f: &Fields, words: &[String], key: Key, by_time: boo
         kind,
         record_kind: s(f.record_kind).unwrap_or_default(),
         status,
-        journal: (!pending).then_some(if key.2 .0 % 2 == 1 { "rescue" } else { "journal" }),
+        journal: (!pending).then_some(if key.2 .0 % 2 == 1 {
+            "rescue"
+        } else {
+            "journal"
+        }),
         tool: s(f.tool_name),
         files,
         failed: d
             .get_first(f.failed)
             .and_then(|v| v.as_str())
             .is_some_and(|v| v == "yes"),
-        score: if by_time { 0.0 } else { key.0 as f64 / 10_000.0 },
+        score: if by_time {
+            0.0
+        } else {
+            key.0 as f64 / 10_000.0
+        },
         snippet: snip.text,
         highlights: snip.highlights,
         spool_file: s(f.spool_file),
@@ -510,7 +530,15 @@ fn transient(
             continue;
         }
         for (item, hash, ts) in reviewed(root, &scope)? {
-            let mut d = base(&f, &id, DocKind::Memory, Status::Journal, ts, "sjournal.memory", &item.text);
+            let mut d = base(
+                &f,
+                &id,
+                DocKind::Memory,
+                Status::Journal,
+                ts,
+                "sjournal.memory",
+                &item.text,
+            );
             d.add_u64(f.seq, item.seq);
             d.add_text(f.hash, &hash);
             d.add_text(f.failed, "no");

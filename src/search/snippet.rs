@@ -79,13 +79,12 @@ pub fn make(text: &str, words: &[String], width: usize) -> Snippet {
         }
     }
     let mut text = String::new();
-    let shift;
-    if start > 0 {
+    let shift = if start > 0 {
         text.push('…');
-        shift = '…'.len_utf8() as isize - start as isize;
+        '…'.len_utf8() as isize - start as isize
     } else {
-        shift = 0;
-    }
+        0
+    };
     text.push_str(&flat[start..end]);
     if end < flat.len() {
         text.push('…');
@@ -126,7 +125,11 @@ mod tests {
             "y ".repeat(200)
         );
         let s = make(&text, &["migration".into()], 80);
-        assert!(s.text.starts_with('…') && s.text.ends_with('…'), "{}", s.text);
+        assert!(
+            s.text.starts_with('…') && s.text.ends_with('…'),
+            "{}",
+            s.text
+        );
         assert_eq!(s.highlights.len(), 2, "{s:?}");
         for (a, b) in &s.highlights {
             assert_eq!(&s.text[*a..*b], "migration");
@@ -143,7 +146,11 @@ mod tests {
 
     #[test]
     fn case_and_multibyte() {
-        let s = make("Ünïcode MIGRATION über", &["migration".into(), "über".into()], 80);
+        let s = make(
+            "Ünïcode MIGRATION über",
+            &["migration".into(), "über".into()],
+            80,
+        );
         assert_eq!(marked(&s, "<", ">"), "Ünïcode <MIGRATION> <über>");
     }
 }

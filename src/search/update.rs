@@ -227,7 +227,9 @@ fn scan(
             continue;
         }
         if cursor.is_some_and(|c| c.damaged) {
-            return Err(Rebuild(format!("{name} changed after its damage was indexed")));
+            return Err(Rebuild(format!(
+                "{name} changed after its damage was indexed"
+            )));
         }
         match read_journal(&path, &name, cursor, seen, sink) {
             Ok(Some((c, docs))) => {
@@ -249,7 +251,11 @@ fn scan(
 
 fn seen_as(md: &std::fs::Metadata) -> (u64, i64, u64) {
     use std::os::unix::fs::MetadataExt;
-    (md.len(), md.mtime() * 1_000_000_000 + md.mtime_nsec(), md.ino())
+    (
+        md.len(),
+        md.mtime() * 1_000_000_000 + md.mtime_nsec(),
+        md.ino(),
+    )
 }
 
 enum Step {
@@ -286,7 +292,9 @@ fn read_journal(
         },
     };
     if (bytes.len() as u64) < c.next_offset {
-        return Err(Step::Rebuild(format!("{name} is shorter than when it was indexed")));
+        return Err(Step::Rebuild(format!(
+            "{name} is shorter than when it was indexed"
+        )));
     }
     let (start, chain, mut revisit) = match &c.last {
         Some(l) => {

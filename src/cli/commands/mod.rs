@@ -16,6 +16,8 @@ pub mod inspect;
 pub mod install;
 pub mod list;
 pub mod log;
+#[cfg(feature = "search")]
+pub mod mcp;
 pub mod memory;
 pub mod once;
 #[cfg(feature = "remote")]
@@ -25,8 +27,6 @@ pub mod replay;
 pub mod report;
 #[cfg(feature = "search")]
 pub mod search;
-#[cfg(feature = "search")]
-pub mod mcp;
 pub mod sessions;
 #[cfg(feature = "remote")]
 pub mod ship;

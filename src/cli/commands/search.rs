@@ -68,7 +68,7 @@ pub struct Args {
     /// Only bring the index up to date
     #[arg(long, hide = true)]
     pub update: bool,
-    /// Run as the hook's detached update (leave its session; skip if another update runs)
+    /// Run as the hook's detached update (leave its session; leave if another one waits)
     #[arg(long, hide = true)]
     pub detached: bool,
 }
@@ -220,7 +220,11 @@ pub fn json_hit(h: &Hit) -> String {
 
 /// A hit as text: a line naming the record, the snippet, the paths.
 fn lines(n: usize, h: &Hit, color: bool) -> Vec<String> {
-    let mut head = format!("{n:>2}. {}  {}", output::rfc3339(h.ts_unix_ns), h.kind.as_str());
+    let mut head = format!(
+        "{n:>2}. {}  {}",
+        output::rfc3339(h.ts_unix_ns),
+        h.kind.as_str()
+    );
     if let Some(t) = &h.tool {
         head.push_str(&format!(" {}", sjournal::escape::text(t)));
     }

@@ -20,7 +20,10 @@ pub fn run(root: &Root, args: &super::show::Args, seq: u64) -> Result<Outcome> {
         paths.journal.clone()
     };
     let reader = JournalReader::open(&path, None)?;
-    let (lo, hi) = (seq.saturating_sub(args.context), seq.saturating_add(args.context));
+    let (lo, hi) = (
+        seq.saturating_sub(args.context),
+        seq.saturating_add(args.context),
+    );
     let mut out = output::stdout();
     let mut found = false;
     let mut stop_at = None;
@@ -32,7 +35,13 @@ pub fn run(root: &Root, args: &super::show::Args, seq: u64) -> Result<Outcome> {
                 }
                 if rec.seq >= lo {
                     found |= rec.seq == seq;
-                    emit(&mut out, &render(&rec, args.json)?, rec.seq == seq, false, args.json)?;
+                    emit(
+                        &mut out,
+                        &render(&rec, args.json)?,
+                        rec.seq == seq,
+                        false,
+                        args.json,
+                    )?;
                 }
             }
             Err(stop) => {
@@ -56,11 +65,19 @@ pub fn run(root: &Root, args: &super::show::Args, seq: u64) -> Result<Outcome> {
                             hash: f.hash(),
                         };
                         found |= f.seq == seq;
-                        emit(&mut out, &render(&rec, args.json)?, f.seq == seq, true, args.json)?;
+                        emit(
+                            &mut out,
+                            &render(&rec, args.json)?,
+                            f.seq == seq,
+                            true,
+                            args.json,
+                        )?;
                     }
                     Some(at + len)
                 }
-                Err(_) => sjournal::journal::scan::find_any_frame_after(&bytes[at..]).map(|r| at + r),
+                Err(_) => {
+                    sjournal::journal::scan::find_any_frame_after(&bytes[at..]).map(|r| at + r)
+                }
             };
             match next {
                 Some(n) => at = n,
