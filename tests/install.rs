@@ -235,7 +235,7 @@ fn codex_and_gemini() {
             "SubagentStart",
             "SubagentStop",
             "Stop",
-            // Real Codex 0.171.0 fires it (real-hosts.md).
+            // Real Codex 0.171.0 fires it (`tests/real_hosts/codex.rs`).
             "SessionEnd",
         ],
     );

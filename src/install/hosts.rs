@@ -1,7 +1,7 @@
 //! Where each host keeps its hook configuration, and which hooks sjournal installs there.
-//! Sources: `hook-protocols.md` §1.1 and §1.7 (Claude Code: timeouts in seconds), §3.1
-//! (Codex: `hooks.json`, Claude's shape, seconds), §3.2 (Gemini CLI: `settings.json`,
-//! timeouts in milliseconds).
+//! Claude Code: `settings.json`, `hooks` → event → matcher groups of command handlers,
+//! timeouts in seconds. Codex: `hooks.json`, Claude Code's shape, timeouts in seconds. Gemini
+//! CLI: `settings.json`, the same shape, timeouts in milliseconds.
 
 use std::path::{Path, PathBuf};
 
