@@ -22,7 +22,10 @@ fn pg() -> Option<String> {
                 !in_ci(),
                 "CI must provide PostgreSQL (SJOURNAL_TEST_PG): see tools/servers.sh"
             );
-            eprintln!("SKIPPED: SJOURNAL_TEST_PG is not set (run tools/test.sh, or `eval \"$(tools/servers.sh start)\"`)");
+            support::skip::whole(
+                "SJOURNAL_TEST_PG is not set (no PostgreSQL test server)",
+                "as root: tools/servers.sh install (PostgreSQL 15), then tools/test.sh",
+            );
             None
         }
     }

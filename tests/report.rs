@@ -193,9 +193,9 @@ fn screenshot(page: &Path, dir: &Path) -> PathBuf {
 fn report_renders_in_headless_chromium() {
     let (root, page, _) = make_report();
     if !Path::new(CHROMIUM).exists() {
-        eprintln!(
-            "SKIPPED report_renders_in_headless_chromium: {CHROMIUM} is missing \
-             (install Debian's package: apt-get install -y chromium)"
+        crate::support::skip::whole(
+            &format!("{CHROMIUM} is missing (no headless browser to render the page)"),
+            "apt-get install -y chromium",
         );
         return;
     }
