@@ -194,3 +194,28 @@ pub fn parse_error(e: clap::Error) -> u8 {
     }
     e.exit()
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option of every command, by command path, that `--help` shows without a word.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            if a.is_hide_set() || a.get_help().is_some() || a.get_long_help().is_some() {
+                continue;
+            }
+            out.push(format!("{path} --{}", a.get_id()));
+        }
+        for sub in cmd.get_subcommands() {
+            undocumented(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_option_of_every_command_says_what_it_is() {
+        let mut out = Vec::new();
+        undocumented(&super::Cli::command(), "sjournal", &mut out);
+        assert!(out.is_empty(), "options without help: {out:#?}");
+    }
+}
