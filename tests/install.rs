@@ -456,3 +456,161 @@ fn concurrent_installs_both_succeed_and_never_corrupt_the_settings() {
         serde_json::from_str::<Value>(&std::fs::read_to_string(p).unwrap()).unwrap();
     }
 }
+
+/// Claude Code's MCP registration (`claude mcp add --scope user|project|local` does the same):
+/// `sjournal mcp` under `mcpServers.sjournal` in ~/.claude.json (user), <project>/.mcp.json
+/// (project), or ~/.claude.json's entry of the project (local); everything else kept;
+/// idempotent; removed by `uninstall`, giving back the original document; `--no-mcp` writes
+/// none; another server of that name is refused and left alone; and the registered command
+/// line starts a server that answers MCP's `initialize`.
+#[cfg(feature = "search")]
+#[test]
+fn claude_code_registers_the_mcp_server_in_every_scope() {
+    use serde_json::json;
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let p = std::fs::canonicalize(project.path()).unwrap();
+    let ps = p.to_str().unwrap();
+    let user_file = home.path().join(".claude.json");
+    let original = json!({
+        "numStartups": 3,
+        "mcpServers": {"other": {"type": "stdio", "command": "other-server", "args": []}},
+        "projects": {ps: {"allowedTools": [], "mcpServers": {}}},
+    });
+    std::fs::write(&user_file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+    let ok = |args: &[&str]| {
+        let out = cli(home.path(), args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let want = json!({"type": "stdio", "command": "/opt/bin/sjournal", "args": ["mcp"], "env": {}});
+
+    // --no-mcp: hooks only.
+    ok(&[
+        "install",
+        "claude-code",
+        "--command",
+        "/opt/bin/sjournal",
+        "--no-mcp",
+    ]);
+    assert_eq!(read_json(&user_file), original);
+    ok(&["uninstall", "claude-code"]);
+
+    // User scope.
+    let said = ok(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
+    assert!(said.contains("sjournal MCP server registered"), "{said}");
+    let after = read_json(&user_file);
+    assert_eq!(after["mcpServers"]["sjournal"], want);
+    assert_eq!(
+        after["mcpServers"]["other"],
+        original["mcpServers"]["other"]
+    );
+    assert_eq!(after["projects"], original["projects"]);
+    let text = std::fs::read_to_string(&user_file).unwrap();
+    let said = ok(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
+    assert!(
+        said.contains("sjournal MCP server already registered"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&user_file).unwrap(), text);
+    ok(&["uninstall", "claude-code"]);
+    assert_eq!(read_json(&user_file), original);
+
+    // Project scope: <project>/.mcp.json, created, then emptied.
+    let scope = ["--scope", "project", "--project-dir", ps];
+    let mut args = vec![
+        "install",
+        "claude-code",
+        "--command",
+        "/opt/bin/sjournal --root /r",
+    ];
+    args.extend(scope);
+    ok(&args);
+    let mcp_json = p.join(".mcp.json");
+    assert_eq!(
+        read_json(&mcp_json),
+        json!({"mcpServers": {"sjournal": {"type": "stdio", "command": "/opt/bin/sjournal",
+            "args": ["--root", "/r", "mcp"], "env": {}}}})
+    );
+    assert_eq!(read_json(&user_file), original);
+    let mut args = vec!["uninstall", "claude-code"];
+    args.extend(scope);
+    ok(&args);
+    assert_eq!(read_json(&mcp_json), json!({}));
+
+    // Local scope: the project's entry in ~/.claude.json.
+    let scope = ["--scope", "local", "--project-dir", ps];
+    let mut args = vec!["install", "claude-code", "--command", "/opt/bin/sjournal"];
+    args.extend(scope);
+    ok(&args);
+    let after = read_json(&user_file);
+    assert_eq!(after["projects"][ps]["mcpServers"]["sjournal"], want);
+    assert_eq!(after["projects"][ps]["allowedTools"], json!([]));
+    assert!(after["mcpServers"].get("sjournal").is_none());
+    let mut args = vec!["uninstall", "claude-code"];
+    args.extend(scope);
+    ok(&args);
+    let mut back = original.clone();
+    back["projects"][ps]
+        .as_object_mut()
+        .unwrap()
+        .remove("mcpServers");
+    assert_eq!(read_json(&user_file), back);
+    std::fs::write(&user_file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+
+    // Someone else's server named sjournal: refused, nothing written.
+    let mut foreign = original.clone();
+    foreign["mcpServers"]["sjournal"] = json!({"type": "http", "url": "http://example.invalid"});
+    let foreign_text = serde_json::to_string_pretty(&foreign).unwrap();
+    std::fs::write(&user_file, &foreign_text).unwrap();
+    let out = cli(
+        home.path(),
+        &["install", "claude-code", "--command", "/opt/bin/sjournal"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does not run sjournal"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&user_file).unwrap(), foreign_text);
+    ok(&["uninstall", "claude-code"]);
+    assert_eq!(read_json(&user_file), foreign, "not ours: not removed");
+    std::fs::write(&user_file, serde_json::to_string_pretty(&original).unwrap()).unwrap();
+
+    // What Claude Code runs: the entry's command and args start a server that answers.
+    let bin = assert_cmd::cargo::cargo_bin("sjournal");
+    let root = home.path().join("root");
+    let line = format!("{} --root {}", bin.display(), root.display());
+    ok(&["install", "claude-code", "--command", &line]);
+    let entry = read_json(&user_file)["mcpServers"]["sjournal"].clone();
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let mut child = std::process::Command::new(entry["command"].as_str().unwrap())
+        .args(&args)
+        .current_dir(&p)
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::{BufRead, Write};
+        let mut to = child.stdin.take().unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}});
+        writeln!(to, "{init}").unwrap();
+        to.flush().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["result"]["serverInfo"]["name"], "sjournal", "{line}");
+    }
+    assert!(child.wait().unwrap().success());
+}

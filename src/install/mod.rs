@@ -24,6 +24,8 @@ pub mod bridge;
 pub mod cline;
 pub mod hosts;
 pub mod inspect;
+#[cfg(feature = "search")]
+pub mod mcp;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -18,6 +18,10 @@ pub struct Args {
     /// The command the host runs [default: the path of this sjournal binary]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
+    /// Do not register `sjournal mcp` as an MCP server (Claude Code: in ~/.claude.json for
+    /// --scope user and local, <project>/.mcp.json for project)
+    #[arg(long)]
+    pub no_mcp: bool,
 }
 
 /// Remove exactly sjournal's hooks from a host's configuration
@@ -213,7 +217,17 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let dry = args.common.dry_run;
     let plan = || install::plan_install(&path, host, &command);
-    let outcome = finish(plan, &args.common, host, "installed", "already installed")?;
+    let outcome = finish(
+        plan,
+        &args.common,
+        host,
+        HOOKS,
+        "installed",
+        "already installed",
+    )?;
+    if !args.no_mcp {
+        mcp_server(&args.common, host, Some(&command))?;
+    }
     if let (Some(note), false) = (host.after_install(), dry) {
         output::line(&mut output::stdout(), &format!("note: {note}"))?;
     }
@@ -227,7 +241,42 @@ pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
     };
     let path = config_path(&args.common, host)?;
     let plan = || install::plan_uninstall(&path);
-    finish(plan, &args.common, host, "removed", "not installed")
+    let outcome = finish(plan, &args.common, host, HOOKS, "removed", "not installed")?;
+    mcp_server(&args.common, host, None)?;
+    Ok(outcome)
+}
+
+const HOOKS: &str = "sjournal hooks";
+
+/// Registers (`command`) or removes (None) the MCP server where the host loads it; only
+/// Claude Code's registration is written so far.
+#[cfg(feature = "search")]
+fn mcp_server(c: &Common, host: Host, command: Option<&str>) -> Result<()> {
+    use sjournal::install::mcp;
+    if host != Host::ClaudeCode {
+        return Ok(());
+    }
+    let scope: Scope = c.scope.into();
+    let project = project(c)?;
+    let path = mcp::config_path(scope, &Homes::from_env(), &project)
+        .map_err(|m| usage(InstallError::Usage(m)))?;
+    let what = "sjournal MCP server";
+    match command {
+        Some(cmd) => {
+            let plan = || mcp::plan_install(&path, scope, &project, cmd);
+            finish(plan, c, host, what, "registered", "already registered")?;
+        }
+        None => {
+            let plan = || mcp::plan_uninstall(&path, scope, &project);
+            finish(plan, c, host, what, "removed", "not registered")?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "search"))]
+fn mcp_server(_: &Common, _: Host, _: Option<&str>) -> Result<()> {
+    Ok(())
 }
 
 /// Plans and writes the change; when another install changed the file between the plan and
@@ -236,12 +285,13 @@ fn finish(
     make: impl Fn() -> std::result::Result<Plan, install::InstallError>,
     c: &Common,
     host: Host,
+    what: &str,
     did: &str,
     nothing: &str,
 ) -> Result<Outcome> {
     let mut tries = 0;
     loop {
-        match finish_once(make().map_err(usage)?, c, host, did, nothing) {
+        match finish_once(make().map_err(usage)?, c, host, what, did, nothing) {
             Err(Retry::Changed(_)) if tries < 5 => tries += 1,
             Err(Retry::Changed(e)) => return Err(usage(e)),
             Err(Retry::Failed(e)) => return Err(e),
@@ -265,6 +315,7 @@ fn finish_once(
     plan: Plan,
     c: &Common,
     host: Host,
+    what: &str,
     did: &str,
     nothing: &str,
 ) -> std::result::Result<Outcome, Retry> {
@@ -274,7 +325,7 @@ fn finish_once(
         output::line(
             &mut out,
             &format!(
-                "sjournal hooks {nothing} in {} ({host}): nothing to change",
+                "{what} {nothing} in {} ({host}): nothing to change",
                 plan.path.display()
             ),
         )?;
@@ -298,10 +349,7 @@ fn finish_once(
         .unwrap_or_default();
     output::line(
         &mut out,
-        &format!(
-            "sjournal hooks {did} in {} ({host}){backup}",
-            plan.path.display()
-        ),
+        &format!("{what} {did} in {} ({host}){backup}", plan.path.display()),
     )?;
     Ok(Outcome::Ok)
 }
