@@ -47,6 +47,7 @@ pub mod json;
 pub mod limits;
 pub mod memory;
 pub mod primitives;
+pub mod redact;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod replay;

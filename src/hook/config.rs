@@ -55,6 +55,9 @@ pub struct Config {
     /// Memory across sessions (`crate::memory`).
     #[serde(default)]
     pub memory: MemorySection,
+    /// Redaction at ingest (`crate::redact`).
+    #[serde(default)]
+    pub redact: crate::redact::RedactSection,
 }
 
 /// `[memory]`: how memory across sessions behaves in the hook.
@@ -266,6 +269,7 @@ impl Config {
                 ),
             ));
         }
+        c.redact.validate().map_err(|m| err(path, m))?;
         if c.hook.deadline_ms == 0 {
             return Err(err(path, "hook.deadline_ms must be above 0".into()));
         }
