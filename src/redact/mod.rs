@@ -169,6 +169,22 @@ impl Redactor {
         Redactor::with_source(section, KeySource::Fixed(TagKey::from_key(key, true)))
     }
 
+    /// A redactor that writes nothing: the root's tag key when it has one (so tags match
+    /// what the journal holds), else a one-off key. The bool says which.
+    pub fn for_check(section: &RedactSection, root: &Root) -> (Redactor, bool) {
+        let key = crate::journal::spool::key::derived(root, TAG_CONTEXT).ok();
+        let keyed = key.is_some();
+        let key = key.map_or_else(TagKey::one_off, |k| TagKey::from_key(k, true));
+        let section = RedactSection {
+            enabled: true,
+            ..section.clone()
+        };
+        (
+            Redactor::with_source(&section, KeySource::Fixed(key)),
+            keyed,
+        )
+    }
+
     fn with_source(section: &RedactSection, source: KeySource) -> Redactor {
         Redactor {
             enabled: section.enabled,

@@ -232,7 +232,7 @@ pub const RULES: &[RuleDef] = &[
         3.0,
     ),
     RuleDef {
-        generic: true,
+        allow: Some(r"^(?:pass|pwd|secret)$"),
         ..rule(
             "url-password",
             &["://"],
@@ -241,7 +241,7 @@ pub const RULES: &[RuleDef] = &[
         )
     },
     RuleDef {
-        generic: true,
+        allow: Some(r"^(?:pass|pwd|secret)$"),
         ..rule(
             "connection-string-password",
             &["password", "pwd"],

@@ -11,6 +11,7 @@ use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::event_kind;
 use sjournal::journal::{session, Batch, Root};
 
+
 /// Append one JSON value from stdin to a session's journal
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
@@ -27,7 +28,10 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let input = read_stdin()?;
     let (text, value) = parse_json(&input)?;
     let kind = event_kind(args.kind.as_deref(), &value)?;
-    let batch = Batch::one_event(&kind, text);
+    let mut batch = Batch::new();
+    let red = crate::cli::shared::redactor(root);
+    let report = sjournal::redact::ingest::push_event(&mut batch, &red, &kind, text);
+    crate::cli::shared::note_redacted(report.found.len());
     let landed = session::write(
         root,
         &args.session,

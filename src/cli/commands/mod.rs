@@ -10,6 +10,7 @@ pub mod fire;
 pub mod flush;
 pub mod hook;
 pub mod import;
+pub mod redact;
 #[cfg(feature = "remote")]
 pub mod index;
 pub mod inspect;
