@@ -98,8 +98,7 @@ struct TagKey {
 impl TagKey {
     fn from_key(key: [u8; 32], persistent: bool) -> TagKey {
         let id = persistent.then(|| {
-            blake3::Hash::from(blake3::derive_key(TAG_ID_CONTEXT, &key)).to_hex()[..16]
-                .to_owned()
+            blake3::Hash::from(blake3::derive_key(TAG_ID_CONTEXT, &key)).to_hex()[..16].to_owned()
         });
         TagKey { key, id }
     }
@@ -119,7 +118,10 @@ impl TagKey {
 /// Where the tag key comes from.
 enum KeySource {
     /// The root's spool key (created if the root has none yet), read on the first secret.
-    Root { root: Root, fs: Arc<dyn Fs> },
+    Root {
+        root: Root,
+        fs: Arc<dyn Fs>,
+    },
     Fixed(TagKey),
 }
 
@@ -209,11 +211,12 @@ impl Redactor {
         self.key.get_or_init(|| match &self.source {
             KeySource::Fixed(k) => k.clone(),
             KeySource::Root { root, fs } => {
-                let derived = crate::journal::spool::key::derived(root, TAG_CONTEXT).or_else(|_| {
-                    // The first secret of a new root: make its key the way a writer would.
-                    let _ = root.ensure_with(&**fs);
-                    crate::journal::spool::key::derived(root, TAG_CONTEXT)
-                });
+                let derived =
+                    crate::journal::spool::key::derived(root, TAG_CONTEXT).or_else(|_| {
+                        // The first secret of a new root: make its key the way a writer would.
+                        let _ = root.ensure_with(&**fs);
+                        crate::journal::spool::key::derived(root, TAG_CONTEXT)
+                    });
                 match derived {
                     Ok(k) => TagKey::from_key(k, true),
                     Err(_) => TagKey::one_off(),

@@ -374,7 +374,10 @@ mod tests {
         let h = |start, end, rule| Hit { start, end, rule };
         let merged = merge(vec![h(5, 9, 1), h(0, 6, 0), h(20, 30, 2), h(2, 12, 3)]);
         assert_eq!(merged.len(), 2);
-        assert_eq!((merged[0].0.start, merged[0].0.end, merged[0].0.rule), (0, 12, 3));
+        assert_eq!(
+            (merged[0].0.start, merged[0].0.end, merged[0].0.rule),
+            (0, 12, 3)
+        );
         assert_eq!(merged[1].0, h(20, 30, 2));
     }
 

@@ -20,7 +20,10 @@ fn a_secret_in_a_json_string_becomes_a_marker_and_the_json_stays_valid() {
     let out = out.unwrap();
     assert!(!out.contains(&t), "{out}");
     let tag = red().key().tag(t.as_bytes());
-    assert!(out.contains(&format!("[REDACTED:github-token:{tag}]")), "{out}");
+    assert!(
+        out.contains(&format!("[REDACTED:github-token:{tag}]")),
+        "{out}"
+    );
     // Bytes outside the changed string are as they came.
     assert!(out.starts_with(r#"{"a": 1.50, "b":""#) && out.ends_with(r#", "c": "\u00e9"}"#));
     serde_json::from_str::<serde_json::Value>(&out).unwrap();
@@ -170,7 +173,10 @@ fn the_record_names_rule_path_and_tag_never_the_secret() {
     assert!(!rec.windows(t.len()).any(|w| w == t.as_bytes()));
     let back: RedactedRecord = crate::format::payload::decode_system(1, &rec).unwrap();
     assert_eq!(back.found, r.found);
-    assert_eq!(back.event_blake3, blake3::hash(out.as_bytes()).to_hex().to_string());
+    assert_eq!(
+        back.event_blake3,
+        blake3::hash(out.as_bytes()).to_hex().to_string()
+    );
     assert_eq!(back.ruleset, rules::RULESET_VERSION);
     assert_eq!(back.key_id.as_deref().map(str::len), Some(16));
 }

@@ -11,7 +11,6 @@ use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::event_kind;
 use sjournal::journal::{session, Batch, Root};
 
-
 /// Append one JSON value from stdin to a session's journal
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]

@@ -87,7 +87,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         unopened = session.is_none();
         let copy = session.as_ref().is_some_and(|s| s.writer().is_empty());
         let total = plan.items.len();
-        let kept: Vec<ImportItem> = plan.items.into_iter().filter(|i| copy || !i.system).collect();
+        let kept: Vec<ImportItem> = plan
+            .items
+            .into_iter()
+            .filter(|i| copy || !i.system)
+            .collect();
         not_empty = (total - kept.len()) as u64;
         let (kept, redacted) =
             sjournal::redact::ingest::import(&crate::cli::shared::redactor(root), kept);

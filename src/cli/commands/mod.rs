@@ -10,7 +10,6 @@ pub mod fire;
 pub mod flush;
 pub mod hook;
 pub mod import;
-pub mod redact;
 #[cfg(feature = "remote")]
 pub mod index;
 pub mod inspect;
@@ -19,6 +18,7 @@ pub mod list;
 pub mod log;
 pub mod memory;
 pub mod once;
+pub mod redact;
 #[cfg(feature = "remote")]
 pub mod remote_verify;
 pub mod repair;

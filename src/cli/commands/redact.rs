@@ -90,8 +90,10 @@ fn check(root: &Root, file: &std::path::Path, args: &Args) -> Result<Outcome> {
     } else {
         for (line, f) in &found {
             let text = match args.json {
-                true => serde_json::json!({"line": line, "path": f.path, "rule": f.rule, "tag": f.tag})
-                    .to_string(),
+                true => {
+                    serde_json::json!({"line": line, "path": f.path, "rule": f.rule, "tag": f.tag})
+                        .to_string()
+                }
                 false => format!(
                     "line {line}  {}  {}  {}",
                     if f.path.is_empty() { "-" } else { &f.path },
@@ -133,7 +135,11 @@ fn parts(input: &[u8]) -> Vec<(usize, &[u8])> {
     if !jsonl {
         return vec![(1, input)];
     }
-    lines.into_iter().enumerate().map(|(i, l)| (i + 1, l)).collect()
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .collect()
 }
 
 fn list(root: &Root, session: &str, json: bool) -> Result<Outcome> {
@@ -174,8 +180,16 @@ fn list(root: &Root, session: &str, json: bool) -> Result<Outcome> {
                 rec.event_kind,
                 r.seq,
                 rec.found.len() as u64 + rec.more,
-                if rec.found.len() as u64 + rec.more == 1 { "" } else { "s" },
-                if rec.key_id.is_none() { " (one-off key)" } else { "" }
+                if rec.found.len() as u64 + rec.more == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                if rec.key_id.is_none() {
+                    " (one-off key)"
+                } else {
+                    ""
+                }
             ),
         )?;
         for f in &rec.found {
