@@ -202,9 +202,9 @@ fn corpus(seed: u64) -> Vec<Secret> {
         s(
             "jwt",
             format!(
-                "{}.{}.{}",
+                "{}.eyJ{}.{}",
                 ["eyJhbGciOiJIUzI1", "NiIsInR5cCI6IkpXVCJ9"].concat(),
-                format!("eyJ{}", pick(r, &url, 40)),
+                pick(r, &url, 40),
                 pick(r, &url, 43)
             ),
             &|v| format!("set-cookie: session={v}; HttpOnly"),
@@ -777,4 +777,53 @@ fn hashes_uuids_shas_and_base64_are_not_secrets() {
         "{:?}",
         report.found
     );
+}
+
+/// Input still arriving when the input time limit passes is kept as it stands, as an
+/// unparsed record (the watchdog keeps it): its secrets are redacted all the same, in the
+/// JSON-escaped text of the cut payload.
+#[test]
+fn input_cut_off_by_the_time_limit_is_redacted() {
+    use std::io::Write;
+    let c = corpus(14);
+    let dir = support::scratch();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("config.toml"), "[hook]\ninput_timeout_ms = 300\n").unwrap();
+    let full = json!({
+        "session_id": "cut",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_response": {"stdout": text(&c), "more": "x".repeat(4096)},
+    })
+    .to_string();
+    // Everything but the last 1000 bytes, then nothing, stdin held open.
+    let part = &full.as_bytes()[..full.len() - 1000];
+    let mut child = support::spawnable(&root)
+        .args(["hook", "--host", "claude", "--deadline-ms", "50"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(part).unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("input time limit"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sjournal redacted"));
+    let flushed = support::run(&root, &["flush", "--all"], b"");
+    assert!(flushed.status.success(), "{flushed:?}");
+    let recs = support::records(&root, "cut");
+    let kinds: Vec<&str> = recs.iter().map(|r| r.1.as_str()).collect();
+    assert!(
+        kinds.ends_with(&["sjournal.unparsed", KIND_REDACTED]),
+        "{kinds:?}"
+    );
+    let r: RedactedRecord = serde_json::from_str(&recs.last().unwrap().2).unwrap();
+    assert_eq!(r.event_kind, "sjournal.unparsed");
+    assert_eq!(redacted_rules(&root, "cut"), expected_rules(&c, 1));
+    let leaks = stored(&[&root], &needles(&c));
+    assert!(leaks.is_empty(), "{leaks:#?}");
 }

@@ -41,7 +41,7 @@ use crate::journal::Root;
 use crate::storage::Fs;
 
 pub use config::RedactSection;
-use scan::{Hit, RuleSet, UserAllow, BUILTIN};
+use scan::{RuleSet, UserAllow, BUILTIN};
 
 /// The record that follows a redacted event.
 pub const KIND_REDACTED: &str = "sjournal.redacted";
@@ -123,6 +123,15 @@ enum KeySource {
         fs: Arc<dyn Fs>,
     },
     Fixed(TagKey),
+}
+
+/// One secret found in a text: `text[start..end]`, by `rule`.
+struct Span<'a> {
+    start: usize,
+    end: usize,
+    rule: &'a str,
+    /// The secret's bytes, its escape sequences undone.
+    secret: Vec<u8>,
 }
 
 /// What redacts an event: the rules, the allowlists and the tag key. Cheap to make: the
@@ -237,32 +246,45 @@ impl Redactor {
         BUILTIN.may_match(text) || self.user.as_ref().is_some_and(|u| u.may_match(text))
     }
 
-    /// The secrets in `text`, merged into spans, with their rule ids.
-    fn spans<'a>(&'a self, text: &[u8]) -> Vec<(Hit, &'a str)> {
+    /// The secrets in `text`, merged into spans of `text`, with their rule ids and the
+    /// secret's bytes (what the span's escape sequences mean, where it holds any: the tag is
+    /// of the secret, however it was escaped).
+    fn spans<'a>(&'a self, text: &[u8]) -> Vec<Span<'a>> {
+        let view = scan::Unescaped::of(text);
+        let hay = view.as_ref().map_or(text, |v| &v.text[..]);
         let mut hits = Vec::new();
-        BUILTIN.scan(text, &self.allow, &mut hits);
+        BUILTIN.scan(hay, &self.allow, &mut hits);
         let builtin = hits.len();
         if let Some(u) = &self.user {
-            u.scan(text, &self.allow, &mut hits);
+            u.scan(hay, &self.allow, &mut hits);
         }
         // Rules are told apart by set: the user's are numbered after the built-in ones.
         for h in &mut hits[builtin..] {
             h.rule += 1 << 16;
         }
         // What is already a marker stays one: no rule reads into it.
-        let markers = scan::markers(text);
+        let markers = scan::markers(hay);
         if !markers.is_empty() {
             hits.retain(|h| !markers.iter().any(|&(s, e)| h.start < e && s < h.end));
         }
         scan::merge(hits)
             .into_iter()
             .map(|(h, _)| {
-                let id = match (h.rule >> 16, &self.user) {
+                let rule = match (h.rule >> 16, &self.user) {
                     (0, _) => BUILTIN.id(h.rule),
                     (_, Some(u)) => u.id(h.rule & 0xffff),
                     (_, None) => unreachable!("user hits come from user rules"),
                 };
-                (h, id)
+                let secret = hay[h.start..h.end].to_vec();
+                let (start, end) = view
+                    .as_ref()
+                    .map_or((h.start, h.end), |v| v.source(h.start, h.end));
+                Span {
+                    start,
+                    end,
+                    rule,
+                    secret,
+                }
             })
             .collect()
     }
@@ -288,11 +310,11 @@ impl Redactor {
         let b = text.as_bytes();
         let mut out = String::new();
         let mut at = 0;
-        for (h, rule) in spans {
-            if h.end <= shift {
+        for sp in spans {
+            if sp.end <= shift {
                 continue;
             }
-            let (start, end) = (h.start.max(shift) - shift, h.end - shift);
+            let (start, end) = (sp.start.max(shift) - shift, sp.end - shift);
             // Rules match bytes: a span is widened to whole characters.
             let start = (0..=start)
                 .rev()
@@ -304,16 +326,23 @@ impl Redactor {
             if start < at {
                 continue;
             }
-            let secret = &b[start..end];
+            // The secret as the rule saw it; a span widened past the key it was read with, or
+            // to whole characters, is tagged by its bytes in the text.
+            let secret = if sp.start >= shift && (start, end) == (sp.start - shift, sp.end - shift)
+            {
+                &sp.secret[..]
+            } else {
+                &b[start..end]
+            };
             let tag = self.key().tag(secret);
             if self.allow_tags.contains(&tag) {
                 continue;
             }
             out.push_str(&text[at..start]);
-            out.push_str(&marker(rule, &tag));
+            out.push_str(&marker(sp.rule, &tag));
             at = end;
             found.push(Finding {
-                rule: rule.to_owned(),
+                rule: sp.rule.to_owned(),
                 path: path.to_owned(),
                 tag,
             });
@@ -354,16 +383,19 @@ impl Redactor {
         let mut found = Vec::new();
         let mut out = Vec::new();
         let mut at = 0;
-        for (h, rule) in self.spans(raw) {
-            let tag = self.key().tag(&raw[h.start..h.end]);
+        for sp in self.spans(raw) {
+            if sp.start < at {
+                continue;
+            }
+            let tag = self.key().tag(&sp.secret);
             if self.allow_tags.contains(&tag) {
                 continue;
             }
-            out.extend_from_slice(&raw[at..h.start]);
-            out.extend_from_slice(marker(rule, &tag).as_bytes());
-            at = h.end;
+            out.extend_from_slice(&raw[at..sp.start]);
+            out.extend_from_slice(marker(sp.rule, &tag).as_bytes());
+            at = sp.end;
             found.push(Finding {
-                rule: rule.to_owned(),
+                rule: sp.rule.to_owned(),
                 path: String::new(),
                 tag,
             });

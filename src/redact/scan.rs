@@ -257,6 +257,82 @@ pub fn merge(mut hits: Vec<Hit>) -> Vec<(Hit, usize)> {
     out
 }
 
+/// Text as its JSON escapes mean it, with where each byte came from: input that is not JSON
+/// (an event cut off by the input time limit, a string holding JSON that does not parse)
+/// is often JSON text, where `\n`, `\"` and `\\` would glue an escape's letter onto a
+/// token (`\nAKIA…`) or hide an assignment's quotes. Rules run on the view; what they find
+/// is mapped back to whole escape sequences of the text.
+#[derive(Debug)]
+pub struct Unescaped {
+    pub text: Vec<u8>,
+    /// `map[i]`: where byte `i` of the view starts in the text; `map[text.len()]` is the
+    /// text's length.
+    map: Vec<usize>,
+}
+
+/// Escapes undone at most this many times over (JSON text inside a JSON string inside …).
+const UNESCAPE_LEVELS: usize = 3;
+
+impl Unescaped {
+    /// The view of `text`; None if it holds no escape sequence (`\"`, `\\`, `\/`, `\b`, `\f`,
+    /// `\n`, `\r`, `\t`; `\uXXXX` is left as it is).
+    pub fn of(text: &[u8]) -> Option<Unescaped> {
+        let mut view: Option<Unescaped> = None;
+        for _ in 0..UNESCAPE_LEVELS {
+            let cur = view.as_ref().map_or(text, |v| &v.text[..]);
+            let Some((t, m)) = unescape_once(cur) else {
+                break;
+            };
+            let map = match &view {
+                Some(v) => m.iter().map(|&i| v.map[i]).collect(),
+                None => m,
+            };
+            view = Some(Unescaped { text: t, map });
+        }
+        view
+    }
+
+    /// Where `view[start..end]` is in the text: whole escape sequences.
+    pub fn source(&self, start: usize, end: usize) -> (usize, usize) {
+        (self.map[start], self.map[end])
+    }
+}
+
+fn unescape_once(t: &[u8]) -> Option<(Vec<u8>, Vec<usize>)> {
+    let first = memchr::memchr(b'\\', t)?;
+    let mut out = Vec::with_capacity(t.len());
+    let mut map = Vec::with_capacity(t.len() + 1);
+    out.extend_from_slice(&t[..first]);
+    map.extend(0..first);
+    let mut changed = false;
+    let mut i = first;
+    while i < t.len() {
+        if t[i] == b'\\' && i + 1 < t.len() {
+            let c = match t[i + 1] {
+                b'n' => Some(b'\n'),
+                b'r' => Some(b'\r'),
+                b't' => Some(b'\t'),
+                b'b' => Some(0x08),
+                b'f' => Some(0x0c),
+                c @ (b'"' | b'\\' | b'/') => Some(c),
+                _ => None,
+            };
+            if let Some(c) = c {
+                out.push(c);
+                map.push(i);
+                i += 2;
+                changed = true;
+                continue;
+            }
+        }
+        out.push(t[i]);
+        map.push(i);
+        i += 1;
+    }
+    map.push(t.len());
+    changed.then_some((out, map))
+}
+
 /// Where the markers of an earlier redaction are in `text` (`[REDACTED:<rule>:<tag>]`).
 pub fn markers(text: &[u8]) -> Vec<(usize, usize)> {
     static MARKER: LazyLock<Regex> = LazyLock::new(|| {
@@ -399,6 +475,25 @@ mod tests {
         assert!(placeholder(b"/etc/passwd", true));
         assert!(!placeholder(b"getPassword", false));
         assert!(!placeholder(b"hunter2-x9", true));
+    }
+
+    #[test]
+    fn the_unescaped_view_maps_back_to_whole_escape_sequences() {
+        // Text: a\nAKIA\\x\"y\u00e9, and the same once more escaped.
+        for t in [
+            &b"a\\nAKIA\\\\x\\\"y\\u00e9"[..],
+            &b"a\\\\nAKIA\\\\\\\\x\\\\\\\"y"[..],
+        ] {
+            let v = Unescaped::of(t).unwrap();
+            assert!(v.text.starts_with(b"a\nAKIA\\x\"y"), "{:?}", v.text);
+            let (s, e) = v.source(2, 6);
+            assert_eq!(&t[s..e], b"AKIA");
+            let q = memchr::memchr(b'"', &v.text).unwrap();
+            let (s, e) = v.source(q, q + 1);
+            assert!(t[s..e].starts_with(b"\\") && t[s..e].ends_with(b"\""));
+            assert_eq!(v.source(0, v.text.len()), (0, t.len()));
+        }
+        assert!(Unescaped::of(b"plain \\u00e9 text").is_none());
     }
 
     #[test]
