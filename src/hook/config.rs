@@ -23,7 +23,8 @@
 //! the event's batch. Raise the deadline if handlers need more time.
 //!
 //! `[[webhook]]` handlers POST matching events to a URL, off the hook's path: see
-//! `crate::webhook::config` for their fields.
+//! `crate::webhook::config` for their fields. `[redact]` (redaction of secrets at ingest, on
+//! by default): see `crate::redact::config`.
 
 use std::path::{Path, PathBuf};
 
