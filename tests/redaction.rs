@@ -827,3 +827,97 @@ fn input_cut_off_by_the_time_limit_is_redacted() {
     let leaks = stored(&[&root], &needles(&c));
     assert!(leaks.is_empty(), "{leaks:#?}");
 }
+
+/// `replay` lists what was redacted from an event (place, rule, tag), and the event's batch
+/// goes on past its `sjournal.redacted` record: the injection journaled after it is the
+/// event's, and replay re-derives and compares it.
+#[test]
+fn replay_shows_the_redaction_and_pairs_the_event_with_its_injection() {
+    let c = corpus(16);
+    let gh = c.iter().find(|s| s.rule == "github-token").unwrap();
+    let dir = support::scratch();
+    let root = dir.path().join("root");
+    let session = "replay-redacted";
+    let prompt = json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the build."});
+    hook(&root, "claude", &prompt, support::PATIENT_MS);
+    // A context event with a secret: event, sjournal.redacted, sjournal.injected.
+    let start = json!({"session_id": session, "hook_event_name": "SessionStart",
+        "source": "compact", "note": gh.line});
+    let out = hook(&root, "claude", &start, support::PATIENT_MS);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sjournal redacted"));
+    let kinds: Vec<String> = support::records(&root, session)
+        .into_iter()
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "UserPromptSubmit",
+            "SessionStart",
+            KIND_REDACTED,
+            "sjournal.injected"
+        ]
+    );
+    let out = support::run(&root, &["replay", "--session", session], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("injected for seq 2 (") && text.contains("re-derived identically"),
+        "{text}"
+    );
+    assert!(!text.contains("nothing journaled for seq 2"), "{text}");
+    assert!(
+        text.contains("redacted from the SessionStart before it: 1 secret(s)"),
+        "{text}"
+    );
+    assert!(text.contains("- /note  [REDACTED:github-token:"), "{text}");
+    assert!(!text.contains(&gh.value));
+    let out = support::run(&root, &["replay", "--session", session, "--json"], b"");
+    let steps: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let r = &steps[2]["redacted"];
+    assert_eq!(r["event_kind"], "SessionStart");
+    assert_eq!(r["found"][0]["rule"], "github-token");
+    assert_eq!(r["found"][0]["path"], "/note");
+    assert!(steps[1].get("redacted").is_none());
+}
+
+/// Tags are keyed per root: the same secret gets the same tag in two sessions of a root and
+/// another in another root; the key is the root's spool.key, a regular file closed to
+/// everyone but its owner.
+#[test]
+fn tags_are_keyed_per_root_under_a_private_key_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = corpus(17);
+    let gh = c.iter().find(|s| s.rule == "github-token").unwrap();
+    let dir = support::scratch();
+    let tag = |root: &Path, session: &str| {
+        let p = json!({"session_id": session, "hook_event_name": "UserPromptSubmit",
+            "prompt": gh.line});
+        hook(root, "claude", &p, support::PATIENT_MS);
+        let (_, _, payload) = support::records(root, session)
+            .into_iter()
+            .find(|r| r.1 == KIND_REDACTED)
+            .expect("a redaction record");
+        let r: RedactedRecord = serde_json::from_str(&payload).unwrap();
+        (r.found[0].tag.clone(), r.key_id.clone())
+    };
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    let (a1, ka1) = tag(&a, "one");
+    let (a2, ka2) = tag(&a, "two");
+    let (b1, kb1) = tag(&b, "one");
+    assert_eq!(a1, a2);
+    assert_eq!(ka1, ka2);
+    assert!(ka1.is_some());
+    assert_ne!(a1, b1);
+    assert_ne!(ka1, kb1);
+    for root in [&a, &b] {
+        let meta = std::fs::symlink_metadata(root.join("spool.key")).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+}
