@@ -19,6 +19,11 @@
 //!   match, else the whole match;
 //! - `entropy`: the least Shannon entropy (bits per byte) the secret must have (0: any);
 //! - `allow`: a regex; a secret it matches is not one (the rule's own examples, placeholders).
+//! - `window`: `(before, after)`: every match lies within `before` bytes before and `after`
+//!   bytes after the start of a keyword it holds, so the regex runs only on those windows of
+//!   the text (with the text around them as context for `\b` and `^`), not on all of it. Set
+//!   only for rules whose matches are bounded by their regex and whose keywords are common in
+//!   clean output (`token`, `://`): a 1 MiB tool output full of them then costs the windows.
 //!
 //! Every rule also passes the global allowlist (`scan::placeholder`): environment references
 //! (`$TOKEN`, `${TOKEN}`, `${{ secrets.X }}`), templates (`{{ x }}`, `<password>`), a run of one
@@ -38,6 +43,7 @@ pub struct RuleDef {
     pub allow: Option<&'static str>,
     /// Words and paths are not secrets (the generic rules: their value is anything assigned).
     pub generic: bool,
+    pub window: Option<(usize, usize)>,
 }
 
 const fn rule(
@@ -54,6 +60,7 @@ const fn rule(
         entropy,
         allow: None,
         generic: false,
+        window: None,
     }
 }
 
@@ -233,6 +240,8 @@ pub const RULES: &[RuleDef] = &[
     ),
     RuleDef {
         allow: Some(r"^(?:pass|pwd|secret)$"),
+        // Scheme (at most 31 bytes) before "://"; user, ':', password (256 each), '@', one.
+        window: Some((64, 1024)),
         ..rule(
             "url-password",
             &["://"],
@@ -260,6 +269,9 @@ pub const RULES: &[RuleDef] = &[
     },
     RuleDef {
         generic: true,
+        // At most 30 bytes of name before the keyword; after it, at most 20 more of name,
+        // a quote, 3 + 2 + 3 of operator and spaces, and a quoted value of 200.
+        window: Some((64, 512)),
         ..rule(
             "generic-password",
             &["password", "passwd", "pwd"],
@@ -269,6 +281,7 @@ pub const RULES: &[RuleDef] = &[
     },
     RuleDef {
         generic: true,
+        window: Some((64, 512)),
         ..rule(
             "generic-secret",
             &[

@@ -3,7 +3,7 @@
 //! regex, each compiled the first time a text needs it. Text without any keyword costs that
 //! one pass and nothing else, which is the common case.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -31,6 +31,7 @@ struct Rule {
     entropy: f32,
     allow: Option<String>,
     generic: bool,
+    window: Option<(usize, usize)>,
     re: OnceLock<Option<Regex>>,
     allow_re: OnceLock<Option<Regex>>,
 }
@@ -45,6 +46,7 @@ impl Rule {
             entropy: d.entropy,
             allow: d.allow.map(str::to_owned),
             generic: d.generic,
+            window: d.window,
             re: OnceLock::new(),
             allow_re: OnceLock::new(),
         }
@@ -59,6 +61,7 @@ impl Rule {
             entropy: u.entropy,
             allow: None,
             generic: false,
+            window: None,
             re: OnceLock::new(),
             allow_re: OnceLock::new(),
         }
@@ -170,12 +173,16 @@ impl RuleSet {
         }
     }
 
-    /// The rules whose keyword occurs in `text` (or that have none), in order.
-    fn candidates(&self, text: &[u8]) -> BTreeSet<usize> {
-        let mut set: BTreeSet<usize> = self.always.iter().copied().collect();
+    /// The rules whose keyword occurs in `text` (or that have none), in order, each with
+    /// where its keywords start.
+    fn candidates(&self, text: &[u8]) -> BTreeMap<usize, Vec<usize>> {
+        let mut set: BTreeMap<usize, Vec<usize>> =
+            self.always.iter().map(|&i| (i, Vec::new())).collect();
         if let Some(ac) = &self.ac {
             for m in ac.find_overlapping_iter(text) {
-                set.extend(&self.by_keyword[m.pattern().as_usize()]);
+                for &i in &self.by_keyword[m.pattern().as_usize()] {
+                    set.entry(i).or_default().push(m.start());
+                }
             }
         }
         set
@@ -184,34 +191,88 @@ impl RuleSet {
     /// Every secret the set's rules find in `text` (not merged; see [`merge`]), less what
     /// `allow` keeps.
     pub fn scan(&self, text: &[u8], allow: &UserAllow, out: &mut Vec<Hit>) {
-        for i in self.candidates(text) {
+        for (i, at) in self.candidates(text) {
             let rule = &self.rules[i];
             let Some(re) = rule.regex() else { continue };
-            for caps in re.captures_iter(text) {
-                let m = if rule.group > 0 {
-                    caps.get(rule.group)
-                } else {
-                    (1..caps.len())
-                        .find_map(|g| caps.get(g))
-                        .or_else(|| caps.get(0))
-                };
-                let Some(m) = m else { continue };
-                let secret = m.as_bytes();
-                if secret.is_empty()
-                    || entropy(secret) < rule.entropy
-                    || rule.allowed(secret)
-                    || placeholder(secret, rule.generic)
-                    || allow.keeps(secret)
-                {
-                    continue;
+            match rule.window {
+                Some((before, after)) if !at.is_empty() => {
+                    for (start, end) in windows(&at, before, after, text.len()) {
+                        // The whole text before the window is context (`\b`, `^`); the
+                        // window's end is a bound no match reaches.
+                        let hay = &text[..end];
+                        let mut from = start;
+                        while let Some(caps) = re.captures_at(hay, from) {
+                            let whole = caps.get(0).expect("group 0 takes part");
+                            rule.hit(&caps, i, allow, out);
+                            from = if whole.end() > whole.start() {
+                                whole.end()
+                            } else {
+                                whole.end() + 1
+                            };
+                            if from > end {
+                                break;
+                            }
+                        }
+                    }
                 }
-                out.push(Hit {
-                    start: m.start(),
-                    end: m.end(),
-                    rule: i,
-                });
+                _ => {
+                    for caps in re.captures_iter(text) {
+                        rule.hit(&caps, i, allow, out);
+                    }
+                }
             }
         }
+    }
+}
+
+/// The windows of a text of `len` bytes where a windowed rule runs: `before` bytes before
+/// and `after` bytes after each keyword start in `at` (sorted or not), merged where they
+/// overlap.
+fn windows(at: &[usize], before: usize, after: usize, len: usize) -> Vec<(usize, usize)> {
+    let mut at = at.to_vec();
+    at.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for p in at {
+        let (s, e) = (p.saturating_sub(before), p.saturating_add(after).min(len));
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+impl Rule {
+    /// Adds the secret of one match of rule `i`, unless a filter keeps it.
+    fn hit(
+        &self,
+        caps: &regex::bytes::Captures<'_>,
+        i: usize,
+        allow: &UserAllow,
+        out: &mut Vec<Hit>,
+    ) {
+        let m = if self.group > 0 {
+            caps.get(self.group)
+        } else {
+            (1..caps.len())
+                .find_map(|g| caps.get(g))
+                .or_else(|| caps.get(0))
+        };
+        let Some(m) = m else { return };
+        let secret = m.as_bytes();
+        if secret.is_empty()
+            || entropy(secret) < self.entropy
+            || self.allowed(secret)
+            || placeholder(secret, self.generic)
+            || allow.keeps(secret)
+        {
+            return;
+        }
+        out.push(Hit {
+            start: m.start(),
+            end: m.end(),
+            rule: i,
+        });
     }
 }
 
@@ -265,9 +326,9 @@ pub fn merge(mut hits: Vec<Hit>) -> Vec<(Hit, usize)> {
 #[derive(Debug)]
 pub struct Unescaped {
     pub text: Vec<u8>,
-    /// `map[i]`: where byte `i` of the view starts in the text; `map[text.len()]` is the
-    /// text's length.
-    map: Vec<usize>,
+    /// For each level of escapes undone, outermost first: where in that level's output each
+    /// escape sequence's character is (sorted). Each stands for two bytes of its input.
+    levels: Vec<Vec<usize>>,
 }
 
 /// Escapes undone at most this many times over (JSON text inside a JSON string inside …).
@@ -280,57 +341,70 @@ impl Unescaped {
         let mut view: Option<Unescaped> = None;
         for _ in 0..UNESCAPE_LEVELS {
             let cur = view.as_ref().map_or(text, |v| &v.text[..]);
-            let Some((t, m)) = unescape_once(cur) else {
+            let Some((t, escapes)) = unescape_once(cur) else {
                 break;
             };
-            let map = match &view {
-                Some(v) => m.iter().map(|&i| v.map[i]).collect(),
-                None => m,
-            };
-            view = Some(Unescaped { text: t, map });
+            match &mut view {
+                Some(v) => {
+                    v.text = t;
+                    v.levels.push(escapes);
+                }
+                None => {
+                    view = Some(Unescaped {
+                        text: t,
+                        levels: vec![escapes],
+                    })
+                }
+            }
         }
         view
     }
 
     /// Where `view[start..end]` is in the text: whole escape sequences.
     pub fn source(&self, start: usize, end: usize) -> (usize, usize) {
-        (self.map[start], self.map[end])
+        let back = |mut i: usize| {
+            for escapes in self.levels.iter().rev() {
+                i += escapes.partition_point(|&j| j < i);
+            }
+            i
+        };
+        (back(start), back(end))
     }
 }
 
+/// `t` with one level of escapes undone, and where each escape's character is in it.
 fn unescape_once(t: &[u8]) -> Option<(Vec<u8>, Vec<usize>)> {
     let first = memchr::memchr(b'\\', t)?;
     let mut out = Vec::with_capacity(t.len());
-    let mut map = Vec::with_capacity(t.len() + 1);
     out.extend_from_slice(&t[..first]);
-    map.extend(0..first);
-    let mut changed = false;
+    let mut escapes = Vec::new();
     let mut i = first;
     while i < t.len() {
-        if t[i] == b'\\' && i + 1 < t.len() {
-            let c = match t[i + 1] {
-                b'n' => Some(b'\n'),
-                b'r' => Some(b'\r'),
-                b't' => Some(b'\t'),
-                b'b' => Some(0x08),
-                b'f' => Some(0x0c),
-                c @ (b'"' | b'\\' | b'/') => Some(c),
-                _ => None,
-            };
-            if let Some(c) = c {
-                out.push(c);
-                map.push(i);
-                i += 2;
-                changed = true;
+        // Copy up to the next backslash at once.
+        let Some(n) = memchr::memchr(b'\\', &t[i..]) else {
+            out.extend_from_slice(&t[i..]);
+            break;
+        };
+        out.extend_from_slice(&t[i..i + n]);
+        i += n;
+        let c = match t.get(i + 1) {
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0c,
+            Some(&c @ (b'"' | b'\\' | b'/')) => c,
+            _ => {
+                out.push(b'\\');
+                i += 1;
                 continue;
             }
-        }
-        out.push(t[i]);
-        map.push(i);
-        i += 1;
+        };
+        escapes.push(out.len());
+        out.push(c);
+        i += 2;
     }
-    map.push(t.len());
-    changed.then_some((out, map))
+    (!escapes.is_empty()).then_some((out, escapes))
 }
 
 /// Where the markers of an earlier redaction are in `text` (`[REDACTED:<rule>:<tag>]`).
@@ -494,6 +568,49 @@ mod tests {
             assert_eq!(v.source(0, v.text.len()), (0, t.len()));
         }
         assert!(Unescaped::of(b"plain \\u00e9 text").is_none());
+    }
+
+    /// Windowed rules find what they find in the whole text: secrets at the start, the end,
+    /// next to each other and far from any other keyword, among many keywords of clean text.
+    #[test]
+    fn windows_find_what_the_whole_text_finds() {
+        let whole = RuleSet::new(
+            RULES
+                .iter()
+                .map(|d| Rule {
+                    window: None,
+                    ..Rule::from_def(d)
+                })
+                .collect(),
+        );
+        let mut r = fastrand::Rng::with_seed(9);
+        let mut val = |n: usize| -> String { (0..n).map(|_| r.alphanumeric()).collect() };
+        let mut text = format!("api_key={}", val(32));
+        for i in 0..300 {
+            match i % 7 {
+                0 => text.push_str(&format!(
+                    " input_tokens: {i}, see https://example.com/{i}\n"
+                )),
+                1 => text.push_str(&format!(" DB_PASSWORD=\"{}7!\" ", val(12))),
+                2 => text.push_str(&format!(" https://u{i}:{}@db.local:5432/x ", val(14))),
+                3 => text.push_str(&" lorem ipsum".repeat(40)),
+                4 => text.push_str(&format!("token={}secret={}", val(24), val(24))),
+                _ => text.push_str(" the token was refreshed "),
+            }
+        }
+        text.push_str(&format!(" client_secret: {}", val(40)));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        BUILTIN.scan(text.as_bytes(), &UserAllow::default(), &mut a);
+        whole.scan(text.as_bytes(), &UserAllow::default(), &mut b);
+        let key = |h: &Hit| (h.start, h.end, h.rule);
+        a.sort_by_key(key);
+        b.sort_by_key(key);
+        assert!(b.len() > 120, "{}", b.len());
+        assert_eq!(a, b);
+        assert_eq!(
+            windows(&[500, 10, 40, 2000], 64, 512, 2100),
+            vec![(0, 1012), (1936, 2100)]
+        );
     }
 
     #[test]
