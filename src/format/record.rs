@@ -129,8 +129,8 @@ const KIND_BYTES: [bool; 256] = {
 /// A record's kind as a str, if it is a well-formed kind name ([`valid_kind`]). The kinds
 /// of events this build knows (nearly every record) are found in [`KNOWN_KINDS`] and come
 /// back as the `&'static str` of their name, after one comparison; only the others are
-/// checked byte by byte and as UTF-8 (a load reads every record's kind, and those checks
-/// were a tenth of its reader thread's instructions).
+/// checked byte by byte and as UTF-8 (a load reads every record's kind; BENCHMARKS.md,
+/// "Speed mechanisms": decoding in place, measured with this table).
 fn kind_str(kind: &[u8]) -> Option<&str> {
     if let Some(name) = KNOWN_KINDS.get(kind) {
         return Some(name);

@@ -16,8 +16,8 @@
 //! it reads it. The strs are in one block after the body, so that decoding checks their UTF-8
 //! once per digest, not once per str; the body (`v3.rs` writes it, `read_v3.rs` reads it) is
 //! laid out for a cheap read: the host and the kind as one-byte codes, a bitmap of the fields
-//! set, then only their lengths and numbers. (Versions 1 and 2, written by builds of fold
-//! versions 7 and before, had a MessagePack marker for every field.)
+//! set, then only their lengths and numbers (BENCHMARKS.md, "Speed mechanisms": event digest,
+//! version 3).
 //!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
 //! wrote it ([`FOLD_VERSION`]); the fold uses only digests of its own fold version and of a
@@ -43,17 +43,15 @@ mod v3;
 use read::stored;
 pub use read::{decode, decode_into, with_decoded};
 
-/// Version of the digest's schema and of what it keeps: 2 keeps what 1 did, its strs in one
-/// block after the body (checked as UTF-8 once per digest, not once per str); 3 keeps what 2
-/// did, its body a fixed head (codes for the host and kind, a bitmap of the fields set) and
-/// the lengths and numbers of the fields set.
+/// Version of the digest's schema and of what it keeps (each version is in "Version changes"
+/// in `journal-format.md`).
 pub const DIGEST_VERSION: u32 = 3;
 
 use crate::fold::FOLD_VERSION;
 
 /// A digest as stored: `[version, fold version, body, strs]`, the body's strs in one str
-/// after it (validated as UTF-8 once, not str by str). Version 1 (written by builds of fold
-/// version 6 and before) had no strs; its frame still reads as a digest of another version.
+/// after it (validated as UTF-8 once, not str by str). A version 1 digest, `[1, fold, body]`
+/// with no strs, still reads as a digest of another version, and is not used.
 #[derive(Serialize)]
 struct StoredV2<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
 
