@@ -921,3 +921,46 @@ fn tags_are_keyed_per_root_under_a_private_key_file() {
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     }
 }
+
+/// `show` ends with what was redacted from the session's events (with every list), in text
+/// and JSON; a session without redactions, or a list named, shows nothing of it.
+#[test]
+fn show_says_what_was_redacted() {
+    let c = corpus(18);
+    let gh = c.iter().find(|s| s.rule == "github-token").unwrap();
+    let dir = support::scratch();
+    let root = dir.path().join("root");
+    let clean = json!({"session_id": "show-clean", "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the build."});
+    hook(&root, "claude", &clean, support::PATIENT_MS);
+    let out = support::run(&root, &["show", "--session", "show-clean"], b"");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Redacted"));
+    for (i, prompt) in [gh.line.clone(), format!("again: {}", gh.line)]
+        .iter()
+        .enumerate()
+    {
+        let p = json!({"session_id": "show-secret", "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt, "prompt_id": i});
+        hook(&root, "claude", &p, support::PATIENT_MS);
+    }
+    let out = support::run(&root, &["show", "--session", "show-secret"], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Redacted (2 secret(s) in 2 event(s): github-token 2;"),
+        "{text}"
+    );
+    assert!(!text.contains(&gh.value));
+    let out = support::run(&root, &["show", "--session", "show-secret", "--json"], b"");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["redacted"]["secrets"], 2);
+    assert_eq!(v["redacted"]["events"], 2);
+    assert_eq!(v["redacted"]["by_rule"]["github-token"], 2);
+    let out = support::run(
+        &root,
+        &["show", "--session", "show-secret", "prompts", "--json"],
+        b"",
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("redacted").is_none());
+}

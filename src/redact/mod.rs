@@ -506,6 +506,41 @@ impl Redaction {
     }
 }
 
+/// What was redacted from a session's events, counted from its `sjournal.redacted` records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Events something was redacted from.
+    pub events: u64,
+    /// Secrets redacted.
+    pub secrets: u64,
+    /// Secrets by rule (those a record lists; `more` ones are in `secrets` only).
+    pub by_rule: std::collections::BTreeMap<String, u64>,
+}
+
+impl Summary {
+    /// The summary of the journal `reader` reads, up to its first damage (as the fold
+    /// reads); None when nothing was redacted.
+    pub fn of(reader: &crate::journal::JournalReader) -> crate::error::Result<Option<Summary>> {
+        let mut s = Summary::default();
+        for r in reader.records()? {
+            let Ok(r) = r else { break };
+            if r.kind != KIND_REDACTED {
+                continue;
+            }
+            let Ok(rec) = crate::format::payload::decode_system::<RedactedRecord>(r.seq, r.payload)
+            else {
+                continue;
+            };
+            s.events += 1;
+            s.secrets += rec.found.len() as u64 + rec.more;
+            for f in rec.found {
+                *s.by_rule.entry(f.rule).or_default() += 1;
+            }
+        }
+        Ok((s.events > 0).then_some(s))
+    }
+}
+
 /// True if the session's journal (the one `writer` writes) holds an `sjournal.redacted`
 /// record: the user was told of redactions in this session already.
 pub fn journal_has_redactions(writer: &crate::journal::Writer) -> bool {
