@@ -49,6 +49,7 @@ pub mod limits;
 pub mod mcp;
 pub mod memory;
 pub mod primitives;
+pub mod redact;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod replay;

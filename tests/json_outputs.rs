@@ -240,6 +240,7 @@ fn show_prints_the_lists_asked_for_in_order() {
         failures: None,
         files: Some(sjournal::context::lists::files(&state)),
         agents: None,
+        redacted: None,
     };
     assert_eq!(line, json::line(&expected));
     assert_eq!(keys(&line), ["session", "seq", "todos", "files"]);

@@ -55,6 +55,7 @@ mod memory_sources;
 mod primitives;
 mod quarantine;
 mod recovery;
+mod redaction;
 mod relative_root;
 mod remote_cli;
 mod remote_crash;

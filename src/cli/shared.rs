@@ -24,6 +24,24 @@ pub fn writer_options(root: &Root) -> sjournal::journal::WriterOptions {
         .unwrap_or_default()
 }
 
+/// The redactor of events a command writes: `[redact]` of `<root>/config.toml` (on, with the
+/// built-in rules, if it has none or cannot be read).
+pub fn redactor(root: &Root) -> sjournal::redact::Redactor {
+    let section = Config::load(root).map(|c| c.redact).unwrap_or_default();
+    sjournal::redact::ingest::for_root(root, &section)
+}
+
+/// Tells the user on stderr that secrets were redacted from what a command wrote.
+pub fn note_redacted(count: usize) {
+    if count > 0 {
+        output::warn(&format!(
+            "sjournal: redacted {count} secret{} before writing (markers [REDACTED:rule:tag] \
+             replace them; `sjournal redact --session ID` lists them)",
+            if count == 1 { "" } else { "s" }
+        ));
+    }
+}
+
 /// Prints where a write landed. In the journal: `ok_line` of its first record, and `Ok`.
 /// Elsewhere — the rescue journal (the journal is damaged) or the spool (merged later; maybe
 /// the fallback spool, outside the root) — a JSON line saying where, a note on stderr, and

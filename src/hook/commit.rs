@@ -81,6 +81,12 @@ pub fn commit(
     match Session::open(req.root, &cap.session_id, &opts) {
         Ok(mut s) => {
             note_merge(s.merge_report(), diag);
+            // The user is told of redactions once per session: not if its journal has some.
+            if let Some(r) = &cap.redacted {
+                if crate::redact::journal_has_redactions(s.writer()) {
+                    r.set_told_before();
+                }
+            }
             let seq = s.next_seq();
             let mut batch = event_batch(cap, &req.execs, seq);
             push_extras(&mut batch, req, seq);
@@ -171,10 +177,15 @@ fn spool(req: &Request<'_>, batch: &Batch, reason: &str) -> Result<Landed> {
                  were left out)"
             );
             let host = usize::from(items.get(1).is_some_and(|(k, _)| *k == KIND_HOST));
+            let redacted = usize::from(
+                items
+                    .get(1 + host)
+                    .is_some_and(|(k, _)| *k == crate::redact::KIND_REDACTED),
+            );
             keep_elsewhere(
                 req.root,
                 id,
-                &items[..1 + host],
+                &items[..1 + host + redacted],
                 &[],
                 &reason,
                 None,
@@ -212,6 +223,9 @@ fn event_batch(cap: &Captured, execs: &[Exec], event_seq: u64) -> Batch {
     batch.push(&cap.kind, cap.payload.clone());
     if let Some(h) = host_record(cap, event_seq) {
         batch.push(KIND_HOST, h);
+    }
+    if let Some(r) = &cap.redacted {
+        batch.push(crate::redact::KIND_REDACTED, r.record.clone());
     }
     for e in execs {
         let mut e = e.clone();

@@ -23,7 +23,8 @@
 //! the event's batch. Raise the deadline if handlers need more time.
 //!
 //! `[[webhook]]` handlers POST matching events to a URL, off the hook's path: see
-//! `crate::webhook::config` for their fields.
+//! `crate::webhook::config` for their fields. `[redact]` (redaction of secrets at ingest, on
+//! by default): see `crate::redact::config`.
 
 use std::path::{Path, PathBuf};
 
@@ -55,6 +56,9 @@ pub struct Config {
     /// Memory across sessions (`crate::memory`).
     #[serde(default)]
     pub memory: MemorySection,
+    /// Redaction at ingest (`crate::redact`).
+    #[serde(default)]
+    pub redact: crate::redact::RedactSection,
 }
 
 /// `[memory]`: how memory across sessions behaves in the hook.
@@ -266,6 +270,7 @@ impl Config {
                 ),
             ));
         }
+        c.redact.validate().map_err(|m| err(path, m))?;
         if c.hook.deadline_ms == 0 {
             return Err(err(path, "hook.deadline_ms must be above 0".into()));
         }

@@ -374,10 +374,11 @@ fn read_input(
 fn route_and_plan<'a>(
     sh: &'a Shared,
     opts: &'a HookOptions,
-    received: read::Received,
+    mut received: read::Received,
     start: Instant,
     diag: &mut Vec<String>,
 ) -> (Job<'a>, plan::Plan<'a>) {
+    crate::redact::ingest::hook_input(opts, &mut received);
     let input_done = received.done_at.unwrap_or_else(Instant::now);
     let env = |k: &str| {
         (k == "CLAUDE_CODE_SESSION_ID")

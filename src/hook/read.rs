@@ -36,6 +36,8 @@ pub struct Received {
     pub done_at: Option<Instant>,
     /// Where the JSON value stands.
     completion: Completion,
+    /// What redaction replaced in `bytes` (`crate::redact::ingest::hook_input`).
+    pub redaction: Option<crate::redact::Report>,
 }
 
 impl Received {

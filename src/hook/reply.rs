@@ -15,6 +15,7 @@ use crate::limits::INPUT_MAX_BYTES;
 /// in the root, it was cut, or it was still arriving when the input time limit passed.
 pub fn notice(landed: Option<&Landed>, cap: &Captured) -> Option<String> {
     let mut parts: Vec<String> = landed.and_then(Landed::notice).into_iter().collect();
+    parts.extend(cap.redacted.as_ref().and_then(|r| r.notice()));
     if let Some(len) = cap.cut {
         parts.push(format!(
             "This event was {len} bytes, more than a journal record holds: its first \

@@ -40,6 +40,9 @@ pub struct Captured {
     /// Set when the input time limit passed while the input was still arriving (the input
     /// time limit, in ms): the record keeps what arrived, and the user is told.
     pub incomplete: Option<u64>,
+    /// What redaction replaced in the payload: its `sjournal.redacted` record goes in the
+    /// event's batch (`crate::redact`).
+    pub redacted: Option<crate::redact::Redaction>,
 }
 
 /// An input that parsed as JSON, routed (its session, record kind and host) but not yet made
@@ -57,12 +60,16 @@ pub(crate) struct Routed {
     event: Option<String>,
     protocol: Protocol,
     detected: Protocol,
+    redaction: Option<crate::redact::Report>,
 }
 
 impl Routed {
     /// The record. `parsed` must be the event as the fold reads it (see [`Routed`]); None
     /// derives it here.
     pub(crate) fn into_captured(self, parsed: Option<&Event<'_>>) -> Captured {
+        let redacted = self
+            .redaction
+            .and_then(|r| crate::redact::Redaction::of(&r, &self.kind, self.text.as_bytes()));
         let payload = match parsed {
             Some(e) => encode_parsed_event(&self.text, e),
             None => crate::format::payload::encode_event(&self.kind, &self.text),
@@ -77,6 +84,7 @@ impl Routed {
             detected: (self.detected != self.protocol).then_some(self.detected),
             cut: None,
             incomplete: None,
+            redacted,
         }
     }
 }
@@ -114,6 +122,7 @@ pub(crate) fn route(
     diag: &mut Vec<String>,
 ) -> Routing {
     let overflow = received.overflow();
+    let redaction = received.redaction;
     let raw = received.bytes;
     let parsed = if let Some((len, _)) = overflow {
         Err(format!(
@@ -129,7 +138,11 @@ pub(crate) fn route(
     };
     let value = match parsed {
         Ok(v) => v,
-        Err(error) => return Routing::Unparsed(unparsed(raw, error, overflow, host, env, diag)),
+        Err(error) => {
+            let mut c = unparsed(raw, error, overflow, host, env, diag);
+            c.redacted = redaction.and_then(|r| redacted_unparsed(&r, &c));
+            return Routing::Unparsed(c);
+        }
     };
     let detected = Protocol::detect(&value);
     let protocol = match host {
@@ -170,7 +183,14 @@ pub(crate) fn route(
         event,
         protocol,
         detected,
+        redaction,
     })
+}
+
+/// The redaction of an unparsed record: of the raw input it keeps.
+fn redacted_unparsed(r: &crate::redact::Report, c: &Captured) -> Option<crate::redact::Redaction> {
+    let u: Unparsed = crate::format::payload::decode_system(0, &c.payload).ok()?;
+    crate::redact::Redaction::of(r, &c.kind, &u.raw)
 }
 
 /// Makes the record for an input whose end never came: the input time limit (`limit_ms`)
@@ -184,10 +204,13 @@ pub fn capture_partial(
     diag: &mut Vec<String>,
 ) -> Captured {
     let overflow = received.overflow();
-    Captured {
+    let redaction = received.redaction;
+    let mut c = Captured {
         incomplete: Some(limit_ms),
         ..unparsed(received.bytes, reason, overflow, host, env, diag)
-    }
+    };
+    c.redacted = redaction.and_then(|r| redacted_unparsed(&r, &c));
+    c
 }
 
 /// A `sjournal.unparsed` record of `raw`, in the session its bytes name (else the
@@ -231,6 +254,7 @@ fn unparsed(
         detected: None,
         cut,
         incomplete: None,
+        redacted: None,
     }
 }
 

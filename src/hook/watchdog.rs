@@ -289,9 +289,10 @@ pub(super) fn watch(sh: &Shared, opts: &HookOptions, start: Instant) -> HookOutc
     // The input time limit passed while stdin was still arriving: keep what arrived.
     if st.captured.is_none() && st.received.is_some() && st.first_byte && st.claim == Claim::Free {
         st.claim = Claim::Watchdog;
-        let received = st.received.take().unwrap_or_default();
+        let mut received = st.received.take().unwrap_or_default();
         let mut diag = std::mem::take(&mut st.diag);
         drop(st);
+        crate::redact::ingest::hook_input(opts, &mut received);
         let limit_ms = opts.input_limit().as_millis() as u64;
         let reason = format!(
             "the input time limit ({limit_ms} ms) passed while stdin was still arriving: the {} \
@@ -538,6 +539,7 @@ mod tests {
             detected: None,
             cut: None,
             incomplete: None,
+            redacted: None,
         })
     }
 

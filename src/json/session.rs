@@ -81,6 +81,10 @@ pub struct ShowLists<'a> {
     pub files: Option<Files<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agents: Option<Agents<'a>>,
+    /// What redaction at ingest replaced in the session's events (with every list, when the
+    /// session has any): `{"events", "secrets", "by_rule": {rule: count}}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<crate::redact::Summary>,
 }
 
 /// `log --json`: one line per record, in order.

@@ -72,6 +72,9 @@ pub struct Step {
     pub injection: Option<InjectionCheck>,
     /// The state hash after this record.
     pub state_hash: String,
+    /// An `sjournal.redacted` record: what was redacted from the event before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<crate::redact::RedactedRecord>,
 }
 
 /// An event's injection, journaled and re-derived.
@@ -270,7 +273,10 @@ pub fn replay<F: Fold>(
         if let Some((ev, sp)) = pending {
             let continues = match records.peek() {
                 Some(Ok(next)) => {
-                    range.to.is_none_or(|to| next.seq <= to) && batch_event(next) == Some(ev.seq)
+                    // What was redacted from the event follows it, without its seq.
+                    range.to.is_none_or(|to| next.seq <= to)
+                        && (batch_event(next) == Some(ev.seq)
+                            || next.kind == crate::redact::KIND_REDACTED)
                 }
                 _ => false,
             };
@@ -293,6 +299,9 @@ pub fn replay<F: Fold>(
                 changes: diff(&before, &after),
                 injection,
                 state_hash,
+                redacted: (rec.kind == crate::redact::KIND_REDACTED)
+                    .then(|| decode_system(rec.seq, rec.payload).ok())
+                    .flatten(),
             })?;
             end.steps += 1;
             prev = Some(after);

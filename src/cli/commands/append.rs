@@ -27,7 +27,10 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let input = read_stdin()?;
     let (text, value) = parse_json(&input)?;
     let kind = event_kind(args.kind.as_deref(), &value)?;
-    let batch = Batch::one_event(&kind, text);
+    let mut batch = Batch::new();
+    let red = crate::cli::shared::redactor(root);
+    let report = sjournal::redact::ingest::push_event(&mut batch, &red, &kind, text);
+    crate::cli::shared::note_redacted(report.found.len());
     let landed = session::write(
         root,
         &args.session,

@@ -180,8 +180,19 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         // session (one that cannot be opened now may not be: they are left out).
         unopened = session.is_none();
         let copy = session.as_ref().is_some_and(|s| s.writer().is_empty());
-        let items: Vec<&ImportItem> = plan.items.iter().filter(|i| copy || !i.system).collect();
-        not_empty = (plan.items.len() - items.len()) as u64;
+        let total = plan.items.len();
+        let kept: Vec<ImportItem> = plan
+            .items
+            .into_iter()
+            .filter(|i| copy || !i.system)
+            .collect();
+        not_empty = (total - kept.len()) as u64;
+        let (kept, redacted) =
+            sjournal::redact::ingest::import(&crate::cli::shared::redactor(root), kept);
+        if !args.json {
+            crate::cli::shared::note_redacted(redacted);
+        }
+        let items: Vec<&ImportItem> = kept.iter().collect();
         if !items.is_empty() {
             syncs = chunks(&items).len();
             let batch = Batch {

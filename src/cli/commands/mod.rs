@@ -20,6 +20,7 @@ pub mod log;
 pub mod mcp;
 pub mod memory;
 pub mod once;
+pub mod redact;
 #[cfg(feature = "remote")]
 pub mod remote_verify;
 pub mod repair;

@@ -1,7 +1,8 @@
 //! `sjournal replay --session ID [--from SEQ] [--to SEQ] [--json]`: the session's records one
 //! by one, each with what it changed in the state; for every event, the context the hook
 //! injected (its `sjournal.injected` record) checked against what the injection policy
-//! re-derives from the journal, under the root's config.toml; last, the final state hash
+//! re-derives from the journal, under the root's config.toml; for an `sjournal.redacted`
+//! record, each secret redacted from its event (place, rule, tag); last, the final state hash
 //! (equal to `sjournal state`'s at that seq).
 //!
 //! `--json` prints one [`Step`](sjournal::replay::Step) per line, then
@@ -130,6 +131,26 @@ fn render(
         .collect();
     for line in diff::render(&shown, 100) {
         output::line(out, &format!("    {line}"))?;
+    }
+    if let Some(r) = &step.redacted {
+        output::line(
+            out,
+            &format!(
+                "    redacted from the {} before it: {} secret(s)",
+                r.event_kind,
+                r.found.len() as u64 + r.more
+            ),
+        )?;
+        for f in &r.found {
+            let at = if f.path.is_empty() { "(text)" } else { &f.path };
+            output::line(
+                out,
+                &format!("    - {at}  {}", sjournal::redact::marker(&f.rule, &f.tag)),
+            )?;
+        }
+        if r.more > 0 {
+            output::line(out, &format!("    - and {} more", r.more))?;
+        }
     }
     if let Some(c) = &step.injection {
         injection(out, c, last_context)?;

@@ -2,11 +2,12 @@
 //! lists the injected context points to when it had to leave things out (every prompt with
 //! the standing instructions picked from it, the todo list and plan, failures with their
 //! error lines and fixes, every changed file with its line counts, subagents and background
-//! work). No list named: all of them.
+//! work). No list named: all of them, and last what redaction at ingest replaced in the
+//! session's events, if anything (`sjournal redact --session ID` lists each).
 //!
 //! `--json` prints one object: `{"session", "seq", "prompts"?: [..], "todos"?: {..},
-//! "failures"?: [..], "files"?: {..}, "agents"?: {..}}`, each list in the form
-//! `context::lists` defines.
+//! "failures"?: [..], "files"?: {..}, "agents"?: {..}, "redacted"?: {..}}`, each list in
+//! the form `context::lists` defines.
 //!
 //! `sjournal show --session ID --seq N [--context K] [--rescue] [--json]` prints the record
 //! seq N (a search hit's) and K records either side (`show_record`).
@@ -74,6 +75,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let (state, _) = load(root, &args.session, None, true)?;
     let paths = root.existing_session(&args.session)?;
     let mut wanted: Vec<List> = args.lists.iter().copied().map(List::from).collect();
+    let all = wanted.is_empty();
     if wanted.is_empty() {
         wanted = List::ALL.to_vec();
     }
@@ -85,6 +87,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         lists::prompts(&reader)?
     } else {
         Vec::new()
+    };
+    let redacted = if all {
+        let reader = JournalReader::open(&paths.journal, None)?;
+        sjournal::redact::Summary::of(&reader)?
+    } else {
+        None
     };
     let mut out = output::stdout();
     if args.json {
@@ -98,6 +106,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             failures: has(List::Failures).then(|| lists::failures(&state)),
             files: has(List::Files).then(|| lists::files(&state)),
             agents: has(List::Agents).then(|| lists::agents(&state)),
+            redacted: redacted.clone(),
         };
         output::json_line(&mut out, &sjournal::json::line(&v))?;
     } else {
@@ -117,6 +126,19 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             for line in lines {
                 output::line(&mut out, &line)?;
             }
+        }
+        if let Some(r) = &redacted {
+            output::line(&mut out, "")?;
+            let rules: Vec<String> = r.by_rule.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            output::line(
+                &mut out,
+                &format!(
+                    "Redacted ({} secret(s) in {} event(s): {}; `sjournal redact --session ID` lists them)",
+                    r.secrets,
+                    r.events,
+                    rules.join(", ")
+                ),
+            )?;
         }
     }
     out.flush().map_err(output::write_err)?;

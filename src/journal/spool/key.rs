@@ -108,6 +108,18 @@ pub fn path(root: &Root) -> PathBuf {
 
 /// Reads the root's key; why there is none usable, if there is not.
 pub fn load(root: &Root) -> std::result::Result<SpoolKey, String> {
+    Ok(SpoolKey::from_secret(&read_secret(root)?))
+}
+
+/// A key for another purpose derived from the root's key (blake3's `derive_key` under
+/// `context`, which names the purpose): the redaction tags use one. Never the spool MAC's.
+pub fn derived(root: &Root, context: &str) -> std::result::Result<[u8; 32], String> {
+    assert!(context != MAC_CONTEXT && context != ID_CONTEXT);
+    Ok(blake3::derive_key(context, &read_secret(root)?))
+}
+
+/// The root's key file's 32 bytes, if it is usable (see the module docs).
+fn read_secret(root: &Root) -> std::result::Result<[u8; LEN], String> {
     let path = path(root);
     let file = storage::open_regular(&path, Owner::Me).map_err(|e| match e {
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => format!(
@@ -139,7 +151,7 @@ pub fn load(root: &Root) -> std::result::Result<SpoolKey, String> {
             path.display()
         ));
     }
-    Ok(SpoolKey::from_secret(&secret))
+    Ok(secret)
 }
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
