@@ -50,6 +50,8 @@ pub mod primitives;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod replay;
+#[cfg(feature = "viewer")]
+pub mod serve;
 pub mod snapshot;
 pub mod storage;
 pub mod webhook;

@@ -76,6 +76,9 @@ mod tamper;
 mod terminal_escapes;
 mod unreadable_entries;
 mod verify_parallel;
+// The local viewer (`sjournal serve`): only with the `viewer` feature.
+#[cfg(feature = "viewer")]
+mod viewer;
 mod webhook_delivery;
 mod webhook_safety;
 

@@ -23,6 +23,8 @@ pub mod remote_verify;
 pub mod repair;
 pub mod replay;
 pub mod report;
+#[cfg(feature = "viewer")]
+pub mod serve;
 pub mod sessions;
 #[cfg(feature = "remote")]
 pub mod ship;
