@@ -43,8 +43,16 @@ pub struct Served {
 
 impl Served {
     pub fn start(root: &Path) -> Served {
-        let mut child = spawnable(root)
-            .args(["serve", "--port", "0"])
+        Served::start_with(root, &[], &[])
+    }
+
+    pub fn start_with(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Served {
+        let mut cmd = spawnable(root);
+        cmd.args(["serve", "--port", "0"]).args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -408,6 +416,17 @@ fn refuses_without_the_token_from_other_origins_and_hosts() {
 }
 
 #[test]
+fn open_without_an_opener_still_serves() {
+    let root = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let path = empty.path().to_str().unwrap();
+    let v = Served::start_with(root.path(), &["--open"], &[("PATH", path)]);
+    let (status, _, body) = v.get("/", &v.cookie());
+    assert_eq!(status, 200);
+    assert!(body.contains("sjournal-token"));
+}
+
+#[test]
 fn sessions_appear_live_and_the_slider_replays_the_state() {
     let Some((browser, _profile)) =
         browser("sessions_appear_live_and_the_slider_replays_the_state")
@@ -550,13 +569,55 @@ fn sessions_appear_live_and_the_slider_replays_the_state() {
         "the failure",
         "document.getElementById('main').innerText.includes('failed: Exit code 101')",
     );
-    // New events reach the open session page too.
+    // New events reach the open session page too: a compaction, and the recovery block the
+    // hook injected after it, as the agent got it, re-derived identically from the journal.
+    hook(
+        r,
+        "live-1",
+        json!({"hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": null}),
+    );
+    hook(
+        r,
+        "live-1",
+        json!({"hook_event_name": "SessionStart", "source": "compact", "model": "claude-test"}),
+    );
     prompt(r, "live-1", "and now the docs");
     wait_for(
         &tab,
         "the new prompt in the latest records",
         "document.getElementById('latest').innerText.includes('and now the docs')",
     );
+    wait_for(
+        &tab,
+        "the recovery block",
+        "!!document.querySelector('pre.recovery')",
+    );
+    let block = eval(&tab, "document.querySelector('pre.recovery').textContent");
+    let injected = run(r, &["log", "--session", "live-1", "--json"], b"");
+    let journaled: Vec<Value> = String::from_utf8_lossy(&injected.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "sjournal.injected" && v["payload"]["mode"] == "recovery")
+        .collect();
+    assert_eq!(journaled.len(), 1, "one recovery block journaled");
+    assert_eq!(
+        block, journaled[0]["payload"]["text"],
+        "the page's block is not the one injected"
+    );
+    let event = journaled[0]["payload"]["event_seq"].as_u64().unwrap();
+    let at = v.json(&format!("/api/session/live-1/at/{event}"));
+    assert_eq!(at["injection"]["status"], "match", "{at}");
+    assert_eq!(
+        at["injection"]["journaled"],
+        journaled[0]["payload"]["text"]
+    );
+    // Nothing the script builds shows as the words a JavaScript value stringifies to.
+    let shown = eval(&tab, "document.getElementById('main').innerText");
+    let shown = shown.as_str().unwrap();
+    for word in ["[object ", "\nnull\n", "undefined", "NaN"] {
+        assert!(!shown.contains(word), "the page shows {word:?}: {shown}");
+    }
+    eval(&tab, "(window.scrollTo(0, 0), true)");
     screenshot(&tab, "session");
     eval(&tab, "(location.hash = '#/verify', true)");
     wait_for(

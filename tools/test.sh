@@ -9,6 +9,6 @@ if [ -z "${SJOURNAL_TEST_S3:-}" ] && [ -z "${SJOURNAL_TEST_PG:-}" ]; then
   trap 'tools/servers.sh stop' EXIT
   eval "$(tools/servers.sh start)"
 fi
-# With the `remote` feature (off by default), so its tests build and run too.
-cargo test --all-targets --features remote "$@"
+# With the `remote` and `viewer` features (off by default), so their tests build and run too.
+cargo test --all-targets --features remote,viewer "$@"
 cargo test --doc --features remote

@@ -94,7 +94,7 @@ impl Guard {
     }
 }
 
-fn get<'a>(h: &'a HeaderMap, name: impl header::AsHeaderName) -> Option<&'a str> {
+fn get(h: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -39,7 +39,7 @@ const LIVE_RECORDS_MAX: usize = 200;
 const RUNNING_WITHIN: Duration = Duration::from_secs(15 * 60);
 
 /// One session as the Sessions page lists it. Every text is escaped (`text::line`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
     /// The journal's file stem: the session's key in the viewer's URLs.
     pub key: String,
@@ -83,6 +83,8 @@ pub struct Brief {
 /// What the pages are told.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+// Each message is made once and shared behind an `Arc`: the size of the small variants is moot.
+#[allow(clippy::large_enum_variant)]
 pub enum Live {
     /// A session appeared or changed: its summary, and the records it gained.
     Session {
@@ -124,6 +126,9 @@ pub struct Index {
     root: Root,
     writer: WriterOptions,
     inner: Mutex<Inner>,
+    /// Held while a session is read, so two reads of one session never interleave (the first
+    /// load and a change can ask at once).
+    reading: Mutex<()>,
     tx: broadcast::Sender<Arc<Live>>,
     indexed: AtomicBool,
     /// Journals found by the first load, and loaded so far.
@@ -161,6 +166,12 @@ pub fn key_of(sessions: &Path, changed: &Path) -> Option<String> {
     (!stem.is_empty() && !stem.starts_with('.')).then(|| stem.to_owned())
 }
 
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 fn in_flight(p: &Problem) -> bool {
     matches!(p, Problem::Frame(FrameError::Incomplete { .. }))
 }
@@ -171,6 +182,7 @@ impl Index {
             root,
             writer,
             inner: Mutex::new(Inner::default()),
+            reading: Mutex::new(()),
             tx: broadcast::channel(4096).0,
             indexed: AtomicBool::new(false),
             total: AtomicU64::new(0),
@@ -204,6 +216,13 @@ impl Index {
         let inner = self.lock();
         let mut v: Vec<Summary> = inner.entries.values().map(|e| e.summary.clone()).collect();
         drop(inner);
+        // `running` was true when the session last changed; silence since then makes it quiet.
+        let now = now_ns();
+        for s in v.iter_mut().filter(|s| s.status == "running") {
+            if now.saturating_sub(s.last_ns) > RUNNING_WITHIN.as_nanos() as i64 {
+                s.status = "quiet";
+            }
+        }
         v.sort_by(|a, b| b.last_ns.cmp(&a.last_ns).then_with(|| a.key.cmp(&b.key)));
         v
     }
@@ -255,6 +274,7 @@ impl Index {
     /// Brings one session up to date. `pending`: the sessions with spooled events, when the
     /// caller listed them all at once (else this session's spool is listed).
     fn refresh(&self, key: &str, pending: Option<&BTreeSet<String>>, announce: bool) {
+        let _reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
         let paths = paths_of(&self.root, key);
         if std::fs::symlink_metadata(&paths.journal).is_err() {
             let gone = {
@@ -267,10 +287,11 @@ impl Index {
             }
             return;
         }
-        let (prev, hot) = {
+        let (prev, hot, before) = {
             let mut inner = self.lock();
-            let prev = inner.entries.get(key).map(|e| e.pos);
-            (prev, inner.hot.remove(key))
+            let e = inner.entries.get(key);
+            let (prev, before) = (e.map(|e| e.pos), e.map(|e| e.summary.clone()));
+            (prev, inner.hot.remove(key), before)
         };
         let Some(update) = self.read(&paths, prev, hot, pending) else {
             return;
@@ -303,7 +324,9 @@ impl Index {
                 }
             }
         }
-        if announce {
+        // A change that added nothing and changed nothing shown (the mark or the lock file
+        // written after the journal) is not news.
+        if announce && (!records.is_empty() || before.as_ref() != Some(&summary)) {
             let _ = self.tx.send(Arc::new(Live::Session {
                 summary,
                 records,
@@ -472,9 +495,7 @@ fn summarize(
         Some(crate::memory::Scope::Project(p)) => Some(p.clone()),
         _ => ident.project_dir.clone().or_else(|| ident.cwd.clone()),
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
+    let now = now_ns();
     let status = if problem.is_some() {
         "damaged"
     } else if pending > 0 {

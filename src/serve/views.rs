@@ -87,10 +87,13 @@ pub struct Views {
     pub policy: Policy,
     pub writer: WriterOptions,
     sliders: Mutex<Vec<(String, Arc<Slider>)>>,
-    verified: Mutex<HashMap<String, ((u64, i128), Value)>>,
+    verified: Mutex<HashMap<String, (MtimeKey, Value)>>,
 }
 
-fn mtime_key(p: &std::path::Path) -> (u64, i128) {
+/// A file's length and modification time: a cached answer about it holds while these do.
+type MtimeKey = (u64, i128);
+
+fn mtime_key(p: &std::path::Path) -> MtimeKey {
     std::fs::metadata(p)
         .map(|m| {
             let t = m

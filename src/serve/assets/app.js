@@ -20,6 +20,11 @@
       else if (k === 'href') e.setAttribute('href', v.startsWith('#') ? v : '#');
       else e.setAttribute(k, String(v));
     }
+    return add(e, ...kids);
+  }
+  // Appends kids as `h` does: arrays flattened, null/undefined/false left out, text as text
+  // (Element.append would show an array or null as the words "[object …]" or "null").
+  function add(e, ...kids) {
     for (const kid of kids.flat(Infinity)) {
       if (kid === null || kid === undefined || kid === false) continue;
       e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
@@ -132,7 +137,7 @@
     const search = h('input', { type: 'search', placeholder: 'filter: session, project, host, model', size: 40,
       oninput: (e) => { filter = e.target.value.toLowerCase(); draw(); } });
     const scopeBox = h('input', { type: 'checkbox', onchange: (e) => { scopes = e.target.checked; draw(); } });
-    clear(main).append(h('h1', {}, 'Sessions'), counts,
+    add(clear(main), h('h1', {}, 'Sessions'), counts,
       h('div', { class: 'bar' }, search, h('label', {}, scopeBox, ' memory scope journals')), box);
 
     function shown(s) {
@@ -175,7 +180,7 @@
       if (!list.length) box.append(h('p', { class: 'muted' }, ix.done ? 'No sessions yet: they appear here as hooks record them.' : 'Reading the journals…'));
     }
     async function load() {
-      try { data = await api('/api/sessions'); draw(); } catch (e) { clear(box).append(failed(e)); }
+      try { data = await api('/api/sessions'); draw(); } catch (e) { add(clear(box), failed(e)); }
     }
     let timer = null;
     load();
@@ -215,7 +220,7 @@
     const body = h('div');
     const replay = h('section', { class: 'panel', id: 'replay' });
     const latest = h('tbody');
-    clear(main).append(head, replay, body);
+    add(clear(main), head, replay, body);
     let slider = null, seqBox = null, atBox = null, lanes = null;
     let want = seq || null;
     let pending = null;
@@ -232,7 +237,7 @@
           .map(([k, v]) => h('div', {}, h('b', {}, k), v)));
     }
     function header(s) {
-      clear(head).append(h('p', {}, h('a', { href: '#/' }, '← all sessions')),
+      add(clear(head), h('p', {}, h('a', { href: '#/' }, '← all sessions')),
         h('h1', {}, 'Session ', s.id), h('div', { class: 'muted' }, s.project || ''),
         s.problem ? h('p', { class: 'error' }, s.problem) : null,
         cards(s, data));
@@ -287,7 +292,7 @@
         try {
           const a = await api(`/api/session/${encodeURIComponent(key)}/at/${n}`);
           if (my === stepNo) drawAt(a);
-        } catch (e) { if (my === stepNo) clear(atBox).append(failed(e)); }
+        } catch (e) { if (my === stepNo) add(clear(atBox), failed(e)); }
       }, 80);
     }
 
@@ -303,7 +308,7 @@
         'not-journaled': 'nothing journaled; the policy derives this',
         spooled: 'the event was spooled; nothing was injected',
       };
-      clear(atBox).append(
+      add(clear(atBox), 
         h('div', { class: 'cards' },
           h('div', {}, h('b', {}, 'record'), h('span', { id: 'at-seq' }, r.seq), ' ', r.kind),
           h('div', {}, h('b', {}, 'time'), when(r.ts)),
@@ -340,7 +345,7 @@
           `), ${b.chars} characters${b.truncated ? ', cut to fit' : ''}`,
           ' · ', h('a', { href: link(key, b.event_seq) }, 'check its re-derivation')),
         h('pre', { class: 'recovery' }, b.text)));
-      clear(body).append(
+      add(clear(body), 
         h('h2', {}, 'Timeline'), laneBlock(d),
         h('h2', {}, `Recovery blocks (${d.recovery.length})`),
         recovery.length ? recovery : h('p', { class: 'muted' }, 'No compaction was followed by a recovery block.'),
@@ -391,9 +396,9 @@
         from = Math.max(1, f);
         try {
           const r = await api(`/api/session/${encodeURIComponent(key)}/records?from=${from}&limit=100`);
-          clear(tb).append(...r.records.map(recordRow));
+          add(clear(tb), ...r.records.map(recordRow));
           pos.textContent = r.records.length ? `records ${r.records[0].seq}–${r.records[r.records.length - 1].seq} of ${d.last_seq}` : 'none';
-        } catch (e) { clear(tb).append(h('tr', {}, h('td', {}, failed(e)))); }
+        } catch (e) { add(clear(tb), h('tr', {}, h('td', {}, failed(e)))); }
       };
       const pos = h('span', { class: 'muted' });
       box.append(h('h2', {}, 'All records'),
@@ -407,7 +412,7 @@
     async function load(first) {
       try {
         data = await api('/api/session/' + encodeURIComponent(key));
-      } catch (e) { clear(head).append(failed(e)); return; }
+      } catch (e) { add(clear(head), failed(e)); return; }
       header(data.summary);
       if (first || !slider) replayPanel(data);
       else {
@@ -452,7 +457,7 @@
     const input = h('input', { type: 'search', id: 'q', size: 60, value: q || '', placeholder: 'words, "a phrase", tool:Bash, file:src/x.rs, failed:yes' });
     const form = h('form', { class: 'bar', onsubmit: (e) => { e.preventDefault(); location.hash = '#/search?q=' + encodeURIComponent(input.value); } },
       input, h('button', { class: 'primary', type: 'submit' }, 'Search'));
-    clear(main).append(h('h1', {}, 'Search'), form, results);
+    add(clear(main), h('h1', {}, 'Search'), form, results);
     (async () => {
       try {
         const r = await api('/api/search?q=' + encodeURIComponent(q || ''));
@@ -478,7 +483,7 @@
   // ---- Memory --------------------------------------------------------------------------------
   function memoryPage() {
     const box = h('div');
-    clear(main).append(h('h1', {}, 'Memory review'),
+    add(clear(main), h('h1', {}, 'Memory review'),
       h('p', { class: 'muted' }, 'Only accepted items reach the model. Each decision here is written as `sjournal memory accept | reject | edit | forget` writes it.'), box);
     async function decide(scope, item, op, extra) {
       try {
@@ -492,7 +497,7 @@
       const edit = () => {
         const ta = h('textarea', { rows: 3, cols: 80, class: 'edit-text' });
         ta.value = it.text;
-        clear(editor).append(ta, h('button', { class: 'primary save', onclick: () => decide(scope, it, 'edit', { text: ta.value }) }, 'Save (accepts it)'),
+        add(clear(editor), ta, h('button', { class: 'primary save', onclick: () => decide(scope, it, 'edit', { text: ta.value }) }, 'Save (accepts it)'),
           h('button', { onclick: () => clear(editor) }, 'Cancel'));
       };
       return h('div', { class: 'item', 'data-id': it.id },
@@ -513,7 +518,7 @@
     }
     async function load() {
       let r;
-      try { r = await api('/api/memory'); } catch (e) { clear(box).append(failed(e)); return; }
+      try { r = await api('/api/memory'); } catch (e) { add(clear(box), failed(e)); return; }
       clear(box);
       if (!r.scopes.length) box.append(h('p', { class: 'muted' }, 'No memory yet: proposals appear here when sessions make them (or `sjournal memory propose`).'));
       for (const s of r.scopes) {
@@ -535,7 +540,7 @@
     const doc = h('div');
     const box = h('div', {}, h('p', { class: 'muted' }, 'Verifying every journal…'));
     const form = h('div', { class: 'panel' });
-    clear(main).append(h('h1', {}, 'Verify'),
+    add(clear(main), h('h1', {}, 'Verify'),
       h('p', { class: 'muted' }, 'Each journal checked as `sjournal verify` checks it: every record\'s CRC and chain link, and the witnesses kept beside it.'),
       h('h2', {}, 'Doctor'), doc, h('h2', {}, 'Journals'), box, h('h2', {}, 'Check a checkpoint'), form);
     (async () => {
@@ -550,8 +555,8 @@
     })();
     (async () => {
       let r;
-      try { r = await api('/api/verify'); } catch (e) { clear(box).append(failed(e)); return; }
-      clear(box).append(h('p', {}, r.bad ? h('span', { class: 'fail' }, `${r.bad} journal(s) do not verify`) : h('span', { class: 'ok' }, `all ${r.journals.length} journal(s) verify`)),
+      try { r = await api('/api/verify'); } catch (e) { add(clear(box), failed(e)); return; }
+      add(clear(box), h('p', {}, r.bad ? h('span', { class: 'fail' }, `${r.bad} journal(s) do not verify`) : h('span', { class: 'ok' }, `all ${r.journals.length} journal(s) verify`)),
         table(['verify', 'session', 'records', 'acknowledged', 'checkpoint now (seq, head)', 'finding'], r.journals.map((j) => h('tr', { 'data-key': j.key },
           h('td', {}, j.ok ? pill('ok', 'ended') : pill('BAD', 'damaged')),
           h('td', { class: 'text' }, j.scope ? j.id : h('a', { href: link(j.key) }, j.id)), num(j.records), num(j.acknowledged),
