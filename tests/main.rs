@@ -14,6 +14,7 @@ mod fuzz_targets;
 
 mod checkpoint;
 mod cli;
+mod cli_edges;
 mod cli_fold;
 mod compaction;
 mod concurrency;
@@ -79,6 +80,16 @@ mod verify_parallel;
 // The local viewer (`sjournal serve`): only with the `viewer` feature.
 #[cfg(feature = "viewer")]
 mod viewer;
+
+/// Without the feature the viewer's tests are not compiled: the skip ledger says so.
+#[cfg(not(feature = "viewer"))]
+#[test]
+fn viewer_needs_its_feature() {
+    support::skip::whole(
+        "tests/viewer.rs (sjournal serve) is not built without the `viewer` feature",
+        "cargo test --features viewer (tools/test.sh does)",
+    );
+}
 mod webhook_delivery;
 mod webhook_safety;
 

@@ -11,8 +11,8 @@
 //!   plain HTTP, and from a page of another origin in the browser).
 //!
 //! Screenshots of the main pages are kept in `target/viewer-screenshots/`. Without
-//! /usr/bin/chromium the browser tests say so and skip, except in CI (`CI` set), where they
-//! fail: `.ci/run` installs it.
+//! /usr/bin/chromium the browser tests skip, recording why in the skip ledger
+//! (`support::skip`), except in CI (`CI` set), where they fail: `.ci/run` installs it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -149,13 +149,16 @@ fn body_of(head: &str, body: &str) -> String {
 
 /// Debian's Chromium, headless, with a fresh profile; None (the test skips) without it
 /// outside CI.
-pub fn browser(test: &str) -> Option<(Browser, tempfile::TempDir)> {
+pub fn browser() -> Option<(Browser, tempfile::TempDir)> {
     if !Path::new(CHROMIUM).exists() {
         assert!(
             std::env::var_os("CI").is_none(),
             "{CHROMIUM} is missing in CI (.ci/run installs Debian's chromium)"
         );
-        eprintln!("SKIPPED {test}: {CHROMIUM} is missing (apt-get install -y chromium)");
+        crate::support::skip::whole(
+            &format!("{CHROMIUM} is missing (no headless browser to drive the pages)"),
+            "apt-get install -y chromium",
+        );
         return None;
     }
     let profile = tempfile::tempdir().unwrap();
@@ -428,9 +431,7 @@ fn open_without_an_opener_still_serves() {
 
 #[test]
 fn sessions_appear_live_and_the_slider_replays_the_state() {
-    let Some((browser, _profile)) =
-        browser("sessions_appear_live_and_the_slider_replays_the_state")
-    else {
+    let Some((browser, _profile)) = browser() else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -671,9 +672,7 @@ fn last_record(root: &Path, session: &str) -> Value {
 
 #[test]
 fn accepting_in_the_page_writes_what_memory_accept_writes() {
-    let Some((browser, _profile)) =
-        browser("accepting_in_the_page_writes_what_memory_accept_writes")
-    else {
+    let Some((browser, _profile)) = browser() else {
         return;
     };
     // Two roots with the same proposal: one is accepted in the page, one by the command.
@@ -755,7 +754,7 @@ fn accepting_in_the_page_writes_what_memory_accept_writes() {
 
 #[test]
 fn a_hostile_payload_renders_inert() {
-    let Some((browser, _profile)) = browser("a_hostile_payload_renders_inert") else {
+    let Some((browser, _profile)) = browser() else {
         return;
     };
     let root = tempfile::tempdir().unwrap();
@@ -850,7 +849,7 @@ fn a_hostile_payload_renders_inert() {
 
 #[test]
 fn a_page_of_another_origin_cannot_read_or_write() {
-    let Some((browser, _profile)) = browser("a_page_of_another_origin_cannot_read_or_write") else {
+    let Some((browser, _profile)) = browser() else {
         return;
     };
     let root = tempfile::tempdir().unwrap();

@@ -92,6 +92,8 @@ const fn spec(event: &'static str, matcher: Option<&'static str>, timeout: u64) 
 
 const CLAUDE: &[HookSpec] = &[
     spec("SessionStart", None, 10),
+    // The instruction files (CLAUDE.md, ...) the host loaded: memory leaves out what they say.
+    spec("InstructionsLoaded", None, 5),
     spec("UserPromptSubmit", None, 5),
     spec("PreToolUse", Some("*"), 5),
     spec("PostToolUse", Some("*"), 5),
