@@ -231,7 +231,7 @@ pub fn screenshot(tab: &Tab, name: &str) {
 /// One hook event of Claude Code's shape for `session`.
 pub fn hook(root: &Path, session: &str, mut event: Value) {
     event["session_id"] = json!(session);
-    event["cwd"] = json!("/work/project-viewer");
+    event["cwd"] = json!("/home/dev/project-viewer");
     event["transcript_path"] = json!("/tmp/t.jsonl");
     let out = run(
         root,
