@@ -55,6 +55,8 @@ pub mod remote;
 pub mod replay;
 #[cfg(feature = "search")]
 pub mod search;
+#[cfg(feature = "viewer")]
+pub mod serve;
 pub mod snapshot;
 pub mod storage;
 pub mod webhook;

@@ -79,6 +79,19 @@ mod tamper;
 mod terminal_escapes;
 mod unreadable_entries;
 mod verify_parallel;
+// The local viewer (`sjournal serve`): only with the `viewer` feature.
+#[cfg(feature = "viewer")]
+mod viewer;
+
+/// Without the feature the viewer's tests are not compiled: the skip ledger says so.
+#[cfg(not(feature = "viewer"))]
+#[test]
+fn viewer_needs_its_feature() {
+    support::skip::whole(
+        "tests/viewer.rs (sjournal serve) is not built without the `viewer` feature",
+        "cargo test --features viewer (tools/test.sh does)",
+    );
+}
 mod webhook_delivery;
 mod webhook_safety;
 

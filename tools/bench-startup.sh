@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
-# What the `remote` feature costs every process start (BENCHMARKS.md, "Start-up, and the
-# `remote` feature"): builds sjournal in release mode without and with the feature, then
+# What an optional feature (`remote` unless named: `viewer`) costs every process start
+# (BENCHMARKS.md, "Start-up, and the `remote` feature"): builds sjournal in release mode
+# without and with the feature, then
 # runs, interleaved, `sjournal --version` (process start alone) and `sjournal hook` on a real
 # PostToolUse payload (same session, 10 prior events), and prints medians and ratios.
-#   tools/bench-startup.sh [RUNS]     default 500
+#   tools/bench-startup.sh [RUNS [FEATURE]]     default 500 remote
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-500}
+feature=${2:-remote}
 work=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-startup.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cargo build --release --quiet
 cp target/release/sjournal "$work/without"
-cargo build --release --quiet --features remote
+cargo build --release --quiet --features "$feature"
 cp target/release/sjournal "$work/with"
 grep '"event": "PostToolUse", "variant": null' tests/fixtures/claude-code/payloads-2.1.332.jsonl \
   | head -1 | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["payload"]))' > "$work/post.json"
-python3 - "$work" "$runs" <<'PY'
+python3 - "$work" "$runs" "$feature" <<'PY'
 import os, statistics, subprocess, sys, time
-work, runs = sys.argv[1], int(sys.argv[2])
-bins = {"without remote": f"{work}/without", "with remote": f"{work}/with"}
+work, runs, feature = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+bins = {"without": f"{work}/without", "with": f"{work}/with"}
 payload = open(f"{work}/post.json", "rb").read()
 roots = {k: f"{work}/root-{i}" for i, k in enumerate(bins)}
 for k, b in bins.items():
@@ -37,7 +39,7 @@ def measure(args, stdin):
 for name, args, stdin in [("sjournal --version", ["--version"], None),
                           ("sjournal hook, PostToolUse", ["--root", "ROOT", "hook"], payload)]:
     m = measure(args, stdin)
-    print(f"| {name}, p50 of {runs} | {m['with remote']:.2f} ms | {m['without remote']:.2f} ms | {m['with remote']/m['without remote']:.2f}x |")
+    print(f"| {name}, p50 of {runs} | with {feature} {m['with']:.2f} ms | without {m['without']:.2f} ms | {m['with']/m['without']:.2f}x |")
 for k, b in bins.items():
-    print(f"{k}: {os.path.getsize(b)/1e6:.1f} MB on disk (with debug info)")
+    print(f"{k} {feature}: {os.path.getsize(b)/1e6:.1f} MB on disk (with debug info)")
 PY

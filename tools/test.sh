@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README and CI run it: `cargo test --all-targets --features
-# remote` (arguments are passed on), then the doc tests. Its last lines say what ran and what
+# remote,viewer` (arguments are passed on), then the doc tests. Its last lines say what ran and what
 # was skipped.
 #
 # It starts what the tests need and can have without root or changes outside the clone and
@@ -46,7 +46,8 @@ fi
 
 # ---- the tests ------------------------------------------------------------------------------
 status=0
-cargo test --all-targets --features remote --no-fail-fast "$@" 2>&1 | tee -a "$log" || status=1
+# With the `remote` and `viewer` features (off by default), so their tests build and run too.
+cargo test --all-targets --features remote,viewer --no-fail-fast "$@" 2>&1 | tee -a "$log" || status=1
 cargo test --doc --features remote 2>&1 | tee -a "$log" || status=1
 
 # ---- what ran and what was skipped ----------------------------------------------------------

@@ -103,6 +103,8 @@ pub enum Command {
     Fetch(commands::fetch::Args),
     #[cfg(feature = "remote")]
     Index(commands::index::Args),
+    #[cfg(feature = "viewer")]
+    Serve(commands::serve::Args),
 }
 
 /// What a command ended with.
@@ -155,6 +157,8 @@ pub fn run(cli: Cli) -> u8 {
             Command::Fetch(a) => Ok(commands::fetch::run(a)?),
             #[cfg(feature = "remote")]
             Command::Index(a) => Ok(commands::index::run(a)?),
+            #[cfg(feature = "viewer")]
+            Command::Serve(a) => Ok(commands::serve::run(&root()?, a)?),
         }
     })();
     match result {

@@ -214,6 +214,19 @@ pub fn replay<F: Fold>(
     reader: &JournalReader,
     fold: &mut F,
     range: Range,
+    on_step: impl FnMut(Step) -> Result<()>,
+) -> Result<End> {
+    replay_records(reader.records()?, fold, range, on_step)
+}
+
+/// [`replay`] of `records`, which need not start at the journal's first record: `fold` must
+/// then hold the state of every record before the first (a state kept at a known record, and
+/// `JournalReader::records_from` the end of that record), so a step far into a long journal
+/// costs the records since that state, not all of them.
+pub fn replay_records<F: Fold>(
+    records: crate::journal::reader::Records<'_>,
+    fold: &mut F,
+    range: Range,
     mut on_step: impl FnMut(Step) -> Result<()>,
 ) -> Result<End> {
     let mut end = End {
@@ -230,7 +243,7 @@ pub fn replay<F: Fold>(
     let mut pending: Option<(Record<'_>, bool)> = None;
     // Records still to come from the last spool merge.
     let mut merged_left: usize = 0;
-    let mut records = reader.records()?.peekable();
+    let mut records = records.peekable();
     while let Some(r) = records.next() {
         let rec = match r {
             Ok(rec) => rec,

@@ -28,6 +28,8 @@ pub mod replay;
 pub mod report;
 #[cfg(feature = "search")]
 pub mod search;
+#[cfg(feature = "viewer")]
+pub mod serve;
 pub mod sessions;
 #[cfg(feature = "remote")]
 pub mod ship;

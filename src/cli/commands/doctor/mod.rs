@@ -57,23 +57,17 @@ pub struct Args {
 }
 
 pub fn run(root: &Root, args: Args) -> Result<Outcome> {
-    let project = match &args.project_dir {
-        Some(d) => {
-            if !d.is_dir() {
-                return Err(Error::InvalidInput {
-                    reason: format!("--project-dir {}: not a directory", d.display()),
-                });
-            }
-            std::path::absolute(d).map_err(|e| Error::io("resolve", d, e))?
-        }
-        None => {
-            std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e))?
-        }
-    };
+    let project = project_of(&args)?;
+    print(report(root, project, args.project_dir.is_some()), args.json)
+}
+
+/// Every check, for `project` (named by the user when `scope_flag`): the report `doctor
+/// --json` prints (and the viewer's Verify page shows).
+pub fn report(root: &Root, project: PathBuf, scope_flag: bool) -> DoctorReport {
     let mut d = Doctor {
         checks: Vec::new(),
         project,
-        scope_flag: args.project_dir.is_some(),
+        scope_flag,
     };
     d.binary();
     d.root(root);
@@ -90,7 +84,23 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         d.webhooks(root, c);
     }
     d.hosts(&summaries);
-    print(DoctorReport::new(d.checks), args.json)
+    DoctorReport::new(d.checks)
+}
+
+fn project_of(args: &Args) -> Result<PathBuf> {
+    Ok(match &args.project_dir {
+        Some(d) => {
+            if !d.is_dir() {
+                return Err(Error::InvalidInput {
+                    reason: format!("--project-dir {}: not a directory", d.display()),
+                });
+            }
+            std::path::absolute(d).map_err(|e| Error::io("resolve", d, e))?
+        }
+        None => {
+            std::env::current_dir().map_err(|e| Error::io("find", "the current directory", e))?
+        }
+    })
 }
 
 fn print(report: DoctorReport, json: bool) -> Result<Outcome> {
