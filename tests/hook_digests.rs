@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use sjournal::event::digest;
 use sjournal::format::payload::{decode_event, event_digest, is_system_kind, KIND_UNPARSED};
-use sjournal::hook::protocol::HostFlag;
+use sjournal::host::HostFlag;
 use sjournal::journal::{verify_digests, JournalReader, Root};
 
 use crate::support::{self, hook_opts};

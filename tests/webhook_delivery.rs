@@ -340,7 +340,7 @@ fn an_event_committed_as_the_deliverer_lets_go_is_not_stranded() {
     let dir = tempfile::tempdir().unwrap();
     let rx = Receiver::start(Mode::Ok);
     configure(dir.path(), &rx.url("/in"), "");
-    let config = sjournal::hook::config::Config::load(&Root::new(dir.path())).unwrap();
+    let config = sjournal::config::Config::load(&Root::new(dir.path())).unwrap();
     let root = Root::new(dir.path());
     let s = "wh-window";
     let append = |i: usize| {

@@ -6,11 +6,11 @@ use std::io::Read;
 
 use crate::cli::error::CliError;
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::context::Policy;
 use sjournal::error::{Error, Result};
 use sjournal::fold::State;
 use sjournal::format::payload;
-use sjournal::hook::config::Config;
 use sjournal::journal::{Record, Root};
 use sjournal::json;
 use sjournal::limits::INPUT_MAX_BYTES;
@@ -19,7 +19,7 @@ use sjournal::snapshot::{load_state, LoadInfo, LoadOptions};
 /// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
 /// defaults if it has none, or cannot be read).
 pub fn writer_options(root: &Root) -> sjournal::journal::WriterOptions {
-    sjournal::hook::config::Config::load(root)
+    sjournal::config::Config::load(root)
         .map(|c| c.writer_options())
         .unwrap_or_default()
 }

@@ -13,7 +13,6 @@
 //! seq order per webhook, each POST carrying an `Idempotency-Key` (session, seq, record hash)
 //! that is the same for every attempt, so a receiver can drop repeats.
 
-pub mod config;
 pub mod deliver;
 pub mod http;
 pub mod outbox;
@@ -24,7 +23,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-pub use config::WebhookHandler;
+pub use crate::config::webhook::WebhookHandler;
 
 use crate::error::{Error, Result};
 use crate::format::payload::is_system_kind;

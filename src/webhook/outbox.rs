@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::webhook::WebhookHandler;
 use crate::error::{Error, Result};
 use crate::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use crate::format::Hash;
@@ -34,7 +35,6 @@ use crate::journal::reader::Records;
 use crate::journal::scan::Chain;
 use crate::journal::{JournalReader, Root, SessionPaths};
 use crate::limits::WEBHOOK_PLAN_MAX_EVENTS;
-use crate::webhook::config::WebhookHandler;
 
 pub const STATE_EXT: &str = "webhook";
 const LOCK_FILE: &str = "deliver.lock";
@@ -443,8 +443,8 @@ pub fn load(paths: &SessionPaths, p: &Pending) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::webhook::RetryPolicy;
     use crate::journal::{Writer, WriterOptions};
-    use crate::webhook::config::RetryPolicy;
 
     fn hook() -> WebhookHandler {
         WebhookHandler {

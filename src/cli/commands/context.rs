@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::shared::{load, read_stdin};
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use sjournal::error::{Error, Result};
 use sjournal::event::{EventKind, Host};
 use sjournal::fold::{RecordView, State};
-use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::memory::{self, Scope};
 use sjournal::primitives;

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::shared::{load_keys, remote_err};
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::error::{Error, Result};
-use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::remote::{self, verify};
 
