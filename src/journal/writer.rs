@@ -259,7 +259,7 @@ impl Writer {
                 // The record it names must still be where it was, with its hash.
                 let found = self
                     .read_frame_at(snap.frame_offset)
-                    .and_then(|b| record::parse(&b).ok().map(|f| (f.seq, f.hash())));
+                    .and_then(|b| scan::frame(&b).ok().map(|f| (f.seq, f.hash())));
                 if found.is_some_and(|(s, h)| s != seq || h != hash) {
                     return refuse(Corruption::Replaced {
                         seq,
@@ -494,7 +494,7 @@ impl Writer {
         }
         let mut fb = vec![0u8; frame_len as usize];
         self.storage.read_exact_at(&mut fb, h.last_frame_at).ok()?;
-        let f = record::parse(&fb).ok()?;
+        let f = scan::frame(&fb).ok()?;
         if f.len() as u64 != frame_len || f.seq != h.last_seq || f.hash() != h.last_hash {
             return None;
         }

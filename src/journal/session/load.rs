@@ -162,7 +162,7 @@ fn fold_past_damage(
         };
         let at = offset + rel;
         l.skipped_damage = true;
-        let f = record::parse(&bytes[at..]).expect("found as a valid frame");
+        let f = scan::frame(&bytes[at..]).expect("found as a valid frame");
         l.warnings.push(format!(
             "{rel} damaged bytes at offset {offset} are skipped; the state goes on from seq {} at \
              offset {at} (run `sjournal verify`)",
