@@ -270,7 +270,7 @@ fn main() {
             payloads(&fixtures.join("claude-code"))
                 .into_iter()
                 .map(|(k, raw)| {
-                    let payload = p::encode_event(&k, &raw);
+                    let payload = sjournal::fold::digest::encode_event(&k, &raw);
                     (k, payload)
                 })
                 .collect(),

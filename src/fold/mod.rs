@@ -13,6 +13,7 @@
 
 mod bounded;
 mod bulk;
+pub mod digest;
 mod events;
 pub mod instructions;
 pub mod model_view;
@@ -85,7 +86,7 @@ impl State {
         // The digest stored with the event (a version the fold reads) is what the JSON
         // reads as; a payload without one (or with another version's) is read from its JSON.
         let from_digest = event_digest(rec.payload).and_then(|d| {
-            crate::event::digest::with_decoded(d, |event| self.apply_event(event, rec))
+            crate::fold::digest::with_decoded(d, |event| self.apply_event(event, rec))
         });
         if from_digest.is_some() {
             return;
@@ -94,7 +95,7 @@ impl State {
     }
 
     /// [`State::apply`] with the event's digest decoded already: `event` is what
-    /// `event::digest::decode` reads of the record's digest (None for a system record, or an
+    /// `fold::digest::decode` reads of the record's digest (None for a system record, or an
     /// event without a digest that decodes, read from its JSON). For a reader that decodes
     /// ahead of the fold, on another thread.
     pub fn apply_decoded(&mut self, rec: &RecordView<'_>, event: Option<&Event<'_>>) {

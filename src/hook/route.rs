@@ -7,9 +7,7 @@
 use std::sync::Arc;
 
 use crate::event::Event;
-use crate::format::payload::{
-    encode_parsed_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
-};
+use crate::format::payload::{encode_system, is_system_kind, Unparsed, KIND_UNPARSED};
 use crate::format::record::valid_kind;
 use crate::hook::read::Received;
 use crate::host::{Host, HostFlag};
@@ -64,8 +62,8 @@ impl Routed {
     /// derives it here.
     pub(crate) fn into_captured(self, parsed: Option<&Event<'_>>) -> Captured {
         let payload = match parsed {
-            Some(e) => encode_parsed_event(&self.text, e),
-            None => crate::format::payload::encode_event(&self.kind, &self.text),
+            Some(e) => crate::fold::digest::encode_parsed_event(&self.text, e),
+            None => crate::fold::digest::encode_event(&self.kind, &self.text),
         };
         Captured {
             session_id: self.session_id,

@@ -610,11 +610,6 @@ impl Writer {
         Ok(self.append_batch(&[(kind, payload)])?[0])
     }
 
-    /// Appends one event (raw JSON text, kept byte for byte).
-    pub fn append_event(&mut self, kind: &str, raw_json: &str) -> Result<Appended> {
-        self.append(kind, &payload::encode_event(kind, raw_json))
-    }
-
     /// Appends records in one write and one `sync_data`; returns once all are durable.
     pub fn append_batch(&mut self, items: &[(&str, &[u8])]) -> Result<Vec<Appended>> {
         self.append_batch_at(now_unix_ns(), items)

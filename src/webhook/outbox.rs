@@ -490,7 +490,8 @@ mod tests {
         let paths = root.session("s").unwrap();
         let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
         for kind in ["Stop", "PreToolUse", "Stop", "Stop"] {
-            w.append_event(kind, "{}").unwrap(); // seqs 1..=4
+            w.append(kind, &crate::fold::digest::encode_event(kind, "{}"))
+                .unwrap(); // seqs 1..=4
         }
         delivered(&mut w, 1, WebhookOutcome::Delivered);
         delivered(&mut w, 3, WebhookOutcome::Failed);
@@ -525,7 +526,8 @@ mod tests {
         let paths = root.session("s").unwrap();
         let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
         for _ in 0..5 {
-            w.append_event("Stop", "{}").unwrap();
+            w.append("Stop", &crate::fold::digest::encode_event("Stop", "{}"))
+                .unwrap();
         }
         for seq in 1..=2 {
             delivered(&mut w, seq, WebhookOutcome::Delivered);
@@ -552,7 +554,8 @@ mod tests {
         let paths = root.session("s").unwrap();
         let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
         for _ in 0..3 {
-            w.append_event("Stop", "{}").unwrap();
+            w.append("Stop", &crate::fold::digest::encode_event("Stop", "{}"))
+                .unwrap();
         }
         let s = scan(&paths, &hook(), None).unwrap();
         let mut c = s.cursor_after(Some(0));

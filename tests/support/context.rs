@@ -107,8 +107,9 @@ pub fn injected(root: &Root, session: &str) -> Vec<Injected> {
 
 use serde_json::{json, Value};
 use sjournal::context::{inject, Channel, Extras, Injection, InjectionPoint, Policy};
+use sjournal::fold::digest::encode_event;
 use sjournal::fold::{RecordView, State};
-use sjournal::format::payload::{encode_event, encode_system, ContextSet};
+use sjournal::format::payload::{encode_system, ContextSet};
 use sjournal::host::Host;
 
 /// The project directory of simulated sessions.

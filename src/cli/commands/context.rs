@@ -234,7 +234,7 @@ fn fold_start(state: &mut State, session: &str, source: &str, host: Host, cwd: O
         // requests).
         v["timestamp"] = "".into();
     }
-    let payload = sjournal::format::payload::encode_event("SessionStart", &v.to_string());
+    let payload = sjournal::fold::digest::encode_event("SessionStart", &v.to_string());
     let ts = state.last_ts_unix_ns;
     state.apply(&RecordView {
         seq: state.seq + 1,

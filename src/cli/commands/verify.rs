@@ -17,7 +17,7 @@
 //! records is reported too (a rollback to nothing).
 //!
 //! `--digests` also re-derives every event's fold digest from its JSON
-//! ([`sjournal::journal::verify_digests`]): a digest that differs is the journal's problem (exit
+//! ([`sjournal::audit::digests::verify_digests`]): a digest that differs is the journal's problem (exit
 //! 1), and one more line per journal counts what was checked.
 
 use std::path::PathBuf;
@@ -110,7 +110,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             Err(e) => return Err(e),
         };
         let digests = if args.digests && report.ok {
-            match sjournal::journal::verify_digests(path, None) {
+            match sjournal::audit::digests::verify_digests(path, None) {
                 Ok(d) => Some(d),
                 Err(e) if args.all => {
                     report = VerifyReport::unreadable(path, &e);
