@@ -1,9 +1,8 @@
 //! How the `sjournal` binary is linked. Agent hosts start `sjournal hook` on every event of a
 //! session, so its start-up is on their path. On x86_64 Linux with glibc the binary is linked
 //! as a **static PIE**: no dynamic loader, no shared libraries to find, map and relocate, no
-//! symbol lookups, and the image is still randomized by ASLR. A hook then takes about 0.7x
-//! the wall time of the dynamically linked `-no-pie` build before it (BENCHMARKS.md, "A static
-//! hook binary").
+//! symbol lookups, and the image is still randomized by ASLR (BENCHMARKS.md, "Speed
+//! mechanisms": static PIE).
 //!
 //! Cargo cannot give one binary `-C target-feature=+crt-static`: set for the package, it
 //! reaches the proc-macro crates, which cannot be linked statically. So this script links the

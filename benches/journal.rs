@@ -9,7 +9,7 @@
 //!   (length, CRC, seq, chain hash); throughput in bytes.
 //! - `read/verify_file_100k`: `verify_file` on the same journal, on every core (the default).
 //! - `read/verify_file_100k_1_worker`: the same with one worker: the sequential verify, the
-//!   baseline the parallel one is measured against (issue 14).
+//!   baseline the parallel one is measured against.
 //!
 //! Run: `cargo bench --bench journal` (add `-- --warm-up-time 1 --measurement-time 3` for a
 //! quicker pass).

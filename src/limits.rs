@@ -161,7 +161,7 @@ pub const CONTEXT_BUDGET_DEFAULT_CHARS: usize = 4000;
 /// `additionalContext` over 10,000 characters to a file.
 pub const CONTEXT_BUDGET_MAX_CHARS: usize = 9_500;
 
-// Budgets of the other injections (context-recovery §3.2), in characters.
+// Budgets of the other injections (`context::policy`), in characters.
 
 /// SessionStart(resume | fork): the delta since the transcript was saved.
 pub const RESUME_BUDGET_CHARS: usize = 600;
@@ -294,7 +294,7 @@ pub const SEGMENT_MAX_BYTES: usize = 4 * 1024 * 1024;
 /// `SEGMENT_MAX_BYTES` only by holding one record, itself at most `FRAME_MAX_BYTES`.
 pub const REMOTE_OBJECT_MAX_BYTES: u64 = FRAME_MAX_BYTES as u64 + SEGMENT_MAX_BYTES as u64;
 
-// Cross-session memory (`crate::memory`, context-recovery §5).
+// Cross-session memory (`crate::memory`).
 
 /// Items a scope journal's memory keeps (proposed, accepted, rejected, …); a proposal past
 /// it is refused until items are forgotten.

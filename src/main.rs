@@ -55,7 +55,7 @@ fn run(hook: Option<cli::Cli>) -> u8 {
 ///   guard page.
 ///
 /// That is 18 system calls fewer per hook, and the watchdog thread starts with 5 fewer
-/// (BENCHMARKS.md, "Start-up and exit"). A hook also asks glibc for one malloc arena:
+/// (BENCHMARKS.md, "Speed mechanisms": C entry point). A hook also asks glibc for one malloc arena:
 /// otherwise the watchdog thread's first allocation maps and trims a 128 MiB arena of its
 /// own. (Other commands keep glibc's default: `verify` and `--features remote` run threads
 /// that allocate.) A panic on the main thread is reported as `thread '<unnamed>'`, not
@@ -180,7 +180,8 @@ mod lean {
     /// read without clap; None for anything else (a value that is empty or starts with `-`,
     /// a repeated option, a second word, `--`, help, ...), which then goes to clap. Building
     /// even the hook-only clap command is about a tenth of the hook's instructions and a
-    /// dozen pages of code to fault in (BENCHMARKS.md, "Start-up and exit"). The tests
+    /// dozen pages of code to fault in (BENCHMARKS.md, "Speed mechanisms": hook line without
+    /// clap). The tests
     /// check that whatever this accepts, the full CLI parses to the same.
     fn common(args: &[OsString]) -> Option<Cli> {
         let (mut root, mut host, mut deadline_ms) = (None, None, None);

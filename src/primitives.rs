@@ -1,4 +1,4 @@
-//! Hook-author primitives (parity with the capt-hook library): fire counts with a maximum,
+//! Hook-author primitives: fire counts with a maximum,
 //! once / unseen keys, typed JSON slots with compare-and-set, bounded lists; and the writes of
 //! context entries. Each is a system record appended through the journal's writer and folded
 //! into `State::primitives` / `State::context`.

@@ -1,4 +1,4 @@
-//! Budgets (context-recovery §3.4): the recovery block never exceeds its budget (nor the hard
+//! Budgets: the recovery block never exceeds its budget (nor the hard
 //! cap under the host's spill limit, whatever the configuration says), gives up parts in the
 //! truncation order (resolved failures first, then mode lines, finished subagents, files
 //! oldest first, done todos, ...; header and pointer never), keeps persistent notes under 40%

@@ -1,5 +1,5 @@
-//! The acceptance checks of context-recovery §4 (A1–A12) at library level, over the scenario
-//! `tests/fixtures/scenarios/recovery.jsonl` (real Claude Code 2.1.332 payload shapes: a
+//! The context-recovery acceptance checks (A1–A12, one test each) at library level, over the
+//! scenario `tests/fixtures/scenarios/recovery.jsonl` (real Claude Code 2.1.332 payload shapes: a
 //! request with two standing rules, a TodoWrite of three items, a Write and an Edit, a failing
 //! `make check`, three more prompts, a manual /compact whose summary mentions the latest
 //! request but neither the rules nor the failure, and a prompt after it), played through the

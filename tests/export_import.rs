@@ -231,9 +231,14 @@ fn system_records_are_copied_into_a_new_session_only() {
         "{v}"
     );
     assert_eq!(state_hash(r, "t"), state_hash(r, "s"));
-    // Into a session with records: the events only (their seqs would not line up).
+    // Into a session with records of its own: the events only (their seqs would not line up).
+    append(
+        r,
+        "u",
+        r#"{"hook_event_name":"SessionStart","source":"resume"}"#,
+    );
     let out = sjournal(r)
-        .args(["import", "--session", "t", "--json", "-"])
+        .args(["import", "--session", "u", "--json", "-"])
         .write_stdin(exported)
         .output()
         .unwrap();

@@ -179,15 +179,36 @@ fn a_read_only_root_sends_the_event_to_the_fallback() {
 
 /// A real unwritable root directory (mode 0500, its owner's). As root, permissions do not
 /// stop the tests' own user, so there the root and the fallback belong to `nobody` (uid
-/// 65534) and sjournal runs as `nobody`, the one user of both, as in real use.
+/// 65534) and sjournal runs as `nobody`, the one user of both, as in real use: a copy of the
+/// binary it can reach (the build's may be in a private directory), in the test's directory.
 #[test]
 fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
+    use std::os::unix::process::CommandExt;
     let s = setup();
     let as_root = rustix::process::geteuid().is_root();
     let nobody = 65534;
     std::fs::create_dir(&s.fallback).unwrap();
     std::fs::set_permissions(&s.fallback, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut bin = std::path::PathBuf::from(support::bin());
     if as_root {
+        let dir = s.fallback.parent().unwrap();
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        bin = support::copy_for_another_user(dir);
+        let reach = std::process::Command::new(&bin)
+            .arg("--version")
+            .uid(nobody)
+            .gid(nobody)
+            .output();
+        if !reach.as_ref().is_ok_and(|o| o.status.success()) {
+            support::skip::whole(
+                &format!(
+                    "uid {nobody} cannot run {} ({reach:?}): a directory above it is private",
+                    bin.display()
+                ),
+                "TMPDIR=/tmp tools/test.sh (a temp dir every user can pass through)",
+            );
+            return;
+        }
         for p in [
             s.fallback.clone(),
             s.root.dir().to_owned(),
@@ -196,11 +217,6 @@ fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
         ] {
             std::os::unix::fs::chown(&p, Some(nobody), Some(nobody)).unwrap();
         }
-        std::fs::set_permissions(
-            s.fallback.parent().unwrap(),
-            std::fs::Permissions::from_mode(0o755),
-        )
-        .unwrap();
     }
     std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o500)).unwrap();
     let mut c = support::sjournal(s.root.dir());
@@ -212,8 +228,7 @@ fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
         support::PATIENT_MS,
     ]);
     if as_root {
-        use std::os::unix::process::CommandExt;
-        let mut std_cmd = support::spawnable(s.root.dir());
+        let mut std_cmd = support::spawnable_at(&bin, s.root.dir());
         std_cmd
             .args([
                 "hook",
@@ -239,10 +254,9 @@ fn an_unwritable_root_directory_sends_the_event_to_the_fallback() {
         "{out:?}"
     );
     std::fs::set_permissions(s.root.dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    let mut flush = support::spawnable(s.root.dir());
+    let mut flush = support::spawnable_at(&bin, s.root.dir());
     flush.args(["flush", "--all"]);
     if as_root {
-        use std::os::unix::process::CommandExt;
         flush.uid(nobody).gid(nobody);
     }
     let flushed = flush.output().unwrap();

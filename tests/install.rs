@@ -177,6 +177,8 @@ fn claude_code_every_scope() {
     let project = tempfile::tempdir().unwrap();
     let events = [
         "SessionStart",
+        // Memory leaves out what the instruction files it names already say.
+        "InstructionsLoaded",
         "UserPromptSubmit",
         "PreToolUse",
         "PostToolUse",
@@ -235,7 +237,7 @@ fn codex_and_gemini() {
             "SubagentStart",
             "SubagentStop",
             "Stop",
-            // Real Codex 0.171.0 fires it (real-hosts.md).
+            // Real Codex 0.171.0 fires it (`tests/real_hosts/codex.rs`).
             "SessionEnd",
         ],
     );
@@ -329,7 +331,7 @@ fn a_missing_file_is_created_and_removed_hooks_leave_it_empty() {
         &["install", "claude-code", "--command", "sjournal"],
     );
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(ours(&read_json(&file)).len(), 12);
+    assert_eq!(ours(&read_json(&file)).len(), 13);
     assert!(backups(&file).is_empty(), "nothing to back up");
     let out = cli(home.path(), &["uninstall", "claude-code"]);
     assert!(out.status.success());
@@ -440,7 +442,7 @@ fn concurrent_installs_both_succeed_and_never_corrupt_the_settings() {
     let installed = ours(&after);
     assert_eq!(
         installed.len(),
-        12,
+        13,
         "one set of sjournal's hooks: {installed:?}"
     );
     let command = installed[0].1.split(" hook").next().unwrap().to_owned();

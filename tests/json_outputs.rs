@@ -216,6 +216,7 @@ fn import_prints_an_import_summary() {
         last_seq: Some(2),
         head: Some(last.hash.to_hex()),
         skipped_system: 0,
+        already_present: 0,
         syncs: v["syncs"].as_u64().unwrap() as usize,
     };
     assert_eq!(line, json::line(&expected));

@@ -14,6 +14,7 @@ mod fuzz_targets;
 
 mod checkpoint;
 mod cli;
+mod cli_edges;
 mod cli_fold;
 mod compaction;
 mod concurrency;

@@ -1,4 +1,4 @@
-//! Memory across sessions (context-recovery §5.3, M1–M4), through the `sjournal hook` binary
+//! Memory across sessions, through the `sjournal hook` binary
 //! with the real Claude Code payloads: a session that ends with open todos hands them to the
 //! next `startup` of the same project and to no other project; a standing instruction becomes
 //! a proposal with its provenance that never reaches the model until a person accepts it;

@@ -1,5 +1,5 @@
 //! Where memory proposals come from beyond the standing instructions, and which session hands
-//! off (context-recovery §5.2), through the `sjournal hook` binary: a command that failed and
+//! off, through the `sjournal hook` binary: a command that failed and
 //! then passed as a variant in the same session becomes one "how to verify" proposal with the
 //! passing call's seq and both commands verbatim, never proposed again once rejected; the
 //! same instruction from several sessions is counted and reviewed first, and a session past

@@ -22,10 +22,33 @@ fn pg() -> Option<String> {
                 !in_ci(),
                 "CI must provide PostgreSQL (SJOURNAL_TEST_PG): see tools/servers.sh"
             );
-            eprintln!("SKIPPED: SJOURNAL_TEST_PG is not set (run tools/test.sh, or `eval \"$(tools/servers.sh start)\"`)");
+            support::skip::whole(
+                "SJOURNAL_TEST_PG is not set (no PostgreSQL test server)",
+                "as root: tools/servers.sh install (PostgreSQL 15), then tools/test.sh",
+            );
             None
         }
     }
+}
+
+/// The statements of the README's `sql` block, comments left out.
+fn readme_sql() -> Vec<String> {
+    let readme = include_str!("../README.md");
+    let block = readme
+        .split("```sql\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("README.md has an sql block");
+    let text: String = block
+        .lines()
+        .map(|l| l.split("--").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn schema(tag: &str) -> String {
@@ -68,7 +91,8 @@ async fn ship_two_sessions(remote: &Remote, dir: &std::path::Path) -> Root {
     let mut w = sjournal::journal::Writer::open(&root, "beta", &Default::default()).unwrap();
     w.append("SessionStart", &sjournal::fold::digest::encode_event("SessionStart", r#"{"session_id":"beta","hook_event_name":"SessionStart","cwd":"/home/dev/web","source":"startup"}"#)).unwrap();
     w.append("UserPromptSubmit", &sjournal::fold::digest::encode_event("UserPromptSubmit", r#"{"session_id":"beta","hook_event_name":"UserPromptSubmit","prompt":"fix the login page styles"}"#)).unwrap();
-    w.append("PostToolUse", &sjournal::fold::digest::encode_event("PostToolUse", r#"{"session_id":"beta","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"web/login.css"},"tool_use_id":"r1"}"#)).unwrap();
+    // Paths as a real host sends them: absolute.
+    w.append("PostToolUse", &sjournal::fold::digest::encode_event("PostToolUse", r#"{"session_id":"beta","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/home/dev/web/src/main.rs","old_string":"a","new_string":"b"},"tool_use_id":"r1"}"#)).unwrap();
     w.append(
         "SessionEnd",
         &sjournal::fold::digest::encode_event(
@@ -120,18 +144,20 @@ async fn idempotent_and_rebuilt_identically_with_working_queries() {
         "drop and rebuild gives identical rows"
     );
 
-    // The README's example queries.
+    // The README's example queries, as the README has them: each runs; the first finds the
+    // session that touched src/main.rs by its absolute path.
     let c = index::connect(&pg).await.unwrap();
     let q = |sql: &str| sql.replace("sjournal.", &format!("{s}."));
-    let rows = c
-        .query(
-            &q("SELECT DISTINCT host, stem FROM sjournal.file_touch WHERE path = 'src/main.rs'"),
-            &[],
-        )
-        .await
-        .unwrap();
-    let stems: Vec<String> = rows.iter().map(|r| r.get(1)).collect();
-    assert_eq!(stems, vec!["alpha".to_string()]);
+    let readme = readme_sql();
+    assert!(readme.len() >= 2, "{readme:?}");
+    for sql in &readme {
+        c.query(&q(sql), &[])
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let rows = c.query(&q(&readme[0]), &[]).await.unwrap();
+    let sessions: Vec<String> = rows.iter().map(|r| r.get(1)).collect();
+    assert_eq!(sessions, vec!["beta".to_string()], "{}", readme[0]);
     let rows = c
         .query(&q("SELECT stem, seq, command, exit_code FROM sjournal.command WHERE command LIKE 'curl %' ORDER BY stem, seq"), &[])
         .await

@@ -75,9 +75,13 @@ fn records() -> Vec<(&'static str, String)> {
 
 /// A root holding the session; returns (root, report path, the report's JSON summary).
 fn make_report() -> (tempfile::TempDir, PathBuf, Value) {
+    report_of(&records())
+}
+
+/// A root holding a session of `recs`, and its report.
+fn report_of(recs: &[(&str, String)]) -> (tempfile::TempDir, PathBuf, Value) {
     let root = tempfile::tempdir().unwrap();
     let r = root.path();
-    let recs = records();
     let refs: Vec<(&str, &str)> = recs.iter().map(|(k, j)| (*k, j.as_str())).collect();
     let built = build_journal(SESSION, 1_764_000_000_000_000_000, &refs);
     std::fs::create_dir_all(r.join("sessions")).unwrap();
@@ -106,6 +110,48 @@ fn make_report() -> (tempfile::TempDir, PathBuf, Value) {
     );
     let summary = serde_json::from_slice(&out.stdout).unwrap();
     (root, out_path, summary)
+}
+
+/// A recovery block is thousands of characters over many lines: the report shows all of it,
+/// escaped, line breaks kept, folded away under its first line when it is long.
+#[test]
+fn injected_text_is_shown_whole_and_escaped() {
+    let mut block = String::from("sjournal: recovered after compaction #1 (auto)\n");
+    for i in 0..60 {
+        block.push_str(&format!(
+            "- [ ] step {i} of the plan: keep <vendor/> & the tests green\n"
+        ));
+    }
+    block.push_str("Full record: sjournal show --session S <END>");
+    assert!(block.chars().count() > 3000);
+    let recs = vec![
+        (
+            "SessionStart",
+            claude_payload("SessionStart", Some("compact")),
+        ),
+        ("sjournal.injected", injected(1, &block)),
+        ("sjournal.injected", injected(1, "short & sweet")),
+    ];
+    let (_root, path, _) = report_of(&recs);
+    let html = std::fs::read_to_string(&path).unwrap();
+    let table = &html[html.find("Injected context").unwrap()..];
+    let escaped = block
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(
+        table.contains(&escaped),
+        "the whole block, escaped: {table}"
+    );
+    assert!(!table.contains("<vendor/>") && !table.contains("<END>"));
+    // Long: folded under its first line, which says how long it is.
+    assert!(
+        table.contains("<details><summary>sjournal: recovered after compaction #1 (auto)"),
+        "{table}"
+    );
+    assert!(table.contains("62 lines"), "{table}");
+    // Short: as it is.
+    assert!(table.contains("<td>short &amp; sweet</td>"), "{table}");
 }
 
 #[test]
@@ -193,9 +239,9 @@ fn screenshot(page: &Path, dir: &Path) -> PathBuf {
 fn report_renders_in_headless_chromium() {
     let (root, page, _) = make_report();
     if !Path::new(CHROMIUM).exists() {
-        eprintln!(
-            "SKIPPED report_renders_in_headless_chromium: {CHROMIUM} is missing \
-             (install Debian's package: apt-get install -y chromium)"
+        crate::support::skip::whole(
+            &format!("{CHROMIUM} is missing (no headless browser to render the page)"),
+            "apt-get install -y chromium",
         );
         return;
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# What the `remote` feature costs every process start (BENCHMARKS.md, "Shipping and
-# indexing"): builds sjournal in release mode without and with the feature, then runs, interleaved,
-# `sjournal --version` (process start alone) and `sjournal hook` on a real PostToolUse payload
-# (same session, 10 prior events), and prints medians and ratios.
+# What the `remote` feature costs every process start (BENCHMARKS.md, "Start-up, and the
+# `remote` feature"): builds sjournal in release mode without and with the feature, then
+# runs, interleaved, `sjournal --version` (process start alone) and `sjournal hook` on a real
+# PostToolUse payload (same session, 10 prior events), and prints medians and ratios.
 #   tools/bench-startup.sh [RUNS]     default 500
 set -euo pipefail
 cd "$(dirname "$0")/.."

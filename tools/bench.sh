@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Side-by-side benchmarks (issue 6). Builds sjournal and the bench driver in release mode and
+# Side-by-side benchmarks (BENCHMARKS.md). Builds sjournal and the bench driver in release mode and
 # prints a markdown table of ratios, each against a baseline measured in the same run.
 #   tools/bench.sh            full run (1M-event hook case, 1 GB journal)
 #   tools/bench.sh --quick    smaller sizes, for a smoke test
 #   tools/bench.sh verify --before OLD_BINARY [--runs N] [--quick]
-#                             verify on a 1 GB journal, this tree against OLD_BINARY (issue 14)
+#                             verify on a 1 GB journal, this tree against OLD_BINARY
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }

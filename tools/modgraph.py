@@ -13,7 +13,7 @@ left running up; "cycles" lists the strongly connected components of more than o
     tools/modgraph.py [SRC_DIR] [--rooms-depth 2] [--json] [--why]
 
 Paths are read from `crate::`/`sjournal::` paths, `super::` paths (resolved against the file's
-own module, so `use super::x` in `event/digest/mod.rs` counts as an import of `event`), and
+own module, so `use super::x` in `fold/digest/mod.rs` counts as an import of `fold`), and
 `use crate::{a, b::{c, d}}` groups, nested ones included. --why prints, under each arrow back
 up and each arrow of a cycle that spans folders, the file and path that make it.
 

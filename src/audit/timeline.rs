@@ -20,7 +20,7 @@ use crate::journal::{JournalReader, Record};
 
 const KIND_INJECTED: &str = "sjournal.injected";
 
-/// How many characters of prompts, errors and injected text are kept.
+/// How many characters of prompts and errors are kept (injected text is kept whole).
 const TEXT_CHARS: usize = 400;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -85,6 +85,7 @@ pub struct Injection {
     pub event: Option<String>,
     pub bytes: Option<u64>,
     pub truncated: bool,
+    /// The text injected, whole, as its record keeps it (line breaks included).
     pub text: String,
 }
 
@@ -296,7 +297,11 @@ impl Builder {
                 event: event_seq.and_then(|s| self.kind_at.get(&s).cloned()),
                 bytes: fields.get("len").and_then(Value::as_u64),
                 truncated: fields.get("truncated").and_then(Value::as_bool) == Some(true),
-                text: text(&fields, "text").unwrap_or_default(),
+                text: fields
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
             });
             return;
         }

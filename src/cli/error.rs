@@ -14,6 +14,12 @@ pub enum CliError {
         column: usize,
     },
 
+    /// A command line that names something that is not there, or asks for what cannot be
+    /// done (a root that does not exist, a seq past the end, a directory in use); the message
+    /// says what to do. Nothing was changed.
+    #[error("{message}")]
+    Usage { message: String },
+
     /// A host configuration could not be read or written by `install`/`uninstall`.
     #[error("{message}")]
     Install { message: String },

@@ -15,7 +15,10 @@ use clap::{Parser, Subcommand};
 
 use sjournal::journal::Root;
 
-pub const EXIT_CODES: &str = "\
+/// The exit codes, as every command's help ends.
+macro_rules! exit_codes {
+    () => {
+        "\
 Exit codes:
   0  success: nothing wrong was found
   1  findings: a journal has a problem, a checkpoint is not extended or its signature is bad,
@@ -24,14 +27,29 @@ Exit codes:
      fire: the maximum was reached; once/unseen: no new key; slot set: compare-and-set
      conflict; slot get/list show: empty
   2  error: bad input, unreadable journal, no such session; nothing was changed
-  hook always exits 0 (fail-open); what went wrong is on stderr";
+  hook always exits 0 (fail-open); what went wrong is on stderr"
+    };
+}
+
+pub const EXIT_CODES: &str = exit_codes!();
+
+/// `sjournal --help` ends with the exit codes; without the `remote` feature it says first
+/// where that feature's commands are.
+#[cfg(not(feature = "remote"))]
+const MAIN_AFTER_HELP: &str = concat!(
+    "ship, fetch, index and verify --remote (object storage, PostgreSQL) are in the `remote`\n\
+     feature, which this build was made without: cargo install --path . --features remote\n\n",
+    exit_codes!()
+);
+#[cfg(feature = "remote")]
+const MAIN_AFTER_HELP: &str = EXIT_CODES;
 
 #[derive(Debug, Parser)]
 #[command(
     name = "sjournal",
     version,
     about = "Durable, checksummed, hash-chained session journals for AI coding agents",
-    after_help = EXIT_CODES
+    after_help = MAIN_AFTER_HELP
 )]
 pub struct Cli {
     /// Root directory of the journals [default: $SJOURNAL_HOME, else $XDG_STATE_HOME/sjournal,
@@ -140,11 +158,34 @@ pub fn run(cli: Cli) -> u8 {
     }
 }
 
+/// The commands of the `remote` feature, named as clap names subcommands.
+pub const REMOTE_COMMANDS: [&str; 3] = ["ship", "fetch", "index"];
+
+/// The `remote` command a build without that feature was asked for, if that is what `e` is.
+fn remote_command(e: &clap::Error) -> Option<&'static str> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if cfg!(feature = "remote") || e.kind() != ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(s)) => REMOTE_COMMANDS.into_iter().find(|c| c == s),
+        _ => None,
+    }
+}
+
 /// A command line clap could not parse. Help and version requests print as usual; errors exit
 /// 2, except for `hook`, which must fail open (exit 0): a host running a mistyped hook command
 /// would otherwise block its action on every event.
 pub fn parse_error(e: clap::Error) -> u8 {
     use clap::error::ErrorKind;
+    if let Some(name) = remote_command(&e) {
+        output::warn(&format!(
+            "sjournal: error: `{name}` is a command of the `remote` feature, which this sjournal \
+             was built without; build it with `cargo install --path . --features remote` (or \
+             try it from a clone: `cargo run --features remote -- {name} --help`)"
+        ));
+        return 2;
+    }
     let is_hook = std::env::args_os().skip(1).any(|a| a == "hook");
     if is_hook && !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         output::warn(&format!("sjournal hook: {}", e.to_string().trim_end()));
@@ -152,4 +193,29 @@ pub fn parse_error(e: clap::Error) -> u8 {
         return 0;
     }
     e.exit()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option of every command, by command path, that `--help` shows without a word.
+    fn undocumented(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for a in cmd.get_arguments() {
+            if a.is_hide_set() || a.get_help().is_some() || a.get_long_help().is_some() {
+                continue;
+            }
+            out.push(format!("{path} --{}", a.get_id()));
+        }
+        for sub in cmd.get_subcommands() {
+            undocumented(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_option_of_every_command_says_what_it_is() {
+        let mut out = Vec::new();
+        undocumented(&super::Cli::command(), "sjournal", &mut out);
+        assert!(out.is_empty(), "options without help: {out:#?}");
+    }
 }

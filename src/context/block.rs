@@ -1,4 +1,4 @@
-//! The sections of what is injected, built from the folded state (context-recovery §3.3), in
+//! The sections of what is injected, built from the folded state, in
 //! priority order: header, session notes, the user's instructions, plan and todos, where the
 //! last turn left off, failures, files changed, subagents and background work, mode changes,
 //! and the pointer to the full lists. Each line that carries an item has a key (`note:<key>`,

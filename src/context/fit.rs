@@ -1,4 +1,4 @@
-//! Fitting a block to its budget (context-recovery §3.4) and assembling its text and items.
+//! Fitting a block to its budget and assembling its text and items.
 //!
 //! A block is a list of sections; a section a title and lines; each line has a class (what the
 //! truncation order acts on) and, when it carries an item, the item's key. Nothing is cut
@@ -168,7 +168,7 @@ enum Step {
     CutLongest(&'static str, &'static [Class], usize),
 }
 
-/// The truncation order, first to go first (§3.4).
+/// The truncation order, first to go first.
 const ORDER: &[Step] = &[
     Step::DropLast("failures", Class::Fixed),
     Step::DropLast("mode", Class::Mode),

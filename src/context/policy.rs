@@ -1,4 +1,4 @@
-//! The injection policy (context-recovery §3.2): per event, what the model already has and
+//! The injection policy: per event, what the model already has and
 //! what is worth adding. One pure function, [`inject`], from (state after the event's batch,
 //! the event, the policy, the caller's extra sections) to the text and its items; the hook,
 //! `replay`, `context show` and the demo all call it.

@@ -1,4 +1,4 @@
-//! Text rules of the renderer (context-recovery §3.1): everything from the journal is cleaned
+//! Text rules of the renderer: everything from the journal is cleaned
 //! the same way (ANSI escapes, NUL and other control characters stripped, CRLF and CR read as
 //! LF, runs of blank lines collapsed), text from tools is quoted as data (inline code, so a
 //! planted instruction in an error message reads as quoted output), lengths are Unicode

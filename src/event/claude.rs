@@ -1,4 +1,4 @@
-//! Claude Code: the canonical shape. Every documented event (hook-protocols §1.5) and the newer
+//! Claude Code: the canonical shape. Every event of Claude Code's hooks reference and the newer
 //! ones seen in real 2.1.332 payloads map one to one onto `EventKind`.
 
 use std::borrow::Cow;

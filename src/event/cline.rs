@@ -1,4 +1,4 @@
-//! Cline (hook-protocols §3.4): one executable per hook, camelCase fields, the event's data
+//! Cline: one executable per hook, camelCase fields, the event's data
 //! nested under its own key (`preToolUse: {toolName, parameters}`). A Cline task is a session:
 //! TaskStart/TaskResume start it, TaskComplete/TaskCancel (and the SDK's TaskError,
 //! SessionShutdown) end it.

@@ -1,5 +1,5 @@
-//! Codex CLI: the Claude Code protocol's subset (hook-protocols §3.1), plus `turn_id` and
-//! `model` on turn events, as the real 0.171.0 sends it (`tests/fixtures/codex/`):
+//! Codex CLI: a subset of Claude Code's protocol (Codex's `codex-rs/hooks` schemas), plus
+//! `turn_id` and `model` on turn events, as the real 0.171.0 sends it (`tests/fixtures/codex/`):
 //! - a subagent's own task arrives as a UserPromptSubmit carrying the parent's `session_id`
 //!   and the subagent's `agent_id`: it is not a turn of the session (kind `Other`, name and
 //!   prompt kept), and it must not become the session's task;

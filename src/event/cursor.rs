@@ -1,4 +1,4 @@
-//! Cursor (hook-protocols §3.3): camelCase event names, `conversation_id` for the session,
+//! Cursor (its `hooks.json` hooks): camelCase event names, `conversation_id` for the session,
 //! `workspace_roots` for the directory. Shell and MCP executions are tool calls; reading and
 //! editing a file are reported as file events of their own; tab-completion events
 //! (beforeTabFileRead, afterTabFileEdit) are not the agent's and stay `Other`.

@@ -1,4 +1,4 @@
-//! Gemini CLI (hook-protocols §3.2): Claude-style fields under other event names.
+//! Gemini CLI (its `settings.json` hooks): Claude-style fields under other event names.
 //! BeforeAgent ≈ UserPromptSubmit, AfterAgent ≈ Stop, BeforeTool/AfterTool ≈ Pre/PostToolUse,
 //! PreCompress(manual) ≈ PreCompact. What the real 0.61.0 sends (`tests/fixtures/gemini/`)
 //! adds:

@@ -12,8 +12,8 @@
 //!    (does not end with `?`: "why does it never finish?" states no rule).
 //! 3. The sentence is kept verbatim, trimmed.
 //!
-//! English only (context-recovery §7): other languages fall back to the original and latest
-//! requests, which the block always shows.
+//! English only: other languages fall back to the original and latest requests, which the
+//! block always shows.
 
 use crate::limits::INSTRUCTION_SENTENCES_MAX;
 

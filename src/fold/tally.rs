@@ -1,14 +1,15 @@
 //! Counts by name, where almost every name is known in advance: `Counts::by_kind` (the
 //! event kinds and the system kinds) and `Counts::by_host` (the hosts). The fold bumps both
-//! on every event; a `BTreeMap<String, u64>` made that two string-keyed tree searches per
-//! event. A [`Tally`] keeps the count of each known name in an array slot (the fold indexes
-//! it by the enum: [`Tally::bump_slot`]), and any other name (a `sjournal.host` record may
-//! name anything) in a map beside it.
+//! on every event, so a string-keyed tree search per bump would be paid twice an event. A
+//! [`Tally`] keeps the count of each known name in an array slot (the fold indexes it by the
+//! enum: [`Tally::bump_slot`]), and any other name (a `sjournal.host` record may name
+//! anything) in a map beside it (BENCHMARKS.md, "Speed mechanisms": `fold::tally`).
 //!
-//! It is the same value as the map it replaced, and encodes to the same bytes: a map of the
-//! names present, in string order, each once. It decodes from whatever that map decoded from
-//! (duplicates: the last wins; a zero count is kept as a present name), so the state's
-//! encoding, its hash and `FOLD_VERSION` are unchanged.
+//! It is the same value as a `BTreeMap<String, u64>` of the names present, and encodes to the
+//! same bytes: a map of the names present, in string order, each once. It decodes from
+//! whatever that map decodes from (duplicates: the last wins; a zero count is kept as a
+//! present name), so the state's encoding and its hash are the map's; a proptest holds the
+//! two equal.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,7 +8,7 @@
 //! - `sjournal.recovered`: a MessagePack map, see [`Recovered`].
 //! - `sjournal.exec`: what an exec handler printed for an event, see [`Exec`].
 //! - `sjournal.spool-merge`: events that were spooled (the journal was locked or refused them)
-//!   and merged later; see [`SpoolMerge`] and "The spool" in `journal-format.md`.
+//!   and merged later; see [`SpoolMerge`] and "The spool's files" in `journal-format.md`.
 //! - `sjournal.context.set`, `sjournal.context.clear`: context channels ([`ContextSet`],
 //!   [`ContextClear`]).
 //! - `sjournal.fire`, `sjournal.once`, `sjournal.slot.set`, `sjournal.list.push`,
@@ -338,7 +338,8 @@ impl Exec {
 }
 
 /// Written first in the batch that merges spooled events into the journal; the records of
-/// `entries` follow it in order, `records.len()` of them per entry. See "The spool" in `journal-format.md`.
+/// `entries` follow it in order, `records.len()` of them per entry. See "The spool's files" in
+/// `journal-format.md`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct SpoolMerge {
     pub entries: Vec<SpoolMergeEntry>,

@@ -127,7 +127,8 @@ const KIND_BYTES: [bool; 256] = {
 
 /// A record's kind as a str, if it is a well-formed kind name ([`valid_kind`]). A name
 /// `known` recognises comes back as the `&'static str` it gives, after its comparison; only
-/// the others are checked byte by byte and as UTF-8 (see [`parse_known`]).
+/// the others are checked byte by byte and as UTF-8 (see [`parse_known`]; a load reads every
+/// record's kind; BENCHMARKS.md, "Speed mechanisms": decoding in place).
 #[inline(always)]
 fn kind_str(kind: &[u8], known: impl Fn(&[u8]) -> Option<&'static str>) -> Option<&str> {
     if let Some(name) = known(kind) {

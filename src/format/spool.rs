@@ -4,10 +4,9 @@
 //! framing, so a short or damaged file fails its length word or CRC. A spool file in the
 //! fallback spool (format 2) has a second frame, of kind `sjournal.spool-auth`, whose payload
 //! is an [`Auth`]: a MAC of the first frame's bytes under the root's spool key. A fallback
-//! file without it (format 1, written before fallback files were authenticated) is never
-//! merged unless the user accepts it. The layout and what the
-//! merge does with them are in "The spool" in `journal-format.md`; the write and the merge
-//! are in `journal::spool`.
+//! file without it (format 1) is never merged unless the user accepts it. The layout is in
+//! "The spool's files" in `journal-format.md`; the write and the merge, and what the merge
+//! does with each file, are in `journal::spool`.
 
 use serde::{Deserialize, Serialize};
 

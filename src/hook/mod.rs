@@ -223,8 +223,8 @@ type Handoff = Arc<Mutex<Option<Box<dyn Deliver>>>>;
 /// the outcome to `deliver` (the reply, then the work after it, then the rest), which ends
 /// the process; the other one then parks. While the work goes as it should, neither thread
 /// waits for or wakes the other: the watchdog sleeps until the deadline, and the process ends
-/// first (each hand-over between threads cost the hook more than its own work:
-/// BENCHMARKS.md, "The hook's work on the calling thread").
+/// first (each hand-over between threads is a futex wake and a context switch, and on a busy
+/// machine a wait for a core: BENCHMARKS.md, "Speed mechanisms": work on the calling thread).
 pub fn run<R: Read>(opts: HookOptions, input: R, deliver: impl Deliver) -> ! {
     let start = Instant::now();
     let shared = Shared::new();

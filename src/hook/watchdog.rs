@@ -62,8 +62,8 @@ pub(super) struct State {
     pub(super) diag: Vec<String>,
     /// The watchdog is past the earliest deadline, where it may wait for the capture. Before
     /// that it waits for `finished` alone, so a capture does not wake it: each wake-up of the
-    /// other thread costs the hook a cross-CPU hand-over (BENCHMARKS.md, "Start-up and
-    /// exit").
+    /// other thread costs the hook a cross-CPU hand-over (BENCHMARKS.md, "Speed mechanisms":
+    /// C entry point, measured with it).
     watching: bool,
 }
 

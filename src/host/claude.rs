@@ -1,4 +1,4 @@
-//! Claude Code (hook-protocols §1): the canonical protocol. Context goes in
+//! Claude Code: the canonical protocol. Context goes in
 //! `hookSpecificOutput.additionalContext`, whose `hookEventName` must equal the event.
 
 use serde_json::{json, Value};

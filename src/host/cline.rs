@@ -1,4 +1,4 @@
-//! Cline (hook-protocols §3.4): one executable per hook, camelCase payloads (`hookName`,
+//! Cline: one executable per hook, camelCase payloads (`hookName`,
 //! `taskId`, the event's data nested under its own key); every event is answered with
 //! `{"cancel": false}`, plus `contextModification` to inject.
 

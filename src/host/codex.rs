@@ -1,6 +1,7 @@
-//! Codex CLI (hook-protocols §3.1, real-hosts.md): Claude Code's protocol and names, plus
-//! `turn_id` on turn events. SessionStart and SessionEnd carry no `turn_id`; their
-//! `transcript_path` is a `rollout-<time>-<id>.jsonl` file, which Claude Code never writes.
+//! Codex CLI (as the real 0.171.0 runs, `tests/real_hosts/codex.rs`): Claude Code's protocol
+//! and names, plus `turn_id` on turn events. SessionStart and SessionEnd carry no `turn_id`;
+//! their `transcript_path` is a `rollout-<time>-<id>.jsonl` file, which Claude Code never
+//! writes.
 
 use super::{Author, Clues};
 
@@ -37,7 +38,8 @@ pub(crate) fn is_rollout(path: &str) -> bool {
     file.starts_with("rollout-") && file.ends_with(".jsonl")
 }
 
-/// Codex turns additionalContext of these events into developer messages (real-hosts.md).
+/// Codex turns additionalContext of these events into developer messages (0.171.0, run by
+/// `tests/real_hosts/codex.rs`).
 pub(super) fn accepts_context(event: &str) -> bool {
     matches!(
         event,

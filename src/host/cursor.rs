@@ -1,4 +1,4 @@
-//! Cursor (hook-protocols §3.3): its own camelCase event names and `conversation_id`.
+//! Cursor (its `hooks.json` hooks): its own camelCase event names and `conversation_id`.
 
 use serde_json::{json, Value};
 

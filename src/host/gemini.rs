@@ -1,7 +1,7 @@
-//! Gemini CLI (hook-protocols §3.2, real-hosts.md): Claude-style payloads under its own event
-//! names, each with a `timestamp`. additionalContext is wrapped in `<hook_context>` and
-//! prepended to the prompt (SessionStart), added to it (BeforeAgent) or appended to the tool
-//! output (AfterTool).
+//! Gemini CLI (as the real 0.61.0 runs, `tests/real_hosts/gemini.rs`): Claude-style payloads
+//! under its own event names, each with a `timestamp`. additionalContext is wrapped in
+//! `<hook_context>` and prepended to the prompt (SessionStart), added to it (BeforeAgent) or
+//! appended to the tool output (AfterTool).
 
 use super::Clues;
 
@@ -24,7 +24,8 @@ pub(super) fn matches(c: &Clues<'_>) -> bool {
 
 /// BeforeAgent only: SessionStart's context is prepended to the first prompt's text, which
 /// turns `gemini -p "/compress"` into a plain prompt, and comes back inside BeforeAgent's
-/// `prompt` (real-hosts.md). BeforeAgent's is a separate part of the same turn.
+/// `prompt` (0.61.0, run by `tests/real_hosts/gemini.rs`). BeforeAgent's is a separate part of
+/// the same turn.
 pub(super) fn default_context_event(event: &str) -> bool {
     event == "BeforeAgent"
 }

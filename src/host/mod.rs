@@ -1,7 +1,8 @@
 //! The agent hosts: one module per host, each declaring what is particular to it — the clues
 //! that tell its payloads apart, where its payload keeps the session id and the event name,
-//! which events take injected context and the exact stdout it expects back. Sources:
-//! `hook-protocols.md` and `real-hosts.md` (the hosts' real payloads, in `tests/fixtures/`).
+//! which events take injected context and the exact stdout it expects back: as each host's
+//! hook documentation describes it, corrected by what the real hosts send and accept when
+//! `tests/real_hosts/` runs them (their payloads are in `tests/fixtures/`).
 //!
 //! There is **one** detector, [`Clues::host`], used both by the hook (which answers in the
 //! host's protocol and files the event under its session) and by the fold (which normalizes

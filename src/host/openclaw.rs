@@ -1,4 +1,4 @@
-//! OpenClaw (real-hosts.md): no exec hooks; its native plugin (`tools/openclaw-plugin`) sends
+//! OpenClaw: no exec hooks; its native plugin (`tools/openclaw-plugin`) sends
 //! each typed plugin hook as `{"sjournal_bridge": "openclaw", "hook_event_name": <hook name>,
 //! "session_id", "sessionKey", "event": {...}, "ctx": {...}, ...}` and injects what the reply to
 //! `before_prompt_build` carries (as `prependContext`).

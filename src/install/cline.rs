@@ -1,7 +1,7 @@
 //! Cline's hooks: one executable file per hook, named after it, in a hooks directory — the
 //! user's `~/Documents/Cline/Hooks/` (read by the VS Code extension and by the `cline` CLI,
-//! which also reads `~/.cline/hooks/`) or the project's `.clinerules/hooks/` (hook-protocols
-//! §3.4). Each file is a shell script that runs `sjournal hook --host cline` with the payload
+//! which also reads `~/.cline/hooks/`) or the project's `.clinerules/hooks/`. Each file is a
+//! shell script that runs `sjournal hook --host cline` with the payload
 //! on its stdin and prints sjournal's reply (`{"cancel": false, ...}`, which Cline reads).
 //! The files carry the bridge marker, so `uninstall` removes exactly them.
 

@@ -1,7 +1,7 @@
 //! Where each host keeps its hook configuration, and which hooks sjournal installs there.
-//! Sources: `hook-protocols.md` §1.1 and §1.7 (Claude Code: timeouts in seconds), §3.1
-//! (Codex: `hooks.json`, Claude's shape, seconds), §3.2 (Gemini CLI: `settings.json`,
-//! timeouts in milliseconds).
+//! Claude Code: `settings.json`, `hooks` → event → matcher groups of command handlers,
+//! timeouts in seconds. Codex: `hooks.json`, Claude Code's shape, timeouts in seconds. Gemini
+//! CLI: `settings.json`, the same shape, timeouts in milliseconds.
 
 use std::path::{Path, PathBuf};
 
@@ -92,6 +92,8 @@ const fn spec(event: &'static str, matcher: Option<&'static str>, timeout: u64) 
 
 const CLAUDE: &[HookSpec] = &[
     spec("SessionStart", None, 10),
+    // The instruction files (CLAUDE.md, ...) the host loaded: memory leaves out what they say.
+    spec("InstructionsLoaded", None, 5),
     spec("UserPromptSubmit", None, 5),
     spec("PreToolUse", Some("*"), 5),
     spec("PostToolUse", Some("*"), 5),

@@ -469,8 +469,8 @@ mod tests {
         assert!(e.to_string().starts_with("rolled back: seq 5 (hash 0707"));
     }
 
-    /// The refusal says which rule failed: "valid records follow" only for row 9 (the message
-    /// used to claim it for every refusal).
+    /// The refusal says which rule failed: "valid records follow" only for row 9, not for
+    /// every refusal.
     #[test]
     fn each_refusal_names_its_own_reason() {
         let crc = crc();

@@ -22,13 +22,29 @@
 //!    them, so after all of its records), renumbered, with the `event_seq` of their
 //!    `sjournal.exec`, `sjournal.injected` and `sjournal.host` records renumbered alike.
 //!
-//! Order of the steps, so that a crash anywhere leaves something the next run finishes: the
-//! new file is synced; the old journal is hard-linked to its kept name; the high-water mark is
-//! set to the new journal's last record (synced); the new file is renamed over the journal;
-//! the rescue journal is linked to its kept name and unlinked, and its mark cleared. A rescue
-//! journal whose blake3 the journal's last `sjournal.repaired` record names was merged
-//! already: the next run only moves it aside. The session's lock (and the rescue journal's)
-//! is held throughout, so no writer appends meanwhile; hooks that cannot wait spool.
+//! It also rebuilds a journal whose witnesses disagree with it (`verify::witness`), and one
+//! that is gone while they name its records (from a fresh header). A journal that verifies,
+//! with no rescue journal, is left alone; `--dry-run` builds and checks the new journal and
+//! changes nothing.
+//!
+//! Order of the steps, so that a crash anywhere leaves something the next run finishes. The
+//! new file is synced and verified. Then: the old journal is hard-linked to
+//! `<stem>.sjl.damaged-<blake3/16>.bin` (a link never replaces a file; one already there is
+//! reused if it holds the same bytes); the high-water mark is set to the new journal's last
+//! record and synced, its copy in the lock file too, and the tail hint is cleared; the new
+//! file is renamed over the journal (readers see the old file or the new one, never a mix; a
+//! reader holding a map of the old file keeps reading it); a snapshot that no longer binds the
+//! new journal is renamed to `<stem>.snap.superseded-<blake3/16>.bin`; the directory is
+//! synced; the rescue journal is hard-linked to `<stem>.rescue.sjl.merged-<blake3/16>.bin`,
+//! its mark renamed beside it (`….merged-<blake3/16>.hwm`, so a rescue writer still finishing
+//! its sync advances that file, not the next rescue journal's mark), its name unlinked, and
+//! the tail hint and mark copy in `<stem>.rescue.lock` cleared. A crash before the rename
+//! leaves the damaged journal in place (the next run starts over); a crash after it leaves a
+//! rescue journal that the last `sjournal.repaired` record names by its blake3, which the next
+//! run only moves aside. Nothing is deleted. A snapshot that still binds needs nothing: it is
+//! checked against the journal on load (valid when it covers the unchanged prefix, ignored
+//! otherwise). The session's lock (and the rescue journal's) is held throughout, so no writer
+//! appends meanwhile; hooks that cannot wait spool.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

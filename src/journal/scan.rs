@@ -1,6 +1,40 @@
 //! Validation shared by every path that reads records: the writer's recovery scan, the mmap
 //! reader, verify and inspect. A record is valid when its frame parses (length, CRC, fields),
 //! its seq is the next one, and its `prev_hash` is the hash of the record before it.
+//!
+//! # What a load of the state checks, and why not every link
+//!
+//! Loading a session's state (`snapshot::load_paths`: `state`, `context`, `show`, memory, and
+//! the hook's reads when it cannot take the session's lock; and the fold under the session's
+//! lock, the hook's `Session::load`: the snapshot, then the tail after it) checks, before it
+//! folds a record: its length, its CRC, its fields and that its seq is the next one; and the
+//! chain link of the *first* record it folds (to the snapshot's record, or to the header's
+//! genesis hash for a full replay): [`Links::First`]. With a snapshot, the snapshot's own
+//! checks come first: its CRC, body hash and state hash, and its binding to the journal (the
+//! record at its `frame_offset` must parse with its `seq` and hash to its `chain_hash`). The
+//! record hash of the last record folded is computed once, for the next snapshot.
+//!
+//! It does **not** re-hash every record to check every link; `verify` does. Why:
+//!
+//! - A link check is a blake3 of the whole frame, the largest cost of a cold load after the
+//!   fold itself (BENCHMARKS.md, "loads leave every link to verify").
+//! - What links catch and CRCs do not is a record rewritten *with a valid CRC*, or records
+//!   reordered, copied or removed: deliberate edits (a torn write or bit rot fails the CRC; a
+//!   missing or repeated record fails the seq check, which loads keep). Loads cannot prove
+//!   integrity anyway: a rewrite of the last record, or of everything after a snapshot's
+//!   record together with the chain, passes any load-time check; only a head kept elsewhere
+//!   (a checkpoint, the high-water mark) and `verify` against it can tell.
+//! - A load that found a broken link could only fold the records before it and warn, as it
+//!   does for a bad CRC.
+//! - The hook's loads fold a snapshot plus a short tail (a snapshot is written every 128
+//!   records), so for the hook the difference is small; it matters for full replays.
+//!
+//! So: a bad CRC, a seq out of order, a first record that does not link, or a snapshot that
+//! does not bind, stops or rejects the load with a warning; an edit that keeps CRCs valid is
+//! for `verify` (every link, the high-water mark) and `verify --checkpoint` to find. `log`,
+//! `inspect`, replay and `verify` check every link ([`Links::Every`]), and so does the writer
+//! when it opens a session and finds its end (from the tail hint's record on, or from the
+//! header), since recovery must cut only a provably torn tail.
 
 use crate::event::EventKind;
 use crate::format::record::{self, FrameError, FrameRef, FRAME_MIN_BYTES};
@@ -176,8 +210,8 @@ pub enum Links {
     /// and the writer's open need, to cut only a provably torn tail.
     Every,
     /// The first record's link to the chain the scan starts from (the header's genesis or
-    /// a snapshot's head), then CRCs and seqs: what a fold of the state checks
-    /// (journal-format.md, "Loading a state: what is checked"). The returned chain's
+    /// a snapshot's head), then CRCs and seqs: what a fold of the state checks (the module
+    /// docs say why). The returned chain's
     /// `prev_hash` is then unknown ([`Hash::ZERO`]).
     First,
 }

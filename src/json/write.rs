@@ -77,9 +77,10 @@ pub struct SpooledLine<'a> {
 /// `import --json`: what was imported.
 ///
 /// `{"session", "appended", "events", "system", "first_seq", "last_seq", "head",
-/// "skipped_system", "syncs"}`: `appended` = `events` + `system`; `first_seq`, `last_seq`
-/// and `head` (the chain hash after the last record, hex) are null when nothing was
-/// appended; `skipped_system` counts the system records left out; `syncs` the fsyncs.
+/// "skipped_system", "already_present", "syncs"}`: `appended` = `events` + `system`;
+/// `first_seq`, `last_seq` and `head` (the chain hash after the last record, hex) are null
+/// when nothing was appended; `skipped_system` counts the system records left out;
+/// `already_present` the export lines the session already held; `syncs` the fsyncs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ImportSummary<'a> {
     pub session: &'a str,
@@ -90,6 +91,8 @@ pub struct ImportSummary<'a> {
     pub last_seq: Option<u64>,
     pub head: Option<String>,
     pub skipped_system: u64,
+    /// Export lines whose record the session already held (imported before): not imported.
+    pub already_present: u64,
     pub syncs: usize,
 }
 

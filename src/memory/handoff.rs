@@ -1,4 +1,4 @@
-//! The handoff (context-recovery §5.2 item 1): at `startup`, what one of the project's last
+//! The handoff: at `startup`, what one of the project's last
 //! sessions (the newest unfinished one, `memory::hook`) left unfinished — open todos, the turn it was in when it stopped answering, unresolved
 //! failures, running background work — in at most `limits::HANDOFF_CHARS`. A fact about the
 //! last session, so it is not reviewed; the user's standing instructions are not in it (they

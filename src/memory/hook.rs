@@ -411,7 +411,7 @@ pub fn memory_section(
     })
 }
 
-/// The handoff (context-recovery §5.2 item 1). Of the project's last `n` sessions other than
+/// The handoff. Of the project's last `n` sessions other than
 /// this one (newest first, in the order their SessionStart reached the project journal), the
 /// newest that left something unfinished hands off. A session that was cleared (`/clear`)
 /// ends the search: what it held was cleared away, and so was everything before it. A

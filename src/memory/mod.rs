@@ -1,22 +1,85 @@
-//! Memory across sessions (issue 12, context-recovery §5): a **project** journal per project
-//! and one **global** journal, each an ordinary sjournal journal under the root (same format,
-//! `verify`, `checkpoint`, `export`, shipping), folded like any session into `State::memory`.
+//! Memory across sessions: a **project** journal per project and one **global** journal, each
+//! an ordinary sjournal journal under the root (same header, records, chain, recovery, spool
+//! and snapshots; `verify`, `checkpoint`, `export` and `ship` treat them as sessions), folded
+//! like any session into `State::memory`. Their ids, file stems and the `sjournal.memory`
+//! record are specified in `journal-format.md`, "Scope journals"; this is what the records
+//! mean and where they come from.
 //!
 //! - A scope journal's id is `scope:project:<canonical project path>` or `scope:global`; the
 //!   header keeps the id, so the path is in the header, and the file stem is `h-` and a hash
 //!   of it (`journal::paths::file_stem`).
 //! - The project is the host's project directory (`CLAUDE_PROJECT_DIR`, or `--project`),
-//!   else the git root above the event's `cwd`, else the `cwd`, canonicalised.
+//!   else the nearest directory above the event's `cwd` that holds `.git`, else the `cwd`;
+//!   canonicalised (symlinks resolved) when it exists ([`project_dir`]).
 //! - Items are proposed, accepted, rejected, edited, forgotten or marked stale by
-//!   `sjournal.memory` records, each with provenance (session, seq, the verbatim quote). The
-//!   fold (`state.rs`) checks each op as the writer does (`ops.rs`), under the journal's lock.
-//! - Proposals come from deterministic sources only: the standing instructions the fold's
-//!   selector picks (at Stop and SessionEnd), `sjournal memory propose`, and "remember: …"
-//!   in a prompt: accepted as said only from the human user's own prompt in a main session
-//!   (`Host::prompt_author`), else proposed for review (source `relayed`). Rejected or
-//!   forgotten text is never proposed again.
-//! - Only accepted items reach the model (`hook.rs`); pending proposals are counted to the
+//!   `sjournal.memory` records, each with provenance (session, seq, the verbatim quote).
+//! - Proposals come from deterministic sources only, and rejected or forgotten text is never
+//!   proposed again.
+//! - Only accepted items reach the model ([`hook`]); pending proposals are counted to the
 //!   user through the host's user-visible channel at session start.
+//!
+//! # The ops, and when each is allowed
+//!
+//! The fold ([`state`]) checks each op against the memory as it stands
+//! ([`Memory::check`]; the writer, [`ops`], checks the same under the journal's lock, so
+//! concurrent writers cannot both propose the same item or accept a rejected one) and counts
+//! a refused one in `memory.refused`. An item's `id` is `m` and the first 12 hex digits of
+//! its text key (the blake3 of the text's words, lowercased, joined by single spaces).
+//!
+//! | op | allowed when | effect |
+//! |---|---|---|
+//! | `propose` | the id is the text's; its text key was never rejected or forgotten; fewer than 512 items; a known item: from a session not yet in its `seen_in` (fewer than 32), or `remember` on a pending item | a new item `proposed` (`remember`: `accepted`); a known item from another session joins `seen_in` (its confidence, "seen in N sessions") and gains a provenance entry (at most 4) |
+//! | `accept` | `proposed` or `stale` | `accepted` |
+//! | `reject` | not `forgotten` | `rejected`; its text keys (current and original) join `memory.rejected` |
+//! | `forget` | any | `forgotten`; its text keys join `memory.rejected` |
+//! | `edit` | not `rejected` or `forgotten` | text replaced (the first text kept as `original`), `accepted` |
+//! | `stale` | `accepted` | `stale` (back to review) |
+//! | `session` | — | the project's recent sessions (at most 8, newest last): the handoff looks up the last one |
+//!
+//! Ops that would change nothing (accepting an accepted item) are not written.
+//!
+//! # Where proposals come from
+//!
+//! The hook writes after its reply: `rule` and `verify` proposals at Stop and SessionEnd, a
+//! `remember` or `relayed` one on the prompt that asks. The `source` of a proposal:
+//!
+//! - `rule`: the standing instructions of the session's prompts (the fold's selector,
+//!   `fold::instructions`);
+//! - `verify`: a failing shell command that a command of the same family (the same words but
+//!   for options, `fold::recovery`) later passed in the same session: text
+//!   ``"`<passing>` passes where `<failing>` fails"``, provenance seq the passing call's record,
+//!   quote `failed: <failing> (exit N); passed: <passing>`. A `verify` item goes stale only
+//!   when its passing command (its first code span) fails and is not fixed;
+//! - `remember`: a prompt starting `remember:` (project scope) or `remember globally:` (global
+//!   scope), any case, spaces allowed before the colon — accepted as said, but only from the
+//!   human user's own prompt in a main session, as the host tells it (`Host::prompt_author`);
+//! - `relayed`: the same words in any other prompt (a subagent's task, a scheduled job's,
+//!   another sender's, one the host generated): a proposal for review, in the project's scope;
+//! - `explicit`: `sjournal memory propose`.
+//!
+//! # What is injected
+//!
+//! Pending items (`proposed`, `stale`) are never injected. Accepted ones are, at SessionStart
+//! `startup`, `clear` and `compact`, under `## Project memory (reviewed)` (at most
+//! `MEMORY_INJECT_CHARS`, 600 characters; newest first, project before global). Each
+//! injection that carries memory or a handoff is preceded in its batch by an
+//! `sjournal.extras` record with exactly those sections, so a replay renders the same bytes.
+//!
+//! At `compact`, accepted lines that an instruction file the host loaded already contains
+//! are left out (compared with whitespace runs collapsed). The files are the session's
+//! `requests.files` (from `InstructionsLoaded.file_path`); the hook reads them ([`known`]:
+//! absolute paths only, regular files once opened, at most 256 KiB; symlinks are followed:
+//! these are the user's files, as the host read them, compared and never injected) and
+//! journals each in the `sjournal.extras` record's `read` (path, bytes read, their blake3, or
+//! why it was not read, and the lines it left out). Replay renders from the record and never
+//! reads the file.
+//!
+//! The handoff at `startup` ([`handoff`]): of the project's last N sessions other than the
+//! starting one (`session` ops, newest first; N = `[memory] handoff_sessions`, default 3, at
+//! most 8, 0 = no handoff), the newest that left something unfinished (open todos, a turn
+//! with no Stop, an unresolved failure, background work) hands off. A session that ended with
+//! `/clear` (SessionEnd reason `clear`) stops the search: neither it nor any older session
+//! hands off.
 
 pub mod handoff;
 pub mod hook;

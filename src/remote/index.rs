@@ -5,7 +5,7 @@
 //! session's row are written. Rows are keyed by `(host, stem, stream, seq)` and inserted with
 //! `ON CONFLICT DO NOTHING`, and nothing in a row depends on when or how often it was indexed,
 //! so re-indexing changes nothing and dropping the schema and indexing again gives identical
-//! rows. The tables are in `journal-format.md` ("The index").
+//! rows. The tables are in the module docs of `remote`.
 
 use std::collections::BTreeMap;
 

@@ -28,9 +28,9 @@ pub(super) const TWO_THREADS_MIN_BYTES: usize = 4 << 20;
 /// Whether a second thread can have a core of its own: with two cores or more. A tail this
 /// long is a cold load: `replay`, `state` or `inspect` of a large journal, or a hook whose
 /// snapshot is missing or was rejected (after a `FOLD_VERSION` bump), which has its deadline
-/// to meet. On the shared 2-core machine two threads measured 1.3x-1.4x faster than one with
-/// the other core free, and 0.87x of one with it taken by other work (BENCHMARKS.md, "Digest
-/// version 3, a cheaper apply, and the second core").
+/// to meet. Two threads do a little more work in all, so they pay only when the other core is
+/// free; the reader thread then bounds the load (BENCHMARKS.md, "Speed mechanisms": two-thread
+/// cold fold).
 pub(super) fn spare_core() -> bool {
     std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
@@ -139,7 +139,7 @@ impl<'a> Slot<'a> {
 /// Records handed from the reader thread to the folding one: the first `len` slots. The
 /// slots stay when the batch comes back to be filled again, and each event is decoded over
 /// the one before it, in place: an `Event` is large, and building one aside and moving it
-/// in copied it over and over (a sixth of the reader thread's instructions).
+/// in would copy it over and over (BENCHMARKS.md, "Speed mechanisms": decoding in place).
 struct Batch<'a> {
     slots: Vec<Slot<'a>>,
     len: usize,

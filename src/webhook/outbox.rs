@@ -3,7 +3,7 @@
 //! for that webhook names its seq. So the hook adds nothing to its own path (no second copy,
 //! no second fsync), the body sent is the journaled JSON by construction, spooled events join
 //! the outbox when they are merged, and the delivery log is chained and verified with the
-//! events it reports on (see "Webhooks" in `journal-format.md`).
+//! events it reports on (the reasons are in the module docs of `webhook`).
 //!
 //! Per session, `sessions/<stem>.webhook/` (0700) holds:
 //! - `deliver.lock`: flock held by the one deliverer of the session; it holds the pid of the

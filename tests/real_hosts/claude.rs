@@ -1,7 +1,7 @@
 //! Claude Code 2.1.332 (`claude -p`), hooks installed by `sjournal install claude-code`.
 //! The harness ([`Claude`]) is reusable: a scenario is a list of prompts (and `/compact`)
 //! played in one session, each a `claude -p` or `claude --resume ID -p` invocation
-//! (`claude_recovery.rs` plays context-recovery §4's scenario with it).
+//! (`claude_recovery.rs` plays the context-recovery scenario with it).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! context-recovery §4's `recovery.json` scenario, played through the real Claude Code 2.1.332
+//! The context-recovery scenario, played through the real Claude Code 2.1.332
 //! (the same steps as the library-level `tests/fixtures/scenarios/recovery.jsonl`): P1 states
 //! two standing rules, the model writes a TodoWrite of three items (done, in progress,
 //! pending), writes `src/greet.txt`, reads and edits `README.md`, runs `make check` (the

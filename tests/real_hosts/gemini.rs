@@ -17,7 +17,8 @@ pub const COMPRESS_MARKER: &str = "state_snapshot";
 /// The mock's compression summary, about as long as a real one: Gemini CLI keeps, as they
 /// were, the turns after the first 70% of the history's characters, so with a summary much
 /// longer than a turn it keeps the last turn (and the recovery block it carried) through the
-/// next compression, as real-hosts runs showed; with a one-line summary it would keep none.
+/// next compression, as runs of the real Gemini CLI showed; with a one-line summary it would
+/// keep none.
 pub fn summary() -> &'static str {
     static S: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     S.get_or_init(|| {

@@ -1,5 +1,5 @@
 //! What sjournal injected in a real host's session, read back from the journal, and the checks
-//! of the injection policy (context-recovery §3.2) every host's test makes on it: after a
+//! of the injection policy (`context::policy`) every host's test makes on it: after a
 //! compaction the recovery block exactly once, prompts otherwise get nothing or only what is
 //! new, no item twice between two compactions, and never the prompt being answered.
 

@@ -22,4 +22,6 @@ mod mock;
 mod openclaw;
 mod opencode;
 mod pi;
+#[path = "../support/skip.rs"]
+mod skip;
 mod support;

@@ -81,6 +81,24 @@ impl OpenCode {
     }
 }
 
+/// A stand-in for sjournal that runs it, then, for a SessionStart, waits 3 s before it ends.
+fn slow_session_start(w: &World) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = w.home.join("slow-session-start");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\ninput=$(cat)\nprintf '%s' \"$input\" | '{}' \"$@\"\nstatus=$?\n\
+             case \"$input\" in *'\"hook_event_name\":\"SessionStart\"'*) sleep 3 ;; esac\n\
+             exit $status\n",
+            support::bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
 fn script(project: &str) -> Script {
     Script {
         rules: vec![
@@ -146,6 +164,13 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     let sid = oc.session.clone().unwrap();
     // The first session's model requests; then a new session in the same project (below).
     let first = oc.mock.model_requests().len();
+    // The new session's SessionStart call ends 3 s after its reply, as one whose work after
+    // the reply is slow on a loaded machine: OpenCode hands the session's first message to the
+    // plugin without waiting for that call, and its handoff must still go with the message.
+    let slow = slow_session_start(&oc.world);
+    oc.world
+        .env
+        .insert("SJOURNAL_BIN".into(), slow.display().to_string());
     oc.session = None;
     oc.prompt("ECHO5 a new session");
     let sid2 = oc.session.clone().unwrap();

@@ -26,7 +26,10 @@ fn required() -> bool {
 /// test then skips, saying why) if it cannot be installed and SJOURNAL_REQUIRE_HOSTS is not 1.
 pub fn installed(host: &str) -> Option<PathBuf> {
     if std::env::var("SJOURNAL_SKIP_HOSTS").is_ok_and(|v| v == "1") && !required() {
-        eprintln!("SKIP real host {host}: SJOURNAL_SKIP_HOSTS=1");
+        crate::skip::whole(
+            "SJOURNAL_SKIP_HOSTS=1: the real hosts are not run",
+            "unset SJOURNAL_SKIP_HOSTS",
+        );
         return None;
     }
     let start = Instant::now();
@@ -47,7 +50,7 @@ pub fn installed(host: &str) -> Option<PathBuf> {
             format!("install.sh printed no directory: {line}")
         }
         Ok(o) => format!(
-            "tools/hosts/install.sh {host} failed: {}",
+            "tools/hosts/install.sh failed: {}",
             String::from_utf8_lossy(&o.stderr)
                 .lines()
                 .rev()
@@ -60,7 +63,10 @@ pub fn installed(host: &str) -> Option<PathBuf> {
     if required() {
         panic!("real host {host} is required (SJOURNAL_REQUIRE_HOSTS=1) but {why}");
     }
-    eprintln!("SKIP real host {host}: {why} (set SJOURNAL_REQUIRE_HOSTS=1 to make this a failure)");
+    crate::skip::whole(
+        &format!("the host could not be installed: {why}"),
+        "tools/hosts/install.sh (needs npm and the npm registry)",
+    );
     None
 }
 

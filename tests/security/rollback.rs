@@ -1,4 +1,4 @@
-//! Rollback with the high-water mark rolled back too (issue 22, item 5). Someone with write
+//! Rollback with the high-water mark rolled back too. Someone with write
 //! access to the root cuts acknowledged records off a journal (at a record boundary, by putting
 //! an older copy back, or by deleting it) and deals with the mark so that it cannot tell:
 //! deletes it, truncates it (to nothing, or part of it), corrupts it, or puts its older copy

@@ -38,6 +38,31 @@ pub fn spawnable(root: &Path) -> std::process::Command {
     c
 }
 
+/// A copy of the built binary in `dir/bin/` (both made 0755), for a test that runs sjournal as
+/// another user: the build's own binary may sit where only its owner can reach it (a clone
+/// in a private temp dir). `dir` and every directory above it must let that user through.
+pub fn copy_for_another_user(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin_dir = dir.join("bin");
+    std::fs::create_dir(&bin_dir).unwrap();
+    std::fs::set_permissions(&bin_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = bin_dir.join("sjournal");
+    std::fs::copy(bin(), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    copy
+}
+
+/// `BIN --root ROOT` (a copy of the binary: [`copy_for_another_user`]), cleaned as
+/// [`spawnable`] is.
+pub fn spawnable_at(bin: &Path, root: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(bin);
+    c.arg("--root").arg(root);
+    c.env_remove("SJOURNAL_HOME")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("CLAUDE_PROJECT_DIR");
+    c
+}
+
 /// Runs `sjournal --root ROOT <args>` with `stdin` to completion. The hook may exit before
 /// reading everything (it fails open); a broken pipe is fine.
 pub fn run(root: &Path, args: &[&str], stdin: &[u8]) -> Output {

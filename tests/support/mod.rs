@@ -17,6 +17,7 @@ pub mod instruction_oracle;
 pub mod journal;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod skip;
 pub mod webhook;
 
 pub use cmd::*;

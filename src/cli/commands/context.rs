@@ -54,6 +54,7 @@ pub struct Args {
 pub enum Action {
     /// Print exactly the context the hook would inject at the next event
     Show {
+        /// The session: its id, as the host gave it
         #[arg(long)]
         session: String,
         /// The event (default: the host compacting now)
@@ -66,27 +67,34 @@ pub enum Action {
         /// session's directory, else the current one]
         #[arg(long, value_name = "DIR")]
         project: Option<std::path::PathBuf>,
+        /// Print the injection as JSON instead of text
         #[arg(long)]
         json: bool,
     },
     /// Set a context entry (text from the argument, or from stdin when absent or "-")
     Set {
+        /// The session: its id, as the host gave it
         #[arg(long)]
         session: String,
+        /// The entry's key (an entry of that key in the channel is replaced)
         #[arg(long)]
         key: String,
         /// persistent (kept, survives compaction), ephemeral (this turn), at-stop (replaces
         /// the persistent entry when the turn ends)
         #[arg(long, default_value = "persistent", value_parser = parse_channel)]
         channel: Channel,
+        /// The entry's text [default: stdin; "-" reads stdin too]
         text: Option<String>,
     },
     /// Clear one key, one channel, or (neither given) every entry
     Clear {
+        /// The session: its id, as the host gave it
         #[arg(long)]
         session: String,
+        /// Clear only the entry of this key
         #[arg(long)]
         key: Option<String>,
+        /// Clear only this channel: persistent, ephemeral or at-stop
         #[arg(long, value_parser = parse_channel)]
         channel: Option<Channel>,
     },

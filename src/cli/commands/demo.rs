@@ -27,7 +27,7 @@ const SESSION: &str = "5e551011-de30-4a11-8000-00000000demo";
 /// Play a recorded session through the hook, across a compaction, in a temporary directory
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Keep the demo's files in DIR instead of a temporary directory
+    /// Keep the demo's files in DIR instead of a temporary directory (a new or empty one)
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
 }
@@ -143,7 +143,36 @@ fn rebuild_check(root: &Root) -> Result<(usize, usize)> {
     Ok((journaled, matching))
 }
 
-pub fn run(args: Args) -> Result<Outcome> {
+pub fn run(args: Args) -> crate::cli::error::Result<Outcome> {
+    if let Some(dir) = &args.keep {
+        keep_dir_is_free(dir)?;
+    }
+    Ok(play(args)?)
+}
+
+/// `--keep DIR` must be new or empty: the demo's narration (seqs, counts, the session's
+/// records) is that of one run in a fresh root, and a second run into the same root would
+/// append to the first one's session.
+fn keep_dir_is_free(dir: &std::path::Path) -> crate::cli::error::Result<()> {
+    let refuse = |why: &str| crate::cli::error::CliError::Usage {
+        message: format!(
+            "--keep {}: {why}; the demo plays into a fresh root, so give it a new or empty \
+             directory (nothing was written)",
+            dir.display()
+        ),
+    };
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => match entries.next() {
+            None => Ok(()),
+            Some(_) => Err(refuse("the directory is not empty (an earlier demo run?)")),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(refuse("not a directory")),
+        Err(e) => Err(Error::io("read directory", dir, e).into()),
+    }
+}
+
+fn play(args: Args) -> Result<Outcome> {
     let tmp;
     let kept_dir = args.keep.is_some();
     let dir = match args.keep {

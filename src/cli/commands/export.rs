@@ -14,6 +14,7 @@ use sjournal::journal::{JournalReader, Root};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// Output format (JSON Lines is the only one, and already JSON)

@@ -24,6 +24,7 @@ pub struct Args {
     /// Require valid checkpoint signatures by these verifier keys (one per line)
     #[arg(long, value_name = "KEYFILE")]
     pub pubkey: Vec<PathBuf>,
+    /// Print JSON (one object per line) instead of text
     #[arg(long)]
     pub json: bool,
 }

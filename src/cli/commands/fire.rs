@@ -14,6 +14,7 @@ use sjournal::primitives;
 pub struct Args {
     #[command(flatten)]
     pub target: crate::cli::target::Target,
+    /// The hook's name: what is counted
     pub name: String,
     /// Fire at most this many times per session
     #[arg(long)]

@@ -28,6 +28,7 @@ use sjournal::journal::{self, spool, Root};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it (or --all, or --accept FILE)
     #[arg(long, required_unless_present_any = ["all", "accept"], conflicts_with_all = ["all", "accept"])]
     pub session: Option<String>,
     /// Every session with spooled events
@@ -43,6 +44,7 @@ pub struct Args {
     /// Wait this long for a session's lock
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub wait_ms: u64,
+    /// Print JSON (one object per line) instead of text
     #[arg(long)]
     pub json: bool,
 }

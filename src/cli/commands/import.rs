@@ -13,15 +13,24 @@
 //! - any other JSON value: one event, the line's text byte for byte (without its line break);
 //!   its kind is `--kind`, else its `hook_event_name`, else "event".
 //!
+//! Nothing is imported twice. An export line whose record the session already holds (the same
+//! time, kind and payload bytes: an import of the same export before, or the session's own
+//! export) is skipped, and the summary counts it (`already_present`), so importing an export
+//! again only adds what is new in it. Plain events have no identity of their own: if the
+//! session already holds every one of them, in order, one after the other, the import is
+//! refused (exit 2) unless `--allow-duplicates` says to append them again.
+//!
 //! Every line is checked before anything is written: a bad line is an error naming its line
 //! number, and nothing is appended. The events are then appended in as few batches as the
 //! per-write bound allows (`BATCH_MAX_BYTES`, 64 MiB), each batch one write and one sync, so a
 //! typical import costs one fsync. The bound is what lets recovery tell a torn batch from
 //! mid-log corruption, so a bigger import is split rather than written in one go.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::PathBuf;
 
+use crate::cli::error::CliError;
 use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::{chunks, plan, ImportFormat, ImportItem};
 use sjournal::error::{Error, Result};
@@ -32,6 +41,7 @@ use sjournal::journal::{keep_elsewhere, Batch, Landed, Root, Session};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it (a new one, or one to add to)
     #[arg(long)]
     pub session: String,
     /// JSONL file, or - for stdin
@@ -45,6 +55,10 @@ pub struct Args {
     /// Print the summary as JSON
     #[arg(long)]
     pub json: bool,
+    /// Append plain events even when the session already holds every one of them, in order
+    /// (without it such an import is refused as a repeat)
+    #[arg(long)]
+    pub allow_duplicates: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -67,9 +81,87 @@ impl From<Format> for ImportFormat {
     }
 }
 
-pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+/// A record as the duplicate check compares it: time, kind and a digest of its payload, and
+/// its seq.
+type Held = (i64, String, blake3::Hash, u64);
+
+/// The records of a session's journal and rescue journal, in order (as far as they can be
+/// read: a damaged record ends the list).
+fn held(root: &Root, session: &str) -> Result<Vec<Held>> {
+    let paths = root.session(session)?;
+    let mut out = Vec::new();
+    for path in [&paths.journal, &paths.rescue] {
+        if std::fs::symlink_metadata(path).is_err() {
+            continue;
+        }
+        let reader = sjournal::journal::JournalReader::open(path, None)?;
+        for rec in reader.records()? {
+            let Ok(rec) = rec else { break };
+            out.push((
+                rec.ts_unix_ns,
+                rec.kind.to_owned(),
+                blake3::hash(rec.payload),
+                rec.seq,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Where the session already holds `plain` (kinds and payloads), one after the other: the
+/// index in `held` of the first.
+fn repeated_run(held: &[Held], plain: &[&ImportItem]) -> Option<usize> {
+    let want: Vec<(&str, blake3::Hash)> = plain
+        .iter()
+        .map(|i| (i.kind.as_str(), blake3::hash(&i.payload)))
+        .collect();
+    if want.is_empty() || want.len() > held.len() {
+        return None;
+    }
+    (0..=held.len() - want.len()).find(|&at| {
+        want.iter()
+            .zip(&held[at..])
+            .all(|((k, h), (_, hk, hh, _))| k == hk && h == hh)
+    })
+}
+
+pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     let (name, input) = read_input(&args.file)?;
-    let plan = plan(&name, &input, args.format.into(), args.kind.as_deref())?;
+    let mut plan = plan(&name, &input, args.format.into(), args.kind.as_deref())?;
+    // Nothing twice: export lines already in the session are skipped; plain events the
+    // session already holds, every one in order, are refused as a repeat.
+    let mut already = 0u64;
+    if !plan.items.is_empty() {
+        let held = held(root, &args.session)?;
+        let plain: Vec<&ImportItem> = plan.items.iter().filter(|i| i.ts.is_none()).collect();
+        if !args.allow_duplicates {
+            if let Some(at) = repeated_run(&held, &plain) {
+                return Err(CliError::Usage {
+                    message: format!(
+                        "session {} already holds every event of {} (all {}, in order, as seq \
+                         {}..={}): it was imported before; nothing was imported (pass \
+                         --allow-duplicates to append them again)",
+                        sjournal::escape::text(&format!("{:?}", args.session)),
+                        sjournal::escape::text(&name),
+                        plain.len(),
+                        held[at].3,
+                        held[at + plain.len() - 1].3,
+                    ),
+                });
+            }
+        }
+        let present: HashSet<(i64, &str, blake3::Hash)> = held
+            .iter()
+            .map(|(ts, kind, h, _)| (*ts, kind.as_str(), *h))
+            .collect();
+        let before = plan.items.len();
+        plan.items.retain(|i| {
+            i.ts.is_none_or(|ts| {
+                !present.contains(&(ts, i.kind.as_str(), blake3::hash(&i.payload)))
+            })
+        });
+        already = (before - plan.items.len()) as u64;
+    }
     let mut syncs = 0;
     let mut range = None;
     let (mut events, mut system, mut not_empty) = (0u64, 0u64, 0u64);
@@ -79,7 +171,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         let opts = crate::cli::shared::writer_options(root);
         let (session, open_err) = match Session::open(root, &args.session, &opts) {
             Ok(s) => (Some(s), None),
-            Err(e @ (Error::InvalidSessionId { .. } | Error::InvalidKind { .. })) => return Err(e),
+            Err(e @ (Error::InvalidSessionId { .. } | Error::InvalidKind { .. })) => {
+                return Err(e.into())
+            }
             Err(e) => (None, Some(e)),
         };
         // System records refer to records by seq: they are copied only into an empty
@@ -145,27 +239,33 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             last_seq: range.map(|r| r.1),
             head: range.map(|r| r.2.to_hex()),
             skipped_system: skipped,
+            already_present: already,
             syncs,
         }),
         (false, Some((first, last, head))) => format!(
             "imported {events} event(s) and {system} system record(s) into session {} as seq \
-             {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) skipped",
+             {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) \
+             skipped; {already} already in the session",
             sjournal::escape::text(&format!("{:?}", args.session)),
         ),
         (false, None) => format!(
-            "nothing to import from {}; {skipped} system record(s) skipped",
-            sjournal::escape::text(&name)
+            "nothing to import from {}: {already} record(s) already in session {}; {skipped} \
+             system record(s) skipped",
+            sjournal::escape::text(&name),
+            sjournal::escape::text(&format!("{:?}", args.session)),
         ),
     };
     output::emit(&mut out, &line, args.json)?;
     match landed {
         None | Some(Landed::Journal { .. }) => Ok(Outcome::Ok),
         // Not (all) in the journal: say where the rest is, exit 1.
-        Some(other) => {
-            crate::cli::shared::print_landed(&mut out, root, &args.session, &other, |_| {
-                String::new()
-            })
-        }
+        Some(other) => Ok(crate::cli::shared::print_landed(
+            &mut out,
+            root,
+            &args.session,
+            &other,
+            |_| String::new(),
+        )?),
     }
 }
 

@@ -24,6 +24,7 @@ pub enum Action {
     Push {
         #[command(flatten)]
         target: crate::cli::target::Target,
+        /// The list's name
         name: String,
         /// One JSON value
         value: String,
@@ -34,13 +35,16 @@ pub enum Action {
     Show {
         #[command(flatten)]
         target: crate::cli::target::Target,
+        /// The list's name
         name: String,
+        /// Print JSON (one object per line) instead of text
         #[arg(long)]
         json: bool,
     },
     Clear {
         #[command(flatten)]
         target: crate::cli::target::Target,
+        /// The list's name
         name: String,
     },
 }

@@ -15,6 +15,7 @@ use sjournal::journal::{JournalReader, Root};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// One JSON object per line

@@ -56,6 +56,7 @@ pub struct Args {
 pub enum Action {
     /// Propose an item for review (agents, hooks, the at-stop channel)
     Propose {
+        /// The text of the item
         text: String,
         /// The session it comes from
         #[arg(long)]
@@ -69,6 +70,7 @@ pub enum Action {
     },
     /// List items (pending and accepted; --all for every status)
     List {
+        /// Every item, whatever its status
         #[arg(long)]
         all: bool,
         /// Only items of this status
@@ -76,23 +78,35 @@ pub enum Action {
         status: Option<String>,
     },
     /// Show one item with its provenance
-    Show { id: String },
+    Show {
+        /// The item's id (a unique prefix will do)
+        id: String,
+    },
     /// Accept items: they are injected from the next session start on
     Accept {
+        /// The items' ids (unique prefixes will do)
         #[arg(required = true)]
         ids: Vec<String>,
     },
     /// Reject items: never injected, never proposed again
     Reject {
+        /// The items' ids (unique prefixes will do)
         #[arg(required = true)]
         ids: Vec<String>,
+        /// Why: kept with the rejection
         #[arg(long)]
         reason: Option<String>,
     },
     /// Replace an item's text (accepting it)
-    Edit { id: String, text: String },
+    Edit {
+        /// The item's id (a unique prefix will do)
+        id: String,
+        /// The item's new text
+        text: String,
+    },
     /// Forget items: no longer injected, never proposed again
     Forget {
+        /// The items' ids (unique prefixes will do)
         #[arg(required = true)]
         ids: Vec<String>,
     },

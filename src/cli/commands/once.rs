@@ -18,6 +18,7 @@ use sjournal::primitives;
 pub struct Args {
     #[command(flatten)]
     pub target: crate::cli::target::Target,
+    /// The keys: any text, each marked once
     #[arg(required = true)]
     pub keys: Vec<String>,
 }
@@ -38,6 +39,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 pub struct UnseenArgs {
     #[command(flatten)]
     pub target: crate::cli::target::Target,
+    /// The keys to look up
     #[arg(required = true)]
     pub keys: Vec<String>,
 }

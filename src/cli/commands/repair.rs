@@ -15,6 +15,7 @@ use sjournal::journal::Root;
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// Build and check the repaired journal and report, but change nothing

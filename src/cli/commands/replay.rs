@@ -20,6 +20,7 @@ use sjournal::replay::{diff, replay, CheckStatus, InjectionCheck, Range, Step};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// First record to show (earlier ones are folded silently)
@@ -28,6 +29,7 @@ pub struct Args {
     /// Last record to fold and show
     #[arg(long, value_name = "SEQ")]
     pub to: Option<u64>,
+    /// Print JSON (one object per line) instead of text
     #[arg(long)]
     pub json: bool,
 }

@@ -17,6 +17,7 @@ use sjournal::journal::{JournalReader, Root};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// Where to write the page (replaced if it exists)

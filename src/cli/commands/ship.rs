@@ -20,6 +20,7 @@ AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL, web identity, container or inst
 file:///DIR writes to a directory. Safe to run any number of times, concurrently too.
 Exit codes: 0 shipped or up to date; 1 DIVERGED or damaged (named on stdout); 2 error.")]
 pub struct Args {
+    /// The session: its id, as the host gave it (or --all)
     #[arg(long, required_unless_present = "all", conflicts_with = "all")]
     pub session: Option<String>,
     /// Every journal under the root

@@ -21,11 +21,13 @@ use sjournal::journal::{JournalReader, Root};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// The lists to print (default: all)
     #[arg(value_enum)]
     pub lists: Vec<ListArg>,
+    /// Print JSON (one object per line) instead of text
     #[arg(long)]
     pub json: bool,
 }

@@ -26,11 +26,13 @@ pub enum Action {
     Get {
         #[command(flatten)]
         target: crate::cli::target::Target,
+        /// The slot's name
         name: String,
     },
     Set {
         #[command(flatten)]
         target: crate::cli::target::Target,
+        /// The slot's name
         name: String,
         /// One JSON value, e.g. '{"step":2}', '"text"', 3
         value: String,

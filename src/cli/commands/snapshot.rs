@@ -18,6 +18,7 @@ use sjournal::snapshot::{self, load_state, LoadOptions};
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES, args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: Option<String>,
     /// Run as the hook's detached rebuild (a session of its own, nothing printed, at most one
@@ -37,6 +38,7 @@ pub enum Action {
 #[derive(Debug, clap::Args)]
 #[group(required = true, multiple = false, args = ["session", "all"])]
 pub struct RebuildArgs {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: Option<String>,
     /// Every session under the root

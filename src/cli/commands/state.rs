@@ -7,7 +7,6 @@ use std::io::Write;
 
 use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
-use sjournal::error::Result;
 use sjournal::fold::State;
 use sjournal::journal::Root;
 use sjournal::json::StateReport;
@@ -17,11 +16,13 @@ use sjournal::snapshot::LoadInfo;
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
-    /// Fold only the records up to this seq
+    /// Fold only the records up to this seq (at most the last one's)
     #[arg(long, value_name = "SEQ")]
     pub at: Option<u64>,
+    /// Print the state as one JSON object instead of text
     #[arg(long)]
     pub json: bool,
     /// Replay the whole journal instead of starting from the snapshot
@@ -98,8 +99,22 @@ fn human(state: &State, info: &LoadInfo) -> Vec<String> {
     l
 }
 
-pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     let (state, info) = load(root, &args.session, args.at, !args.no_snapshot)?;
+    // Past the end, the state would be the last record's, shown as if it were at SEQ.
+    if let Some(at) = args
+        .at
+        .filter(|&at| at > state.seq && info.stopped.is_none())
+    {
+        return Err(crate::cli::error::CliError::Usage {
+            message: format!(
+                "--at {at} is past the end of session {}: its last record is seq {} (nothing \
+                 was shown)",
+                sjournal::escape::text(&format!("{:?}", args.session)),
+                state.seq
+            ),
+        });
+    }
     let mut out = output::stdout();
     if args.json {
         let report = StateReport::new(&args.session, &state, &info);

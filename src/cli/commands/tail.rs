@@ -25,6 +25,7 @@ const PATIENCE_POLLS: u32 = 10;
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
+    /// The session: its id, as the host gave it
     #[arg(long)]
     pub session: String,
     /// How many of the existing records to print first

@@ -22,6 +22,7 @@
 
 use std::path::PathBuf;
 
+use crate::cli::error::CliError;
 use crate::cli::{output, progress, Outcome};
 use sjournal::error::{Error, Result};
 use sjournal::journal::verify::witness;
@@ -33,6 +34,7 @@ use sjournal::journal::{verify_file, Root, VerifyReport};
 pub struct Args {
     // Not a struct-level `#[group]`: clap puts every field of the struct in that group, which
     // made `--json` conflict with `--session`.
+    /// The session: its id, as the host gave it (or --all)
     #[arg(
         long,
         required_unless_present_any = ["all", "remote"],
@@ -42,6 +44,7 @@ pub struct Args {
     /// Every journal under the root
     #[arg(long)]
     pub all: bool,
+    /// Print JSON (one object per line) instead of text
     #[arg(long)]
     pub json: bool,
     /// Also check every event's fold digest against its JSON (a JSON parse of every event:
@@ -61,7 +64,29 @@ pub struct Args {
     pub remote: Option<String>,
 }
 
-pub fn run(root: &Root, args: Args) -> Result<Outcome> {
+pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
+    // `--all` over a root that is not there is a wrong --root or $SJOURNAL_HOME, not a clean
+    // bill: an error, unless events of that root wait in the fallback spool (reported then).
+    if args.all
+        && std::fs::symlink_metadata(root.dir()).is_err()
+        && sjournal::journal::spool::sessions_with_pending(
+            root,
+            &crate::cli::shared::writer_options(root),
+        )?
+        .is_empty()
+    {
+        return Err(CliError::Usage {
+            message: format!(
+                "there is no journal root at {}: nothing was verified (pass --root DIR, or set \
+                 SJOURNAL_HOME, to where the journals are)",
+                root.dir().display()
+            ),
+        });
+    }
+    Ok(check(root, args)?)
+}
+
+fn check(root: &Root, args: Args) -> Result<Outcome> {
     if let Some(url) = &args.remote {
         return remote(root, url, args.pubkey.as_slice(), args.json);
     }

@@ -371,8 +371,8 @@ pub fn decode(digest: &[u8]) -> Option<Event<'_>> {
 /// `e` is then that event; false (for what [`decode`] reads as None) leaves `e` holding
 /// whatever was read before the digest stopped decoding, which the caller must not use. A
 /// caller that decodes many events into the same slots (the load's reader thread) copies
-/// no `Event` around: the body's fields are written where they stay (an `Event` is large,
-/// and building it aside and moving it in were a sixth of that thread's instructions).
+/// no `Event` around: the body's fields are written where they stay (an `Event` is large;
+/// BENCHMARKS.md, "Speed mechanisms": decoding in place).
 pub fn decode_into<'a>(digest: &'a [u8], e: &mut Event<'a>) -> bool {
     match readable_body(digest) {
         Some((body, strs)) => decode_body_into(body, strs, e).is_some(),

@@ -13,11 +13,12 @@
 //! shell call's output, `turn_id`, `outcome_unknown`), which is most of an event's bytes.
 //!
 //! [`decode`] reads the bytes directly (not through serde) and borrows every str from them;
-//! the JSON texts it holds are not parsed again (see [`RawJson`](crate::event::RawJson)): the fold parses each where
-//! it reads it. The strs are in one block after the body, so that decoding checks their UTF-8
-//! once per digest, not once per str; the body (`encode.rs` writes it, `decode.rs` reads it)
-//! is laid out for a cheap read: the host and the kind as one-byte codes, a bitmap of the
-//! fields set, then only their lengths and numbers.
+//! the JSON texts it holds are not parsed again (see [`RawJson`](crate::event::RawJson)): the
+//! fold parses each where it reads it. The strs are in one block after the body, so that
+//! decoding checks their UTF-8 once per digest, not once per str; the body (`encode.rs` writes
+//! it, `decode.rs` reads it) is laid out for a cheap read: the host and the kind as one-byte
+//! codes, a bitmap of the fields set, then only their lengths and numbers (BENCHMARKS.md,
+//! "Speed mechanisms": event digest, version 3).
 //!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
 //! wrote it ([`FOLD_VERSION`]); the fold uses only digests of both this build's versions
@@ -42,12 +43,14 @@ mod proptests;
 use decode::stored;
 pub use decode::{decode, decode_into, with_decoded};
 
-/// Version of the digest's schema and of what it keeps. Digests of versions 1 and 2 (written
-/// by builds of fold versions 7 and before) are not read: their events fold from the JSON.
+/// Version of the digest's schema and of what it keeps (each version is in "Version changes"
+/// in `journal-format.md`). Digests of versions 1 and 2 are not read: their events fold from
+/// the JSON.
 pub const DIGEST_VERSION: u32 = 3;
 
 /// A digest as stored: `[version, fold version, body, strs]`, the body's strs in one str
-/// after it (validated as UTF-8 once, not str by str).
+/// after it (validated as UTF-8 once, not str by str). A version 1 digest, `[1, fold, body]`
+/// with no strs, still reads as a digest of another version, and is not used.
 #[derive(Serialize)]
 struct Stored<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
 

@@ -10,8 +10,8 @@
 //! intent is deleted. An intent found on open means a merge stopped somewhere between those
 //! steps: the batch is one write, so what reached the journal is a prefix of it, checked
 //! record by record against the merge record; files whose records are there are deleted, the
-//! others merged again. Nothing is lost and nothing is merged twice. See "The spool" in
-//! `journal-format.md` for the table of crash points.
+//! others merged again. Nothing is lost and nothing is merged twice. The table of crash
+//! points is in the module docs of `journal::spool`.
 //!
 //! Only the user's own files are merged (`super::read_spool`): one that is untrusted (not a
 //! regular file, another user's, or a fallback file the root's key does not authenticate)

@@ -22,9 +22,10 @@
 //! previous range's records end elsewhere. It costs speed (the rest is verified
 //! sequentially), never a wrong answer.
 //!
-//! Finding the records this way reads each range once, in order; locating them first by
-//! following the length words from record to record was a chain of dependent memory loads
-//! that cost about 12 % of verify's CPU time, all of it on one thread.
+//! Finding the records this way reads each range once, in order, on every worker; locating
+//! them first by following the length words from record to record would be a chain of
+//! dependent memory loads, one per record, all on one thread (BENCHMARKS.md, "Speed
+//! mechanisms": parallel verify).
 //!
 //! Memory stays flat: at most `workers * VERIFY_CHUNKS_IN_FLIGHT` ranges are handed out
 //! beyond the prefix, and the pages below the prefix are released as it grows.

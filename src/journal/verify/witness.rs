@@ -34,6 +34,46 @@
 //! cannot look missing), [`Witnesses::judge`] compares them with the verified records and
 //! fills [`VerifyReport::witnesses`]; [`orphans`] finds witnesses of journals that are gone.
 //! `verify`, `repair` and the writer (for the witnesses kept with the session) use them.
+//!
+//! # Verdicts
+//!
+//! One per witness (`witnesses[].verdict` in `verify --json`):
+//!
+//! - **ahead**: it names a seq past the journal's last valid record. **replaced**: the
+//!   journal's record at that seq has another hash (or, for a ship cursor, the journal has
+//!   another genesis). Either is a finding, `rolled back: …` (exit 1), naming every witness
+//!   that disagrees; the human output lists every witness under the journal, one a line. A
+//!   tail hint is compared only at or past the journal's end (a stale hint is not evidence);
+//!   when it alone disagrees the finding says a power loss before the sync can explain it.
+//! - **missing**: the mark is absent, empty, damaged or unreadable while a journal in a root
+//!   has records (a finding; the other witnesses say whether anything was lost).
+//! - **agrees**, **not-checked** (it names nothing, or cannot be read: a damaged copy or hint
+//!   is taken for a torn read, never a finding).
+//!
+//! A journal that is gone (deleted) or empty while its mark, copy, hint or snapshot names
+//! records is a rollback to nothing: `verify --session` and `verify --all` report it (not "no
+//! such session").
+//!
+//! # What a writer does when a witness names a later record
+//!
+//! A writer checks, when it opens and before recovery may cut anything, the witnesses kept
+//! with the session: the mark, its copy, the tail hint, and the snapshot (whose record must
+//! also still be at its offset with its hash). If any names a record the journal lacks, or
+//! another record at the journal's last seq, it refuses with `Error::Corrupt` naming the
+//! witness (`…; witness: the tail hint in the lock file`), exactly as for the mark: the event
+//! goes to the rescue journal (the hook still exits 0 and says so on stderr), nothing is
+//! reused, and `sjournal repair` settles it, recording in `sjournal.repaired` what was lost.
+//!
+//! A refusal rather than a recorded continuation, because continuing would hand out again seqs
+//! that a checkpoint, a shipped copy or a webhook receiver may already know by another hash,
+//! and because a rollback is rare enough that a person should look before the journal goes
+//! on. The one false alarm this can raise is the tail hint's after a power loss in a write's
+//! sync window, which also needs the lock file's page to reach the disk before the journal's;
+//! it is reported as such, and repair resumes the session with nothing lost. A torn tail the
+//! writer is about to cut is not held against the hint (the crash that tore it is what left
+//! the hint ahead; the `sjournal.recovered` record names the cut). Ship cursors are checked by
+//! `verify` and by `ship` (which reports DIVERGED), not by the writer: repair cannot rewrite
+//! what was shipped, so a writer held to them could never resume.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;

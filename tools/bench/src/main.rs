@@ -594,8 +594,8 @@ fn report(args: &[String]) {
         ));
     }
 
-    // The context injected over a scripted session (issue 10), against the issue's model of
-    // the code before (a build of it can be compared with `sjournal-bench tokens --baseline`).
+    // The context injected over a scripted session, against a model of the code before the
+    // injection policy (a build of it can be compared with `sjournal-bench tokens --baseline`).
     if o.hook {
         for r in tokens::rows(&o.sjournal, None) {
             row(r);

@@ -1,4 +1,4 @@
-//! Token cost of what the hook injects (context-recovery §0.1, issue 10): a scripted session of
+//! Token cost of what the hook injects (BENCHMARKS.md, "Context injected"): a scripted session of
 //! 20 prompts with one automatic compaction after the 12th, played through `sjournal hook`
 //! (the binary, spawned per event as a host runs it), with real Claude Code payload shapes.
 //! Injected text stays in the host's transcript and is re-sent with every request until the
@@ -8,7 +8,7 @@
 //!
 //! `sjournal-bench tokens --sjournal BIN [--baseline BIN]`: with `--baseline` (a build of the
 //! code before the injection policy) the same session runs through it too; without, the
-//! baseline is the model the issue states: the same-sized block on every SessionStart and
+//! baseline is a model of the code before: the same-sized block on every SessionStart and
 //! UserPromptSubmit.
 
 use std::io::Write;
@@ -179,13 +179,14 @@ pub fn measure(bin: &Path) -> Cost {
     cost
 }
 
-/// The table rows: this build against the baseline binary, or against the issue's model.
+/// The table rows: this build against the baseline binary, or against the model of the code
+/// before.
 pub fn rows(bin: &Path, baseline: Option<&Path>) -> Vec<String> {
     let now = measure(bin);
     let (label, before) = match baseline {
         Some(b) => ("the code before the policy".to_owned(), measure(b)),
         None => {
-            // The issue's model of the old behaviour: a block like the compact one at each of
+            // The model of the code before: a block like the compact one at each of
             // the 20 prompts and 2 SessionStarts.
             let n = PROMPTS + 2;
             let block = now.compact_block;

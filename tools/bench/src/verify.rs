@@ -1,4 +1,4 @@
-//! Verify throughput on a 1 GB journal, two binaries side by side (issue 14):
+//! Verify throughput on a 1 GB journal, two binaries side by side:
 //!
 //! ```sh
 //! tools/bench.sh verify --before OLD_SJOURNAL_BINARY [--quick] [--runs N]
