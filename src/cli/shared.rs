@@ -241,15 +241,19 @@ pub fn remote_err(e: sjournal::remote::RemoteError) -> Error {
 
 /// Reads verifier key files (one key per line, several lines allowed).
 #[cfg(feature = "remote")]
-pub fn load_keys(paths: &[std::path::PathBuf]) -> Result<Vec<sjournal::remote::verify::Key>> {
+pub fn load_keys(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<sjournal::remote::verify::Key>, sjournal::audit::checkpoint::Error> {
     let mut keys = Vec::new();
     for p in paths {
         let text =
             sjournal::storage::read_regular_text(p, sjournal::storage::Owner::Anyone, 1 << 20)?;
         keys.extend(
-            sjournal::remote::verify::Key::parse_all(&text).map_err(|reason| Error::Key {
-                path: p.clone(),
-                reason,
+            sjournal::remote::verify::Key::parse_all(&text).map_err(|reason| {
+                sjournal::audit::checkpoint::Error::Key {
+                    path: p.clone(),
+                    reason,
+                }
             })?,
         );
     }
