@@ -79,15 +79,6 @@ impl Default for MemorySection {
     }
 }
 
-impl MemorySection {
-    pub fn settings(&self) -> crate::memory::hook::Settings {
-        crate::memory::hook::Settings {
-            handoff_sessions: self.handoff_sessions,
-            deadline: None,
-        }
-    }
-}
-
 /// `[remote]`: where `sjournal ship` sends journals, and whether the hook starts it when a
 /// session ends.
 ///

@@ -140,7 +140,7 @@ pub(crate) fn plan<'c>(
             (!t.late)
                 .then(|| crate::memory::hook::Settings {
                     deadline: Some(t.deadline),
-                    ..opts.config.memory.settings()
+                    ..crate::memory::hook::Settings::from(&opts.config.memory)
                 })
                 .as_ref(),
         ),

@@ -156,7 +156,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                         source,
                         &scope,
                         &session,
-                        &config.memory.settings(),
+                        &sjournal::memory::hook::Settings::from(&config.memory),
                     )
                     .extras;
                 }
