@@ -7,7 +7,6 @@
 
 pub mod hint;
 pub mod hwm;
-pub mod lock;
 pub mod paths;
 pub mod reader;
 pub mod recovery;

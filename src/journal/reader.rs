@@ -46,9 +46,9 @@ use crate::format::hash::genesis_hash;
 use crate::format::header::{Header, HeaderError};
 use crate::format::record::FrameRef;
 use crate::format::Hash;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths;
 use crate::journal::scan::{self, Chain, Problem, Stop};
+use crate::storage::lock::{self, Mode};
 
 /// A journal opened for reading, mapped read-only and protected by a shared lock.
 pub struct JournalReader {

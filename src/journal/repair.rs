@@ -63,7 +63,6 @@ use crate::format::payload::{
 };
 use crate::format::record::{self, FrameError, FrameRef, FRAME_MIN_BYTES};
 use crate::format::Hash;
-use crate::journal::lock::{self, Mode};
 use crate::journal::reader::{JournalReader, Records};
 use crate::journal::scan::{self, find_any_frame_after, Chain};
 use crate::journal::verify::witness;
@@ -71,6 +70,7 @@ use crate::journal::verify::{verify_bytes, verify_bytes_witnessed};
 use crate::journal::writer::now_unix_ns;
 use crate::journal::{hwm, paths, Root};
 use crate::limits::REPAIR_LIST_MAX;
+use crate::storage::lock::{self, Mode};
 use crate::storage::{Fs, RealFs};
 
 /// How to repair.

@@ -20,12 +20,12 @@ use crate::format::record::{self, valid_kind};
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::hwm::Keeper;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, Root, SessionPaths};
 use crate::journal::recovery::{self, Corruption, Verdict};
 use crate::journal::scan::{self, Chain, ScanEnd, Stop};
 use crate::journal::verify::witness::{self, WitnessKind};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
+use crate::storage::lock::{self, Mode};
 use crate::storage::{Fs, RealFs, Storage};
 
 /// How to open a writer (and a `Session`).

@@ -29,12 +29,12 @@ use crate::config::webhook::WebhookHandler;
 use crate::error::{Error, Result};
 use crate::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use crate::format::Hash;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, ensure_dir};
 use crate::journal::reader::Records;
 use crate::journal::scan::Chain;
 use crate::journal::{JournalReader, Root, SessionPaths};
 use crate::limits::WEBHOOK_PLAN_MAX_EVENTS;
+use crate::storage::lock::{self, Mode};
 
 pub const STATE_EXT: &str = "webhook";
 const LOCK_FILE: &str = "deliver.lock";
