@@ -13,9 +13,11 @@
 
 mod bounded;
 mod bulk;
+mod channel;
 pub mod digest;
 mod events;
 pub mod instructions;
+pub mod memory;
 pub mod model_view;
 mod recovery;
 mod state;
@@ -25,6 +27,7 @@ mod work;
 
 use std::sync::LazyLock;
 
+pub use channel::Channel;
 pub use state::*;
 
 use crate::event::Event;
