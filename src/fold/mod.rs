@@ -33,7 +33,6 @@ pub use state::*;
 use crate::event::Event;
 use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::format::{FrameRef, Hash};
-use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
 pub const FOLD_VERSION: u32 = 8;
@@ -61,12 +60,6 @@ impl<'a> From<&FrameRef<'a>> for RecordView<'a> {
             kind: f.kind,
             payload: f.payload,
         }
-    }
-}
-
-impl<'a> From<&Record<'a>> for RecordView<'a> {
-    fn from(r: &Record<'a>) -> Self {
-        RecordView::from(&r.frame)
     }
 }
 

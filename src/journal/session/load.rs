@@ -13,6 +13,13 @@ use crate::journal::writer::Appended;
 use crate::limits::SNAPSHOT_EVERY_RECORDS;
 use crate::snapshot::{self, Head, LoadOptions};
 
+/// A reader's record as the fold sees it: this layer knows both the reader and the fold.
+impl<'a> From<&crate::journal::Record<'a>> for RecordView<'a> {
+    fn from(r: &crate::journal::Record<'a>) -> Self {
+        RecordView::from(&r.frame)
+    }
+}
+
 /// The loaded state.
 #[derive(Debug, Clone)]
 pub(super) struct Loaded {
