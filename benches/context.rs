@@ -16,9 +16,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 use sjournal::context::{inject, Extras, InjectionPoint, Policy};
 use sjournal::event::{EventKind, Host};
-use sjournal::format::payload::{
-    encode_event, encode_system, ContextSet, KIND_CONTEXT_SET, KIND_INJECTED,
-};
+use sjournal::fold::digest::encode_event;
+use sjournal::format::payload::{encode_system, ContextSet, KIND_CONTEXT_SET, KIND_INJECTED};
 use sjournal::journal::{Root, Writer, WriterOptions};
 use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
 

@@ -25,8 +25,9 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use sjournal::fold::digest::encode_event;
 use sjournal::fold::{RecordView, State};
-use sjournal::format::payload::{self as p, encode_event, encode_system};
+use sjournal::format::payload::{self as p, encode_system};
 use sjournal::journal::{JournalReader, Root, Writer, WriterOptions};
 use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
 
@@ -318,7 +319,7 @@ fn bench_lenient(c: &mut Criterion) {
     g.finish();
 }
 
-/// Reading an event from its digest (`event::digest::decode`, what a fold from this build's
+/// Reading an event from its digest (`fold::digest::decode`, what a fold from this build's
 /// journals does) against reading it from its JSON (lenient pre-pass and `Event::parse`,
 /// what it does for a journal without digests) and against a `serde_json::Value` parse of
 /// the same JSON, over the same events.
@@ -347,18 +348,18 @@ fn bench_digest(c: &mut Criterion) {
         b.iter(|| {
             digests
                 .iter()
-                .filter(|d| sjournal::event::digest::decode(d).is_some_and(|e| e.parsed))
+                .filter(|d| sjournal::fold::digest::decode(d).is_some_and(|e| e.parsed))
                 .count()
         })
     });
     // Decoded over the event before it, in place, as the load's reader thread does into its
-    // batch's slots (`event::digest::decode_into`).
+    // batch's slots (`fold::digest::decode_into`).
     g.bench_function("digest_decode_into", |b| {
-        let mut slot = sjournal::event::digest::decode(&digests[0]).unwrap();
+        let mut slot = sjournal::fold::digest::decode(&digests[0]).unwrap();
         b.iter(|| {
             digests
                 .iter()
-                .filter(|d| sjournal::event::digest::decode_into(d, &mut slot) && slot.parsed)
+                .filter(|d| sjournal::fold::digest::decode_into(d, &mut slot) && slot.parsed)
                 .count()
         })
     });

@@ -199,7 +199,7 @@ fn session() -> Vec<(String, Vec<u8>)> {
 fn recovery(fixtures: &Path) -> Vec<Rec> {
     use sjournal::context::{inject, Extras, InjectionPoint, Policy};
     use sjournal::fold::{RecordView, State};
-    use sjournal::hook::protocol::Protocol;
+    use sjournal::host::Host;
     let text = std::fs::read_to_string(fixtures.join("scenarios/recovery.jsonl")).unwrap();
     let policy = Policy::default();
     let mut state = State::new();
@@ -217,7 +217,7 @@ fn recovery(fixtures: &Path) -> Vec<Rec> {
             payload: &raw,
         });
         out.push((kind.clone(), raw));
-        let protocol = Protocol::detect(payload);
+        let protocol = Host::detect(payload);
         if !policy.wants(protocol, &kind) {
             continue;
         }
@@ -270,7 +270,7 @@ fn main() {
             payloads(&fixtures.join("claude-code"))
                 .into_iter()
                 .map(|(k, raw)| {
-                    let payload = p::encode_event(&k, &raw);
+                    let payload = sjournal::fold::digest::encode_event(&k, &raw);
                     (k, payload)
                 })
                 .collect(),

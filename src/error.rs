@@ -117,18 +117,6 @@ pub enum Error {
     #[error("replay failed at record seq {seq}: {reason}")]
     Fold { seq: u64, reason: String },
 
-    #[error("checkpoint {path}: {reason}")]
-    Checkpoint {
-        path: PathBuf,
-        reason: crate::audit::checkpoint::CheckpointError,
-    },
-
-    #[error("key file {path}: {reason}")]
-    Key {
-        path: PathBuf,
-        reason: crate::audit::checkpoint::CheckpointError,
-    },
-
     #[error("{path} changed in a way a journal never does: {reason}")]
     Changed { path: PathBuf, reason: String },
     #[error(

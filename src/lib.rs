@@ -33,6 +33,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod audit;
+pub mod config;
 pub mod context;
 pub mod error;
 pub mod escape;

@@ -270,7 +270,12 @@ fn signed_checkpoints_and_bad_signatures() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("private"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("private"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("key file {}", key.display())),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -299,7 +304,12 @@ fn damaged_journal_gets_no_checkpoint_and_garbage_is_an_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("record count"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("record count"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("checkpoint {}", junk.display())),
+        "{stderr}"
+    );
 }
 
 /// `verify --checkpoint` is one library call (`audit::checkpoint::verify`) and one line: the
@@ -333,4 +343,17 @@ fn the_checkpoint_check_is_a_library_call_and_the_cli_prints_its_report() {
     std::fs::write(&cp, "not a checkpoint\n").unwrap();
     let e = sjournal::audit::checkpoint::verify(&lib, "s", &cp, None).unwrap_err();
     assert!(e.to_string().contains("cp.txt"), "{e}");
+    // The auditor's own error family: a file that is not a checkpoint is its variant, naming
+    // the file; what the library fails with (here, no such session) converts into it whole.
+    use sjournal::audit::checkpoint::Error;
+    assert!(
+        matches!(&e, Error::Checkpoint { path, .. } if *path == cp),
+        "{e:?}"
+    );
+    checkpoint(&root, "s", None, &cp);
+    let e = sjournal::audit::checkpoint::verify(&lib, "nobody", &cp, None).unwrap_err();
+    assert!(
+        matches!(&e, Error::Journal(sjournal::Error::NoSuchSession { .. })),
+        "{e:?}"
+    );
 }

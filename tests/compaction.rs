@@ -29,7 +29,13 @@ fn template(event: &str, variant: Option<&str>) -> serde_json::Value {
 fn hook(root: &sjournal::journal::Root, v: &serde_json::Value) -> Injection {
     let kind = v["hook_event_name"].as_str().unwrap();
     let mut w = Writer::open(root, S, &WriterOptions::default()).unwrap();
-    let seq = w.append_event(kind, &v.to_string()).unwrap().seq;
+    let seq = w
+        .append(
+            kind,
+            &sjournal::fold::digest::encode_event(kind, &v.to_string()),
+        )
+        .unwrap()
+        .seq;
     drop(w);
     let (state, info) = load_state(root, S, &LoadOptions::latest()).unwrap();
     assert!(info.warnings.is_empty(), "{:?}", info.warnings);

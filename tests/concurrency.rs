@@ -68,7 +68,9 @@ fn child_appender() {
     for i in 0..count {
         let json = event(worker, i, size);
         let mut w = Writer::open(&root, session, &WriterOptions::default()).unwrap();
-        let a = w.append_event("Ev", &json).unwrap();
+        let a = w
+            .append("Ev", &sjournal::fold::digest::encode_event("Ev", &json))
+            .unwrap();
         drop(w);
         writeln!(out, "ACK {worker} {i} {} {}", a.seq, a.hash).unwrap();
     }
@@ -226,7 +228,11 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
     let dir = support::scratch();
     let root = Root::new(dir.path());
     let mut a = Writer::open(&root, "session-a", &support::opts()).unwrap();
-    a.append_event("Ev", r#"{"a":1}"#).unwrap();
+    a.append(
+        "Ev",
+        &sjournal::fold::digest::encode_event("Ev", r#"{"a":1}"#),
+    )
+    .unwrap();
 
     // A is locked: another writer for A cannot get in.
     let soon = WriterOptions::until(Instant::now() + Duration::from_millis(100));
@@ -251,7 +257,15 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
     // (A deadline only so that a bug fails the test instead of hanging it.)
     let later = WriterOptions::until(Instant::now() + Duration::from_secs(60));
     let mut b = Writer::open(&root, "session-b", &later).unwrap();
-    assert_eq!(b.append_event("Ev", r#"{"b":1}"#).unwrap().seq, 1);
+    assert_eq!(
+        b.append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", r#"{"b":1}"#)
+        )
+        .unwrap()
+        .seq,
+        1
+    );
     drop(b);
     let out = support::run(
         dir.path(),
@@ -265,7 +279,15 @@ fn appends_to_two_sessions_do_not_wait_on_each_other() {
         waiting.try_wait().unwrap().is_none(),
         "an append to A ran while A was locked"
     );
-    assert_eq!(a.append_event("Ev", r#"{"a":3}"#).unwrap().seq, 2);
+    assert_eq!(
+        a.append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", r#"{"a":3}"#)
+        )
+        .unwrap()
+        .seq,
+        2
+    );
     drop(a);
     let out = waiting.wait_with_output().unwrap();
     assert!(out.status.success());
@@ -393,8 +415,16 @@ fn an_append_in_flight_is_not_reported_as_damage() {
     let dir = support::scratch();
     let root = Root::new(dir.path());
     let mut w = Writer::open(&root, "live", &support::opts()).unwrap();
-    w.append_event("Ev", r#"{"n":1}"#).unwrap();
-    w.append_event("Ev", r#"{"n":2}"#).unwrap();
+    w.append(
+        "Ev",
+        &sjournal::fold::digest::encode_event("Ev", r#"{"n":1}"#),
+    )
+    .unwrap();
+    w.append(
+        "Ev",
+        &sjournal::fold::digest::encode_event("Ev", r#"{"n":2}"#),
+    )
+    .unwrap();
     let path = w.path().to_owned();
     // The first pages of the next record are visible, the rest is not written yet.
     let mut frame = Vec::new();

@@ -550,7 +550,7 @@ fn old_injected_records_still_fold() {
         seq: start_seq,
         ts_unix_ns: 0,
         kind: "SessionStart",
-        payload: &p::encode_event(
+        payload: &sjournal::fold::digest::encode_event(
             "SessionStart",
             r#"{"hook_event_name":"SessionStart","session_id":"old","source":"compact"}"#,
         ),

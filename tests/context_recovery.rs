@@ -10,9 +10,9 @@
 use crate::support;
 use crate::support::context::*;
 use serde_json::json;
+use sjournal::config::Config;
 use sjournal::context::{Channel, ExtraSection, Mode};
 use sjournal::event::EventKind;
-use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::replay::{replay, session::SessionFold, CheckStatus};
 

@@ -202,7 +202,12 @@ fn child_appender() {
             let items = vec![("Big", big.as_slice()); 4];
             w.append_batch(&items).unwrap()
         } else {
-            vec![w.append_event("Ev", &support::event_json(i, 100)).unwrap()]
+            vec![w
+                .append(
+                    "Ev",
+                    &sjournal::fold::digest::encode_event("Ev", &support::event_json(i, 100)),
+                )
+                .unwrap()]
         };
         for a in acked {
             writeln!(out, "DURABLE {} {}", a.seq, a.hash).unwrap();

@@ -10,13 +10,13 @@
 
 use crate::support;
 
-use sjournal::event::digest;
-use sjournal::fold::{fold, RecordView, State, FOLD_VERSION};
-use sjournal::format::payload::{
-    decode_event, encode_event, encode_event_json, event_digest, is_system_kind,
-};
+use sjournal::audit::digests::verify_digests;
+use sjournal::fold::digest;
+use sjournal::fold::digest::encode_event;
+use sjournal::fold::{fold, RecordView, State};
+use sjournal::format::payload::{decode_event, encode_event_json, event_digest, is_system_kind};
 use sjournal::format::record::valid_kind;
-use sjournal::journal::{verify_digests, verify_file, JournalReader, Root, Writer, WriterOptions};
+use sjournal::journal::{verify_file, JournalReader, Root, Writer, WriterOptions};
 use sjournal::snapshot::{load_paths, LoadOptions};
 
 /// The checked-in journals written before digests (all but `*-digests*.sjl`).
@@ -94,19 +94,12 @@ fn journals_written_before_digests_load_alike_rewritten_with_them() {
 /// `digest::derive` makes of an event must not change without a `FOLD_VERSION` (or
 /// `DIGEST_VERSION`) bump, even where the change is outside digest.rs (a host adapter, the
 /// lenient pre-pass). A journal written with digests by a build of these versions is checked
-/// in (regenerated with every bump: the digests of versions 1 and 2, which builds of fold
-/// versions 7 and before wrote, are no longer read): each digest is of a version the fold reads,
-/// equals what this build derives for that version, and the journal folds, record by
-/// record, as the same records with the digests cut off.
+/// in (regenerated with every bump): each digest is of the versions the fold reads, equals
+/// what this build derives, and the journal folds, record by record, as the same records with
+/// the digests cut off.
 #[test]
-fn the_checked_in_journals_with_digests_fold_as_their_json() {
-    let files = [("claude-real-digests-v3.sjl", digest::DIGEST_VERSION)];
-    for (file, version) in files {
-        a_checked_in_journal_with_digests_folds_as_its_json(file, version);
-    }
-}
-
-fn a_checked_in_journal_with_digests_folds_as_its_json(file: &str, version: u32) {
+fn the_checked_in_journal_with_digests_folds_as_its_json() {
+    let file = "claude-real-digests-v3.sjl";
     let path = support::fixtures_dir().join("journals").join(file);
     let reader = JournalReader::open(&path, None).unwrap();
     let recs: Vec<_> = reader.records().unwrap().map(|r| r.unwrap()).collect();
@@ -119,20 +112,17 @@ fn a_checked_in_journal_with_digests_folds_as_its_json(file: &str, version: u32)
         let stored = event_digest(r.payload).expect("every event has its digest");
         assert_eq!(
             digest::version(stored),
-            Some((version, FOLD_VERSION)),
+            Some(digest::CURRENT),
             "{file} seq {}: the checked-in digests are of another FOLD_VERSION or \
              DIGEST_VERSION; regenerate tests/fixtures/journals/claude-real-digests-v3.sjl \
-             (cargo run --example gen_fixture_journals -- DIR, copy that file); after a \
-             FOLD_VERSION bump no build writes digests of versions 1 and 2: remove \
-             claude-real-digests.sjl, claude-real-digests-v2.sjl and those versions from \
-             digest::READ_VERSIONS",
+             (cargo run --example gen_fixture_journals -- DIR, copy that file)",
             r.seq
         );
         assert!(digest::decode(stored).is_some(), "{file} seq {}", r.seq);
         let json = decode_event(r.seq, r.payload).unwrap();
         assert_eq!(
-            digest::derive_as(version, r.kind, json).as_deref(),
-            Some(stored),
+            digest::derive(r.kind, json),
+            stored,
             "{file} seq {} ({}): this build derives another digest from the same JSON: bump \
              FOLD_VERSION (or DIGEST_VERSION) and regenerate the fixture",
             r.seq,
@@ -228,21 +218,15 @@ fn digests_of_every_version_decode_as_the_json_parses() {
             t.outcome_unknown = false;
         }
         let want = format!("{parsed:?}");
+        let bytes = digest::derive(kind, &p.json);
+        assert_eq!(digest::version(&bytes), Some(digest::CURRENT));
+        let got = digest::decode(&bytes).map(|e| format!("{e:?}"));
         assert_eq!(
-            digest::derive_as(digest::DIGEST_VERSION, kind, &p.json).unwrap(),
-            digest::derive(kind, &p.json)
+            got.as_deref(),
+            Some(want.as_str()),
+            "{} ({kind})",
+            p.file.display()
         );
-        for version in digest::READ_VERSIONS {
-            let bytes = digest::derive_as(version, kind, &p.json).unwrap();
-            assert_eq!(digest::version(&bytes), Some((version, FOLD_VERSION)));
-            let got = digest::decode(&bytes).map(|e| format!("{e:?}"));
-            assert_eq!(
-                got.as_deref(),
-                Some(want.as_str()),
-                "{} ({kind}), digest version {version}",
-                p.file.display()
-            );
-        }
         n += 1;
     }
     assert!(n > 200, "{n} fixture payloads");
@@ -320,22 +304,39 @@ fn the_fold_reads_the_digest_and_verify_digests_catches_one_that_disagrees() {
 
 #[test]
 fn a_digest_of_another_version_is_left_alone() {
-    let mut p = disagreeing();
-    // The digest is `[version, fold version, body, strs]`: a fixarray of four, then the
-    // versions (positive fixints while they are below 128).
-    let at = p.len() - event_digest(&p).unwrap().len();
-    let (v, f) = digest::CURRENT;
-    assert_eq!(p[at..at + 3], [0x94, v as u8, f as u8]);
-    p[at + 1] = 0x7f;
-    assert_eq!(digest::version(event_digest(&p).unwrap()), Some((127, f)));
-    assert_eq!(prompt_folded(&p), "from the json");
+    // Versions 1 and 2 were written by earlier builds and are no longer read; 127 stands for
+    // one no build wrote. Each folds from its JSON, and the journal verifies.
+    for version in [1u8, 2, 127] {
+        let mut p = disagreeing();
+        // The digest is `[version, fold version, body, strs]`: a fixarray of four, then the
+        // versions (positive fixints while they are below 128).
+        let at = p.len() - event_digest(&p).unwrap().len();
+        let (v, f) = digest::CURRENT;
+        assert_eq!(p[at..at + 3], [0x94, v as u8, f as u8]);
+        p[at + 1] = version;
+        assert_eq!(
+            digest::version(event_digest(&p).unwrap()),
+            Some((u32::from(version), f))
+        );
+        assert_eq!(
+            prompt_folded(&p),
+            "from the json",
+            "digest version {version}"
+        );
 
-    let dir = support::scratch();
-    let root = Root::new(dir.path());
-    let mut w = Writer::open(&root, "dg", &WriterOptions::default()).unwrap();
-    w.append("UserPromptSubmit", &p).unwrap();
-    drop(w);
-    let d = verify_digests(&root.session("dg").unwrap().journal, None).unwrap();
-    assert_eq!((d.events, d.checked, d.other_version), (1, 0, 1));
-    assert!(d.mismatch.is_none());
+        let dir = support::scratch();
+        let root = Root::new(dir.path());
+        let mut w = Writer::open(&root, "dg", &WriterOptions::default()).unwrap();
+        w.append("UserPromptSubmit", &p).unwrap();
+        drop(w);
+        let journal = root.session("dg").unwrap().journal;
+        verify_file(&journal, None).unwrap();
+        let d = verify_digests(&journal, None).unwrap();
+        assert_eq!(
+            (d.events, d.checked, d.other_version),
+            (1, 0, 1),
+            "{version}"
+        );
+        assert!(d.mismatch.is_none());
+    }
 }

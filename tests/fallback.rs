@@ -56,7 +56,7 @@ fn hook_with_broken_root(s: &Setup, errno: i32) -> HookOutcome {
     let under = s.root.dir().to_owned();
     fs.fail(errno, move |op, p| op.mutates() && p.starts_with(&under));
     let mut opts = support::hook_opts(&s.root, Duration::from_secs(60));
-    opts.config = sjournal::hook::config::Config::load(&s.root).unwrap();
+    opts.config = sjournal::config::Config::load(&s.root).unwrap();
     opts.fs = std::sync::Arc::new(fs);
     support::run_hook(opts, std::io::Cursor::new(EVENT.to_vec()))
 }
@@ -167,7 +167,7 @@ fn a_read_only_root_sends_the_event_to_the_fallback() {
     let s2 = Session::open(
         &s.root,
         "fb",
-        &sjournal::hook::config::Config::load(&s.root)
+        &sjournal::config::Config::load(&s.root)
             .map(|c| c.writer_options())
             .unwrap_or_default(),
     )
@@ -327,7 +327,7 @@ fn records_spooled_with_their_own_times_keep_them_through_the_merge() {
     fs.fail(libc::ENOSPC, move |op, p| {
         op.mutates() && p.starts_with(&under)
     });
-    let mut opts = sjournal::hook::config::Config::load(&s.root)
+    let mut opts = sjournal::config::Config::load(&s.root)
         .unwrap()
         .writer_options();
     opts.fs = std::sync::Arc::new(fs);

@@ -67,7 +67,10 @@ fn assert_poisoned(w: &mut Writer, what: &str) {
         "{what}: a failed write/fsync did not poison the writer"
     );
     for _ in 0..3 {
-        match w.append_event("Ev", r#"{"after":"poison"}"#) {
+        match w.append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", r#"{"after":"poison"}"#),
+        ) {
             Err(Error::Poisoned { .. }) => {}
             other => panic!("{what}: append after poison gave {other:?}"),
         }
@@ -110,7 +113,10 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
 
     let mut w = open!();
     for e in &events[..3] {
-        let a = step!(w, w.append_event("Ev", e));
+        let a = step!(
+            w,
+            w.append("Ev", &sjournal::fold::digest::encode_event("Ev", e))
+        );
         run.acked.push(a);
     }
     let p3 = encode_event_json(&events[3]);
@@ -120,7 +126,13 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
     drop(w);
 
     let mut w = open!();
-    let a = step!(w, w.append_event("Ev", &events[5]));
+    let a = step!(
+        w,
+        w.append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", &events[5])
+        )
+    );
     run.acked.push(a);
     let path = w.path().to_owned();
     drop(w);
@@ -153,7 +165,13 @@ fn workload(root: &Root, plan: &FaultPlan, counts: &Arc<Mutex<FaultCounts>>, wha
         w.recovery().is_some(),
         "{what}: the torn tail was not recovered"
     );
-    let a = step!(w, w.append_event("Ev", &events[6]));
+    let a = step!(
+        w,
+        w.append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", &events[6])
+        )
+    );
     run.acked.push(a);
     drop(w);
     run

@@ -8,8 +8,9 @@
 use crate::support;
 
 use proptest::prelude::*;
+use sjournal::fold::digest::encode_event;
 use sjournal::fold::{fold, RecordView, State};
-use sjournal::format::payload::{self as p, encode_event, encode_system, without_digest};
+use sjournal::format::payload::{self as p, encode_system, without_digest};
 use sjournal::snapshot::{self, load_state, LoadOptions, SnapshotUse};
 use support::{constructed, temp_root, write_journal};
 
@@ -324,7 +325,7 @@ proptest! {
                     }
                 }
             }
-            let _ = sjournal::event::digest::decode(&digest);
+            let _ = sjournal::fold::digest::decode(&digest);
             let payload = [json, &digest[..]].concat();
             state.apply(&RecordView { payload: &payload, ..*r });
         }

@@ -12,10 +12,10 @@ use crate::support;
 
 use std::time::Duration;
 
+use sjournal::config::Config;
 use sjournal::context::{self, Channel, Extras, InjectionPoint, Policy};
 use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{self, Injected, KIND_CONTEXT_SET, KIND_INJECTED};
-use sjournal::hook::config::Config;
 use sjournal::hook::HookOptions;
 use sjournal::journal::{spool, Landed, Root, Session, WriterOptions};
 use support::Stall;

@@ -113,7 +113,7 @@ fn context_show_prints_the_injection_and_its_seq() {
             .and_then(Host::from_name)
             .unwrap_or(Host::Unknown),
     };
-    let policy = Policy::from_config(&sjournal::hook::config::Config::default());
+    let policy = Policy::from_config(&sjournal::config::Config::default());
     let r = inject(&state, &point, &policy, &Extras::default());
     let show = ContextShow {
         injection: &r,

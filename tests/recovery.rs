@@ -254,14 +254,23 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     // Append, reopen (nothing left to recover), append, verify.
     let mut w = Writer::open(root, SESSION, &support::opts()).unwrap();
     assert!(w.recovery().is_none(), "{label}: recovered twice");
-    w.append_event("Ev", r#"{"after":1}"#).unwrap();
+    w.append(
+        "Ev",
+        &sjournal::fold::digest::encode_event("Ev", r#"{"after":1}"#),
+    )
+    .unwrap();
     drop(w);
     let mut w = Writer::open(root, SESSION, &support::opts()).unwrap();
     assert!(
         w.recovery().is_none(),
         "{label}: recovered after a clean append"
     );
-    let a = w.append_event("Ev", r#"{"after":2}"#).unwrap();
+    let a = w
+        .append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", r#"{"after":2}"#),
+        )
+        .unwrap();
     assert_eq!(a.seq, base as u64 + 2, "{label}");
     drop(w);
     let report = verify_file(journal, None).unwrap();
@@ -722,7 +731,12 @@ fn row_damage_before_a_valid_hint() {
     fs::write(&paths.lock, hint_for(4).encode()).unwrap();
     let mut w = Writer::open(&root, SESSION, &support::opts()).unwrap();
     assert!(w.recovery().is_none());
-    assert_eq!(w.append_event("Ev", "{}").unwrap().seq, 5);
+    assert_eq!(
+        w.append("Ev", &sjournal::fold::digest::encode_event("Ev", "{}"))
+            .unwrap()
+            .seq,
+        5
+    );
     drop(w);
     let now = read(&paths.journal);
     assert_eq!(&now[..b.len()], &b[..], "the writer changed existing bytes");

@@ -89,13 +89,16 @@ async fn ship_two_sessions(remote: &Remote, dir: &std::path::Path) -> Root {
         .await
         .unwrap();
     let mut w = sjournal::journal::Writer::open(&root, "beta", &Default::default()).unwrap();
-    w.append_event("SessionStart", r#"{"session_id":"beta","hook_event_name":"SessionStart","cwd":"/home/dev/web","source":"startup"}"#).unwrap();
-    w.append_event("UserPromptSubmit", r#"{"session_id":"beta","hook_event_name":"UserPromptSubmit","prompt":"fix the login page styles"}"#).unwrap();
+    w.append("SessionStart", &sjournal::fold::digest::encode_event("SessionStart", r#"{"session_id":"beta","hook_event_name":"SessionStart","cwd":"/home/dev/web","source":"startup"}"#)).unwrap();
+    w.append("UserPromptSubmit", &sjournal::fold::digest::encode_event("UserPromptSubmit", r#"{"session_id":"beta","hook_event_name":"UserPromptSubmit","prompt":"fix the login page styles"}"#)).unwrap();
     // Paths as a real host sends them: absolute.
-    w.append_event("PostToolUse", r#"{"session_id":"beta","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/home/dev/web/src/main.rs","old_string":"a","new_string":"b"},"tool_use_id":"r1"}"#).unwrap();
-    w.append_event(
+    w.append("PostToolUse", &sjournal::fold::digest::encode_event("PostToolUse", r#"{"session_id":"beta","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/home/dev/web/src/main.rs","old_string":"a","new_string":"b"},"tool_use_id":"r1"}"#)).unwrap();
+    w.append(
         "SessionEnd",
-        r#"{"session_id":"beta","hook_event_name":"SessionEnd","reason":"logout"}"#,
+        &sjournal::fold::digest::encode_event(
+            "SessionEnd",
+            r#"{"session_id":"beta","hook_event_name":"SessionEnd","reason":"logout"}"#,
+        ),
     )
     .unwrap();
     drop(w);

@@ -324,7 +324,10 @@ fn rescued_system_records_follow_their_events() {
     let r = Root::new(root);
     let mut w = Writer::open_rescue(&r, "s", &common::opts()).unwrap();
     let ev = w
-        .append_event("Stop", r#"{"hook_event_name":"Stop"}"#)
+        .append(
+            "Stop",
+            &sjournal::fold::digest::encode_event("Stop", r#"{"hook_event_name":"Stop"}"#),
+        )
         .unwrap();
     let inj = Injected {
         event_seq: ev.seq,
@@ -455,5 +458,6 @@ fn a_late_rescue_writer_does_not_mark_the_next_rescue_journal() {
     assert_eq!(sjournal::journal::hwm::read_copy(&rescue), None);
     let r = Root::new(root);
     let mut w = Writer::open_rescue(&r, "s", &common::opts()).unwrap();
-    w.append_event("Stop", "{}").unwrap();
+    w.append("Stop", &sjournal::fold::digest::encode_event("Stop", "{}"))
+        .unwrap();
 }

@@ -368,7 +368,12 @@ fn the_mark_is_not_advanced_by_a_failed_sync() {
         Box::new(Faulty::new(f, plan).0)
     }));
     let mut w = Writer::open_with(&root, "s", Target::Main, &opts).unwrap();
-    assert!(w.append_event("Ev", "{\"b\":2}").is_err());
+    assert!(w
+        .append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", "{\"b\":2}")
+        )
+        .is_err());
     assert_eq!(hwm::read(&path).unwrap(), Some(before));
 }
 
@@ -392,7 +397,12 @@ fn the_mark_goes_through_the_fs_seam_and_its_failure_costs_only_detection() {
         &WriterOptions::with_fs(fs.clone()),
     )
     .unwrap();
-    let a = w.append_event("Ev", "{\"b\":2}").unwrap();
+    let a = w
+        .append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", "{\"b\":2}"),
+        )
+        .unwrap();
     assert_eq!(a.seq, 2);
     assert!(
         fs.injected() > 0,

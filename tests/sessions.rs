@@ -160,7 +160,8 @@ fn no_progress_bar_when_piped() {
 
 #[test]
 fn webhook_attempts_after_the_end_do_not_move_the_sessions_end_time() {
-    use sjournal::format::payload::{encode_event, encode_system, KIND_WEBHOOK};
+    use sjournal::fold::digest::encode_event;
+    use sjournal::format::payload::{encode_system, KIND_WEBHOOK};
     use sjournal::journal::{Root, Writer, WriterOptions};
     let root = tempfile::tempdir().unwrap();
     let r = Root::new(root.path());

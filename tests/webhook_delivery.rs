@@ -340,12 +340,16 @@ fn an_event_committed_as_the_deliverer_lets_go_is_not_stranded() {
     let dir = tempfile::tempdir().unwrap();
     let rx = Receiver::start(Mode::Ok);
     configure(dir.path(), &rx.url("/in"), "");
-    let config = sjournal::hook::config::Config::load(&Root::new(dir.path())).unwrap();
+    let config = sjournal::config::Config::load(&Root::new(dir.path())).unwrap();
     let root = Root::new(dir.path());
     let s = "wh-window";
     let append = |i: usize| {
         let mut w = Writer::open(&root, s, &WriterOptions::default()).unwrap();
-        w.append_event("PostToolUse", &tool_event(s, i)).unwrap();
+        w.append(
+            "PostToolUse",
+            &sjournal::fold::digest::encode_event("PostToolUse", &tool_event(s, i)),
+        )
+        .unwrap();
     };
     append(0);
     let state = outbox::state_dir(&root.session(s).unwrap());
@@ -358,7 +362,11 @@ fn an_event_committed_as_the_deliverer_lets_go_is_not_stranded() {
             if !*done {
                 *done = true;
                 let mut w = Writer::open(&root2, s, &WriterOptions::default()).unwrap();
-                w.append_event("PostToolUse", &tool_event(s, 1)).unwrap();
+                w.append(
+                    "PostToolUse",
+                    &sjournal::fold::digest::encode_event("PostToolUse", &tool_event(s, 1)),
+                )
+                .unwrap();
                 // What the hook does next: probe the lock, and start nothing if it is held.
                 *seen.lock().unwrap() = Some(outbox::lock_is_free(&state).unwrap());
             }

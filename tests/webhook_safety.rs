@@ -274,7 +274,7 @@ mod redaction {
     use super::SPICY;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     use base64::Engine;
-    use sjournal::webhook::config::Redactor;
+    use sjournal::webhook::redact::Redactor;
 
     /// The echo, redacted: none of the secret's form may remain, and the text around it must.
     fn assert_redacted(echo: &str) {

@@ -10,7 +10,12 @@ higher one (Eades-Lin-Smyth greedy feedback-arc-set order, then each room's floo
 than the highest floor it imports among the arrows that run down). "Back up" counts the arrows
 left running up; "cycles" lists the strongly connected components of more than one room.
 
-    tools/modgraph.py [SRC_DIR] [--rooms-depth 2] [--json]
+    tools/modgraph.py [SRC_DIR] [--rooms-depth 2] [--json] [--why]
+
+Paths are read from `crate::`/`sjournal::` paths, `super::` paths (resolved against the file's
+own module, so `use super::x` in `fold/digest/mod.rs` counts as an import of `fold`), and
+`use crate::{a, b::{c, d}}` groups, nested ones included. --why prints, under each arrow back
+up and each arrow of a cycle that spans folders, the file and path that make it.
 
 With --rooms-depth 2 a folder's sub-folders are rooms of their own (`journal/session`), which
 shows cycles that span two folders.
@@ -30,6 +35,7 @@ if "--rooms-depth" in argv:
 args = [a for a in argv if not a.startswith("--")]
 src = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "src")
 as_json = "--json" in sys.argv
+show_why = "--why" in sys.argv
 
 
 def strip(text):
@@ -73,23 +79,80 @@ for dp, _, fs in os.walk(src):
 
 top = {r.split("/")[0] for r in rooms}
 edges = defaultdict(set)
+why = defaultdict(list)  # (a, b) -> ["file: path", ...]
+
+
+def module_path(rel):
+    parts = rel[:-3].split("/")
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return parts
+
+
+def target_room(path):
+    """The room of an absolute module path (["journal", "session", "Batch"])."""
+    if not path or path[0] not in top:
+        return None
+    if depth == 2 and len(path) >= 2 and f"{path[0]}/{path[1]}" in rooms:
+        return f"{path[0]}/{path[1]}"
+    return path[0] if path[0] in rooms else None
+
+
+def use_tree_items(text, i):
+    """The items of the `{...}` group opening at text[i] == "{", nested groups kept whole."""
+    d, j, start, items = 0, i, i + 1, []
+    while j < len(text):
+        c = text[j]
+        if c == "{":
+            d += 1
+        elif c == "}":
+            d -= 1
+            if d == 0:
+                items.append(text[start:j])
+                break
+        elif c == "," and d == 1:
+            items.append(text[start:j])
+            start = j + 1
+        j += 1
+    return [it.strip() for it in items if it.strip()]
+
+
+def expand(prefix, item):
+    """Module paths named by one use-tree item under `prefix` (the first two segments are
+    enough to find a room)."""
+    head = re.match(r"(\w+)(?:\s*::\s*(\w+|\{))?", item)
+    if not head:
+        return []
+    a, b = head.group(1), head.group(2)
+    if b == "{":
+        inner = item[item.index("{"):]
+        return [prefix + [a] + p for sub in use_tree_items(inner, 0) for p in expand([], sub)] or [prefix + [a]]
+    return [prefix + [a] + ([b] if b else [])]
+
+
 for rel, r in files.items():
     text = strip(open(os.path.join(src, rel), encoding="utf-8").read())
-    prefix = r"(?:crate|sjournal)"
-    for m in re.finditer(prefix + r"::(\w+)(?:::(\w+))?", text):
-        a, b = m.group(1), m.group(2)
-        if a not in top:
-            continue
-        t = f"{a}/{b}" if depth == 2 and b and f"{a}/{b}" in rooms else a
-        if t not in rooms:
-            t = a
-        if t != r and t in rooms:
+    me = module_path(rel)
+    found = []
+    # `crate::a::b`, `sjournal::a::b`, `super::a`, `super::super::a`, and `{...}` groups
+    for m in re.finditer(r"\b(crate|sjournal|(?:super\s*::\s*)+)\s*::\s*", text):
+        kw = m.group(1)
+        if kw in ("crate", "sjournal"):
+            base = []
+        else:
+            ups = kw.count("super")
+            base = me[: max(len(me) - ups, 0)]
+        rest = text[m.end():]
+        if rest.startswith("{"):
+            for it in use_tree_items(rest, 0):
+                found += expand(base, it)
+        else:
+            found += expand(base, re.match(r"[\w\s:]*", rest).group(0).replace(" ", ""))
+    for path in found:
+        t = target_room(path)
+        if t and t != r:
             edges[r].add(t)
-    # `use crate::{a, b::c}` groups
-    for m in re.finditer(prefix + r"::\{([^}]*)\}", text):
-        for name in re.findall(r"(?:^|,)\s*(\w+)", m.group(1)):
-            if name in top and name != r.split("/")[0]:
-                edges[r].add(name)
+            why[(r, t)].append(f"{rel}: {'::'.join(path)}")
 
 # strongly connected components (Tarjan)
 idx, low, st, on, comps, n = {}, {}, [], set(), [], [0]
@@ -174,6 +237,14 @@ else:
     print(f"arrows back up: {len(back)}")
     for a, b in back:
         print(f"  {a} -> {b}")
+        if show_why:
+            for w in sorted(set(why[(a, b)]))[:6]:
+                print(f"      {w}")
     print(f"cycles: {len(cycles)} ({len(result['cycles_spanning_folders'])} spanning folders)")
     for c in cycles:
         print("  " + " <-> ".join(c))
+        if show_why and len({x.split('/')[0] for x in c}) > 1:
+            for a in c:
+                for b in sorted(g[a] & set(c)):
+                    if a.split("/")[0] != b.split("/")[0]:
+                        print(f"      {a} -> {b}: {sorted(set(why[(a, b)]))[0]}")

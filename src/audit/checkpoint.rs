@@ -60,6 +60,28 @@ pub enum CheckpointError {
     BadHash(String),
 }
 
+/// What reading a checkpoint or a key fails with: the file is not one (naming the file and
+/// why), or the library could not read it or the journal. The auditor's own family: the
+/// library's [`crate::Error`] converts into it, never the other way, so the ground floor's
+/// error type knows nothing of checkpoints.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("checkpoint {path}: {reason}")]
+    Checkpoint {
+        path: std::path::PathBuf,
+        reason: CheckpointError,
+    },
+
+    #[error("key file {path}: {reason}")]
+    Key {
+        path: std::path::PathBuf,
+        reason: CheckpointError,
+    },
+
+    #[error(transparent)]
+    Journal(#[from] crate::Error),
+}
+
 /// What a checkpoint pins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checkpoint {
@@ -382,8 +404,7 @@ pub fn verify(
     session: &str,
     checkpoint: &std::path::Path,
     pubkey: Option<&std::path::Path>,
-) -> crate::error::Result<CheckpointReport> {
-    use crate::error::Error;
+) -> Result<CheckpointReport, Error> {
     use crate::storage::{read_regular_text, Owner};
     let text = read_regular_text(checkpoint, Owner::Anyone, 1 << 20)?;
     let parsed = parse(&text).map_err(|reason| Error::Checkpoint {
@@ -402,7 +423,7 @@ pub fn verify(
     };
     let paths = root.existing_session(session)?;
     let reader = crate::journal::JournalReader::open(&paths.journal, None)?;
-    CheckpointReport::check(checkpoint, &reader, &parsed, key)
+    Ok(CheckpointReport::check(checkpoint, &reader, &parsed, key)?)
 }
 
 #[cfg(test)]

@@ -239,7 +239,7 @@ pub fn plan(
                     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&text) {
                         return Err(line_error(name, n, format!("raw payload is not JSON: {e}")));
                     }
-                    (payload::encode_event(&l.kind, &text), false)
+                    (crate::fold::digest::encode_event(&l.kind, &text), false)
                 }
                 ImportedPayload::System(bytes) => (bytes, true),
                 ImportedPayload::SystemWithoutBytes => {
@@ -256,7 +256,7 @@ pub fn plan(
         } else {
             let k = event_kind(kind, &value).map_err(|e| line_error(name, n, e.to_string()))?;
             ImportItem {
-                payload: payload::encode_event(&k, line),
+                payload: crate::fold::digest::encode_event(&k, line),
                 kind: k,
                 ts: None,
                 system: false,

@@ -9,6 +9,7 @@
 //! - [`timeline`] and [`html`]: a session's timeline from its raw events, as a self-contained page.
 
 pub mod checkpoint;
+pub mod digests;
 pub mod follow;
 pub mod html;
 pub mod inspect;

@@ -7,6 +7,11 @@ pub enum CliError {
     #[error(transparent)]
     Lib(#[from] sjournal::Error),
 
+    /// A checkpoint or key file that is not one (or the library error reading it); boxed, as
+    /// it may hold a library error whole.
+    #[error(transparent)]
+    Checkpoint(Box<sjournal::audit::checkpoint::Error>),
+
     #[error("input is not valid JSON: {message}; nothing was appended")]
     InvalidJson {
         message: String,
@@ -25,6 +30,12 @@ pub enum CliError {
     Install { message: String },
 }
 
+impl From<sjournal::audit::checkpoint::Error> for CliError {
+    fn from(e: sjournal::audit::checkpoint::Error) -> Self {
+        CliError::Checkpoint(Box::new(e))
+    }
+}
+
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
 
 impl CliError {
@@ -32,6 +43,10 @@ impl CliError {
     pub fn lib(&self) -> Option<&sjournal::Error> {
         match self {
             CliError::Lib(e) => Some(e),
+            CliError::Checkpoint(c) => match &**c {
+                sjournal::audit::checkpoint::Error::Journal(e) => Some(e),
+                _ => None,
+            },
             _ => None,
         }
     }

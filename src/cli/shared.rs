@@ -6,11 +6,11 @@ use std::io::Read;
 
 use crate::cli::error::CliError;
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::context::Policy;
 use sjournal::error::{Error, Result};
 use sjournal::fold::State;
 use sjournal::format::payload;
-use sjournal::hook::config::Config;
 use sjournal::journal::{Record, Root};
 use sjournal::json;
 use sjournal::limits::INPUT_MAX_BYTES;
@@ -19,7 +19,7 @@ use sjournal::snapshot::{load_state, LoadInfo, LoadOptions};
 /// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
 /// defaults if it has none, or cannot be read).
 pub fn writer_options(root: &Root) -> sjournal::journal::WriterOptions {
-    sjournal::hook::config::Config::load(root)
+    sjournal::config::Config::load(root)
         .map(|c| c.writer_options())
         .unwrap_or_default()
 }
@@ -259,15 +259,19 @@ pub fn remote_err(e: sjournal::remote::RemoteError) -> Error {
 
 /// Reads verifier key files (one key per line, several lines allowed).
 #[cfg(feature = "remote")]
-pub fn load_keys(paths: &[std::path::PathBuf]) -> Result<Vec<sjournal::remote::verify::Key>> {
+pub fn load_keys(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<sjournal::remote::verify::Key>, sjournal::audit::checkpoint::Error> {
     let mut keys = Vec::new();
     for p in paths {
         let text =
             sjournal::storage::read_regular_text(p, sjournal::storage::Owner::Anyone, 1 << 20)?;
         keys.extend(
-            sjournal::remote::verify::Key::parse_all(&text).map_err(|reason| Error::Key {
-                path: p.clone(),
-                reason,
+            sjournal::remote::verify::Key::parse_all(&text).map_err(|reason| {
+                sjournal::audit::checkpoint::Error::Key {
+                    path: p.clone(),
+                    reason,
+                }
             })?,
         );
     }

@@ -22,6 +22,7 @@ pub mod lists;
 mod policy;
 pub mod text;
 
+pub use crate::fold::Channel;
 pub use policy::{decide, inject, ExtraSection, Extras, InjectionPoint, Mode, Policy};
 
 use crate::format::hash::content_hash;
@@ -30,30 +31,6 @@ use crate::format::payload::{Injected, InjectedItem};
 /// Version of the renderer's output. Bump it with any change to what a given state renders
 /// to: a replay re-derives and checks only the injections made by the same version.
 pub const RENDER_VERSION: u32 = 2;
-
-/// A context channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Channel {
-    Persistent,
-    Ephemeral,
-    AtStop,
-}
-
-impl Channel {
-    pub const ALL: [Channel; 3] = [Channel::Persistent, Channel::Ephemeral, Channel::AtStop];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Persistent => "persistent",
-            Channel::Ephemeral => "ephemeral",
-            Channel::AtStop => "at-stop",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Channel> {
-        Channel::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
 
 /// What to inject for an event, and what it is made of. The JSON form (`context show --json`)
 /// is this struct.

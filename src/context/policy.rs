@@ -28,10 +28,9 @@ use super::block::{self, Ctx};
 use super::fit::{self, Class, Line, Section};
 use super::text::normalise;
 use super::{Injection, RENDER_VERSION};
+use crate::config::Config;
 use crate::event::{Event, EventKind, Host};
 use crate::fold::State;
-use crate::hook::config::Config;
-use crate::hook::protocol::Protocol;
 use crate::limits::{
     CLEAR_BUDGET_CHARS, CONTEXT_BUDGET_DEFAULT_CHARS, CONTEXT_BUDGET_MAX_CHARS,
     FAILURE_NUDGE_BUDGET_CHARS, PROMPT_BUDGET_CHARS, RESUME_BUDGET_CHARS, STARTUP_BUDGET_CHARS,
@@ -120,7 +119,7 @@ impl Policy {
 
     /// Whether the hook asks for context at `event` (the host's name for it): the host's
     /// default context events, and the configured ones the host accepts context for.
-    pub fn wants(&self, protocol: Protocol, event: &str) -> bool {
+    pub fn wants(&self, protocol: Host, event: &str) -> bool {
         protocol.default_context_event(event)
             || (protocol.accepts_context(event) && self.context_events.iter().any(|c| c == event))
     }

@@ -22,6 +22,18 @@ macro_rules! kinds {
                 }
             }
 
+            /// The name of the known kind spelled `name`, as a `&'static str`, found by
+            /// comparing the bytes (no UTF-8 check): how the journal's reader takes the kind of
+            /// nearly every record it reads (`format::record::parse_known`). Every name here is
+            /// a well-formed record kind (a unit test checks).
+            #[inline]
+            pub fn known_name(name: &[u8]) -> Option<&'static str> {
+                $(if name == stringify!($v).as_bytes() {
+                    return Some(stringify!($v));
+                })+
+                None
+            }
+
             /// The kind Claude Code calls `name`; `Other` for names it does not use.
             pub fn from_claude(name: &str) -> EventKind {
                 match name {
@@ -88,5 +100,23 @@ mod tests {
         }
         assert_eq!(EventKind::from_claude("BeforeTool"), EventKind::Other);
         assert_eq!(EventKind::from_claude("other"), EventKind::Other);
+    }
+
+    /// The reader takes a known name without checking its bytes: each must be a well-formed
+    /// record kind, found as itself; nothing else is found.
+    #[test]
+    fn known_names_are_record_kinds_and_found_as_themselves() {
+        for k in EventKind::KNOWN {
+            let name = k.as_str();
+            assert!(crate::format::record::valid_kind(name), "{name}");
+            assert_eq!(EventKind::known_name(name.as_bytes()), Some(name));
+            let mut longer = name.as_bytes().to_vec();
+            longer.push(b'x');
+            assert_eq!(EventKind::known_name(&longer), None);
+            assert_eq!(EventKind::known_name(&longer[..name.len() - 1]), None);
+        }
+        for other in ["other", "BeforeTool", "sjournal.injected", "", "stop"] {
+            assert_eq!(EventKind::known_name(other.as_bytes()), None, "{other}");
+        }
     }
 }

@@ -13,7 +13,6 @@ mod claude;
 mod cline;
 mod codex;
 mod cursor;
-pub mod digest;
 mod gemini;
 mod kind;
 pub mod lenient;

@@ -13,8 +13,11 @@
 
 mod bounded;
 mod bulk;
+mod channel;
+pub mod digest;
 mod events;
 pub mod instructions;
+pub mod memory;
 pub mod model_view;
 mod recovery;
 mod state;
@@ -24,12 +27,12 @@ mod work;
 
 use std::sync::LazyLock;
 
+pub use channel::Channel;
 pub use state::*;
 
 use crate::event::Event;
 use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::format::{FrameRef, Hash};
-use crate::journal::Record;
 
 /// Version of the fold's semantics and of `State`'s encoding.
 pub const FOLD_VERSION: u32 = 8;
@@ -60,12 +63,6 @@ impl<'a> From<&FrameRef<'a>> for RecordView<'a> {
     }
 }
 
-impl<'a> From<&Record<'a>> for RecordView<'a> {
-    fn from(r: &Record<'a>) -> Self {
-        RecordView::from(&r.frame)
-    }
-}
-
 /// The state hash of an encoded state (see [`State::state_hash`]).
 pub fn hash_encoded(encoded: &[u8]) -> Hash {
     Hash(*blake3::keyed_hash(&STATE_KEY, encoded).as_bytes())
@@ -85,7 +82,7 @@ impl State {
         // The digest stored with the event (a version the fold reads) is what the JSON
         // reads as; a payload without one (or with another version's) is read from its JSON.
         let from_digest = event_digest(rec.payload).and_then(|d| {
-            crate::event::digest::with_decoded(d, |event| self.apply_event(event, rec))
+            crate::fold::digest::with_decoded(d, |event| self.apply_event(event, rec))
         });
         if from_digest.is_some() {
             return;
@@ -94,7 +91,7 @@ impl State {
     }
 
     /// [`State::apply`] with the event's digest decoded already: `event` is what
-    /// `event::digest::decode` reads of the record's digest (None for a system record, or an
+    /// `fold::digest::decode` reads of the record's digest (None for a system record, or an
     /// event without a digest that decodes, read from its JSON). For a reader that decodes
     /// ahead of the fold, on another thread.
     pub fn apply_decoded(&mut self, rec: &RecordView<'_>, event: Option<&Event<'_>>) {

@@ -299,8 +299,8 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::GEMINI_COMPRESSION_ACK as ACK;
+    use crate::fold::digest::encode_event;
     use crate::fold::{RecordView, State};
-    use crate::format::payload::encode_event;
 
     const CTX: &str = "<session_context>\nThis is the Gemini CLI.\n</session_context>";
 

@@ -43,7 +43,7 @@ pub struct State {
     pub background: Vec<Background>,
     pub seen: Seen,
     /// Cross-session memory (`sjournal.memory` records: scope journals, `crate::memory`).
-    pub memory: crate::memory::Memory,
+    pub memory: super::memory::Memory,
     /// The sections the hook last added from outside the session (`sjournal.extras`).
     pub extras: Option<crate::format::payload::ExtrasRecord>,
     /// The conversation as the host's model requests show it (`model_view.rs`).

@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use serde::de::DeserializeOwned;
 
 use super::bounded::{cut, key};
+use super::Channel;
 use super::{Entry, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State};
-use crate::context::Channel;
 use crate::format::payload::{self as p, decode_system};
 use crate::limits::{
     CONTEXT_ENTRIES_MAX, CONTEXT_TEXT_MAX_BYTES, LIST_ITEMS_DEFAULT, LIST_ITEMS_MAX,

@@ -494,33 +494,15 @@ pub fn is_system_kind(kind: &str) -> bool {
     kind.starts_with(SYSTEM_PREFIX)
 }
 
-/// Encodes an event: its JSON text, byte for byte, then its fold digest
-/// ([`crate::event::digest`]). Every writer of event records encodes them here. `kind` is the
-/// record kind the event is appended under (the digest reads the event as that kind).
+/// Encodes an event: its JSON text, byte for byte, then `digest`, bytes this codec does not
+/// read (the fold's, `fold::digest::encode_event` derives them). Every writer of event
+/// records encodes them through there.
 ///
 /// The digest is left out when it would make the payload longer than the longest JSON text a
 /// payload may hold without one (`limits::EVENT_PAYLOAD_MAX_BYTES`): an event that fits a
 /// record without a digest always fits with what this writes, and the fold reads its JSON.
-pub fn encode_event(kind: &str, raw_json: &str) -> Vec<u8> {
-    with_digest(
-        encode_event_json(raw_json),
-        &crate::event::digest::derive(kind, raw_json),
-    )
-}
-
-/// [`encode_event`] for an event its caller has already parsed: `event` must be
-/// `Event::parse(kind, &lenient_json::text(raw_json))`, the reading [`encode_event`] derives
-/// the digest from (the hook parses each event once and hands the same `Event` to the digest,
-/// the injection policy and memory).
-pub(crate) fn encode_parsed_event(raw_json: &str, event: &crate::event::Event<'_>) -> Vec<u8> {
-    with_digest(
-        encode_event_json(raw_json),
-        &crate::event::digest::encode(event),
-    )
-}
-
-/// The JSON text's str, then the digest when it fits (see [`encode_event`]).
-fn with_digest(mut p: Vec<u8>, digest: &[u8]) -> Vec<u8> {
+pub fn encode_event(raw_json: &str, digest: &[u8]) -> Vec<u8> {
+    let mut p = encode_event_json(raw_json);
     if p.len() + digest.len() <= crate::limits::EVENT_PAYLOAD_MAX_BYTES {
         p.extend_from_slice(digest);
     }
@@ -620,14 +602,17 @@ pub fn to_json(seq: u64, kind: &str, payload: &[u8]) -> Result<Box<serde_json::v
 mod tests {
     use super::*;
 
+    /// Bytes in a digest's place: opaque to this codec.
+    const DIGEST: &[u8] = &[0x94, 3, 8, 0xc4, 1, 0, 0xa0];
+
     #[test]
     fn event_bytes_survive() {
         let raw = "{ \"b\":1,  \"a\" : [1.50, \"\\u00e9\"] }\n";
-        for p in [encode_event("Stop", raw), encode_event_json(raw)] {
+        for p in [encode_event(raw, DIGEST), encode_event_json(raw)] {
             assert_eq!(decode_event(1, &p).unwrap(), raw);
         }
         assert!(event_digest(&encode_event_json(raw)).is_none());
-        assert!(event_digest(&encode_event("Stop", raw)).is_some());
+        assert_eq!(event_digest(&encode_event(raw, DIGEST)), Some(DIGEST));
     }
 
     /// Readers built before digests decode an event payload with `rmp_serde::from_slice`,
@@ -636,10 +621,10 @@ mod tests {
     #[test]
     fn readers_before_digests_read_the_json() {
         let raw = r#"{"hook_event_name":"Stop","session_id":"s"}"#;
-        let p = encode_event("Stop", raw);
+        let p = encode_event(raw, DIGEST);
         assert_eq!(rmp_serde::from_slice::<&str>(&p).unwrap(), raw);
         let long = format!("{{\"prompt\":\"{}\"}}", "x".repeat(70_000));
-        let p = encode_event("UserPromptSubmit", &long);
+        let p = encode_event(&long, DIGEST);
         assert_eq!(rmp_serde::from_slice::<&str>(&p).unwrap(), long);
         assert_eq!(decode_event(1, &p).unwrap(), long);
     }
@@ -653,10 +638,14 @@ mod tests {
             "x".repeat(INPUT_MAX_BYTES - 200)
         );
         assert!(big.len() <= INPUT_MAX_BYTES);
-        let p = encode_event("PreToolUse", &big);
+        let room = EVENT_PAYLOAD_MAX_BYTES - encode_event_json(&big).len();
+        let p = encode_event(&big, &vec![7; room + 1]);
         assert!(p.len() <= EVENT_PAYLOAD_MAX_BYTES);
         assert!(event_digest(&p).is_none());
         assert_eq!(decode_event(1, &p).unwrap(), big);
+        let p = encode_event(&big, &vec![7; room]);
+        assert_eq!(p.len(), EVENT_PAYLOAD_MAX_BYTES);
+        assert_eq!(event_digest(&p).map(<[u8]>::len), Some(room));
     }
 
     #[test]

@@ -18,7 +18,6 @@
 //! wrong (kind, flags), so a torn or rotted frame is always reported as such.
 
 use super::hash::{record_hash, Hash, HASH_LEN};
-use crate::event::EventKind;
 use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES};
 
 const LEN_AT: usize = 0;
@@ -126,89 +125,19 @@ const KIND_BYTES: [bool; 256] = {
     t
 };
 
-/// A record's kind as a str, if it is a well-formed kind name ([`valid_kind`]). The kinds
-/// of events this build knows (nearly every record) are found in [`KNOWN_KINDS`] and come
-/// back as the `&'static str` of their name, after one comparison; only the others are
-/// checked byte by byte and as UTF-8 (a load reads every record's kind; BENCHMARKS.md,
-/// "Speed mechanisms": decoding in place, measured with this table).
-fn kind_str(kind: &[u8]) -> Option<&str> {
-    if let Some(name) = KNOWN_KINDS.get(kind) {
+/// A record's kind as a str, if it is a well-formed kind name ([`valid_kind`]). A name
+/// `known` recognises comes back as the `&'static str` it gives, after its comparison; only
+/// the others are checked byte by byte and as UTF-8 (see [`parse_known`]; a load reads every
+/// record's kind; BENCHMARKS.md, "Speed mechanisms": decoding in place).
+#[inline(always)]
+fn kind_str(kind: &[u8], known: impl Fn(&[u8]) -> Option<&'static str>) -> Option<&str> {
+    if let Some(name) = known(kind) {
+        debug_assert!(name.as_bytes() == kind && valid_kind(name));
         return Some(name);
     }
     valid_kind_bytes(kind)
         .then(|| std::str::from_utf8(kind).ok())
         .flatten()
-}
-
-/// The names of the known event kinds ([`EventKind::KNOWN`]), in a table without
-/// collisions: each at the slot a multiplicative hash of its length, its first four and its
-/// last two bytes gives. The multiplier is the first that places every name in a slot of its
-/// own, found when compiling: a kind added to `EventKind` (a well-formed kind name of 4 bytes
-/// or more, which compiling checks too) takes a slot with no change here.
-struct KnownKinds {
-    mul: u32,
-    slots: [&'static str; 1 << KnownKinds::BITS],
-}
-
-static KNOWN_KINDS: KnownKinds = KnownKinds::new();
-
-impl KnownKinds {
-    const BITS: u32 = 8;
-
-    const fn slot(kind: &[u8], mul: u32) -> usize {
-        let n = kind.len();
-        let x = u32::from_le_bytes([kind[0], kind[1], kind[2], kind[3]])
-            ^ (n as u32) << 24
-            ^ (kind[n - 1] as u32) << 8
-            ^ (kind[n - 2] as u32) << 16;
-        (x.wrapping_mul(mul) >> (32 - Self::BITS)) as usize
-    }
-
-    const fn new() -> KnownKinds {
-        let mut try_n: u32 = 0;
-        'tries: while try_n < 4096 {
-            let mul = 0x9E37_79B1u32.wrapping_mul(2 * try_n + 1);
-            try_n += 1;
-            let mut slots = [""; 1 << Self::BITS];
-            let mut i = 0;
-            while i < EventKind::KNOWN.len() {
-                let name = EventKind::KNOWN[i].as_str();
-                assert!(
-                    name.len() >= 4 && name.len() <= KIND_MAX_BYTES,
-                    "a known kind's name is 4 to KIND_MAX_BYTES bytes"
-                );
-                let mut b = 0;
-                while b < name.len() {
-                    assert!(
-                        KIND_BYTES[name.as_bytes()[b] as usize],
-                        "a known kind's name is a well-formed kind (valid_kind)"
-                    );
-                    b += 1;
-                }
-                let at = Self::slot(name.as_bytes(), mul);
-                if !slots[at].is_empty() {
-                    continue 'tries;
-                }
-                slots[at] = name;
-                i += 1;
-            }
-            return KnownKinds { mul, slots };
-        }
-        // Two names that hash alike under every multiplier (the same length, first four
-        // and last two bytes), or too many names for the slots: hash more of the name, or
-        // raise BITS.
-        panic!("no multiplier places every known kind in a slot of its own");
-    }
-
-    /// The known kind named `kind`, as its name.
-    #[inline(always)]
-    fn get(&self, kind: &[u8]) -> Option<&'static str> {
-        if kind.len() < 4 {
-            return None;
-        }
-        let name = self.slots[Self::slot(kind, self.mul)];
-        (name.as_bytes() == kind).then_some(name)
-    }
 }
 
 /// Reads the frame length word at the start of `buf` without validating anything else.
@@ -227,6 +156,18 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 
 /// Parses the frame at the start of `buf` (which may hold more bytes after it).
 pub fn parse(buf: &[u8]) -> Result<FrameRef<'_>, FrameError> {
+    parse_known(buf, |_| None)
+}
+
+/// [`parse`], with the kind names `known` returns (each a well-formed kind, spelled as the
+/// bytes it was given) taken without the byte-by-byte check: a load reads every record's
+/// kind, and nearly all are the names of the event kinds the reader knows, which a few
+/// comparisons find. The codec itself knows no kind: the reader passes them.
+#[inline]
+pub fn parse_known(
+    buf: &[u8],
+    known: impl Fn(&[u8]) -> Option<&'static str>,
+) -> Result<FrameRef<'_>, FrameError> {
     let len = peek_len(buf).ok_or(FrameError::Incomplete {
         have: buf.len(),
         need: 4,
@@ -255,7 +196,7 @@ pub fn parse(buf: &[u8]) -> Result<FrameRef<'_>, FrameError> {
     if u16_at(bytes, FLAGS_AT) != 0 {
         return Err(FrameError::BadField("flags"));
     }
-    let kind = kind_str(&bytes[FIXED_LEN..FIXED_LEN + kind_len])
+    let kind = kind_str(&bytes[FIXED_LEN..FIXED_LEN + kind_len], known)
         .ok_or(FrameError::BadField("kind name"))?;
     Ok(FrameRef {
         bytes,
@@ -322,46 +263,39 @@ mod tests {
         assert!(!valid_kind("Pre\u{e9}Tool"));
     }
 
-    /// Every known kind is found in the table, as its own name; a name that is not one (a
-    /// byte changed, cut short, made longer, or another host's name) is not, and is checked
-    /// as any kind is.
+    /// A name the reader knows comes back as its own `&'static str`; any other, or a known
+    /// name changed, cut short or made longer, reads as the byte-by-byte check says.
     #[test]
-    fn known_kinds_are_found_by_name_and_nothing_else_is() {
-        for k in EventKind::KNOWN {
-            let name = k.as_str();
-            assert_eq!(KNOWN_KINDS.get(name.as_bytes()), Some(name));
-            assert_eq!(kind_str(name.as_bytes()), Some(name));
-            assert!(valid_kind(name), "{name}");
-            // Changed, cut short or made longer, it reads as the byte-by-byte check says.
-            fn checked(b: &[u8]) -> Option<Option<&str>> {
-                valid_kind_bytes(b).then(|| std::str::from_utf8(b).ok())
-            }
+    fn known_names_are_taken_and_others_are_checked() {
+        static KNOWN: &[&str] = &["PreToolUse", "Stop"];
+        let known = |b: &[u8]| KNOWN.iter().copied().find(|k| k.as_bytes() == b);
+        fn checked(b: &[u8]) -> Option<&str> {
+            valid_kind_bytes(b)
+                .then(|| std::str::from_utf8(b).ok())
+                .flatten()
+        }
+        for name in KNOWN {
+            let got = kind_str(name.as_bytes(), known).unwrap();
+            assert!(std::ptr::eq(got, *name), "the known name itself");
             let mut b = name.as_bytes().to_vec();
             for i in 0..b.len() {
                 let was = b[i];
                 for x in [b'x', b'.', b' ', 0xff] {
                     b[i] = x;
-                    assert_eq!(kind_str(&b), checked(&b).flatten(), "{b:?}");
+                    assert_eq!(kind_str(&b, known), checked(&b), "{b:?}");
                 }
                 b[i] = was;
             }
             for n in 0..b.len() {
-                assert_eq!(kind_str(&b[..n]), checked(&b[..n]).flatten());
+                assert_eq!(kind_str(&b[..n], known), checked(&b[..n]));
             }
             b.push(b'x');
-            assert_eq!(KNOWN_KINDS.get(&b), None);
-            assert_eq!(kind_str(&b), checked(&b).flatten());
+            assert_eq!(kind_str(&b, known), checked(&b));
         }
-        let names = KNOWN_KINDS.slots.iter().filter(|s| !s.is_empty()).count();
-        assert_eq!(names, EventKind::KNOWN.len());
-        for other in ["BeforeTool", "sjournal.injected", "a", "abc", "Stop\u{e9}"] {
-            assert_eq!(KNOWN_KINDS.get(other.as_bytes()), None, "{other}");
-            assert_eq!(
-                kind_str(other.as_bytes()),
-                valid_kind(other).then_some(other)
-            );
+        for other in ["BeforeTool", "sjournal.injected", "a", "Stop\u{e9}"] {
+            assert_eq!(kind_str(other.as_bytes(), known), checked(other.as_bytes()));
         }
-        assert_eq!(kind_str(b"Stop\xff"), None);
+        assert_eq!(kind_str(b"Stop\xff", known), None);
     }
 
     #[test]

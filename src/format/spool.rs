@@ -245,7 +245,7 @@ mod tests {
             reason: "r".into(),
             records: vec![SpoolRecord {
                 kind: "Stop".into(),
-                payload: payload::encode_event("Stop", "{}"),
+                payload: crate::fold::digest::encode_event("Stop", "{}"),
                 ts_unix_ns: None,
             }],
             attempted: None,

@@ -142,7 +142,11 @@ fn memory(
 /// its session (see `crate::remote::spawn`).
 #[cfg(feature = "remote")]
 fn ship(root: &Root, opts: &HookOptions, cap: &Captured) -> Option<String> {
-    crate::remote::spawn::after_event(root, &opts.config, cap)
+    let ended = cap.raw_json.as_deref().is_some_and(|raw| {
+        let raw = crate::event::lenient_json::text(raw);
+        crate::event::Event::parse(&cap.kind, &raw).kind == crate::event::EventKind::SessionEnd
+    });
+    crate::remote::spawn::after_event(root, &opts.config, &cap.session_id, ended)
 }
 
 #[cfg(not(feature = "remote"))]

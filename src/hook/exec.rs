@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+use crate::config::ExecHandler;
 use crate::format::payload::{Exec, ExecOutcome};
-use crate::hook::config::ExecHandler;
 use crate::limits::EXEC_OUTPUT_MAX_BYTES;
 
 /// Runs `handlers` for one event and returns one record per handler, in the same order.

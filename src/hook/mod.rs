@@ -35,7 +35,7 @@
 //! - **Durability.** The event is acknowledged only where it is durable; where it went is
 //!   [`HookOutcome::landed`]. Only if no place at all can take it (or there is no root) is it
 //!   lost, and then the user is told (through the host's visible channel,
-//!   `Protocol::reply_with_notice`), as they are whenever it could not be stored durably in
+//!   `Host::reply_with_notice`), as they are whenever it could not be stored durably in
 //!   the root.
 //! - **Reply.** Context is rendered from the session's state with the event folded in (or
 //!   from what is readable when the session cannot be opened). The deadline is the work's
@@ -57,10 +57,8 @@
 
 mod after;
 pub mod commit;
-pub mod config;
 pub mod exec;
 mod plan;
-pub mod protocol;
 pub mod read;
 mod reply;
 pub mod route;
@@ -73,8 +71,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::hook::config::Config;
-use crate::hook::protocol::HostFlag;
+use crate::config::Config;
+use crate::host::HostFlag;
 use crate::journal::{Landed, Root, WriterOptions};
 use crate::limits::{HOOK_SPOOL_MERGE_MAX_FILES, HOOK_SPOOL_RESERVE_MS};
 use crate::storage::{Fs, RealFs};
@@ -416,7 +414,7 @@ fn late_input(opts: &HookOptions, cap: &Captured, t: &Timing) -> String {
          exec handlers or context (the host would no longer take the reply)",
         t.input_done.duration_since(t.start).as_millis(),
         t.host_gives_up.duration_since(t.start).as_millis(),
-        cap.protocol.map_or("an unknown host", |p| p.name()),
+        cap.protocol.map_or("an unknown host", |p| p.as_str()),
         cap.event
             .as_deref()
             .map(|e| format!(" for {e}"))

@@ -16,12 +16,12 @@
 
 use std::time::{Duration, Instant};
 
+use crate::config::ExecHandler;
 use crate::context::{InjectionPoint, Policy};
 use crate::event::Event;
-use crate::hook::config::ExecHandler;
-use crate::hook::protocol::Protocol;
 use crate::hook::route::Captured;
 use crate::hook::HookOptions;
+use crate::host::Host;
 use crate::install::hosts::Host as Installed;
 
 /// How long the OpenCode, Pi and OpenClaw bridges wait for one `sjournal hook` call before
@@ -41,7 +41,7 @@ const SHORTEST_HOST_TIMEOUT: Duration = Duration::from_secs(3);
 /// the shortest it writes for that host. Cursor runs Claude Code's hooks: Claude Code's.
 /// OpenCode, Pi and OpenClaw: their bridge's call timeout. Cline (no documented timeout) and
 /// an unknown host: the shortest of all.
-pub fn host_timeout(host: Option<Protocol>, event: Option<&str>) -> Duration {
+pub fn host_timeout(host: Option<Host>, event: Option<&str>) -> Duration {
     let installed = |h: Installed| {
         let per_ms = if h.timeout_unit() == "ms" { 1 } else { 1000 };
         let specs = h.specs();
@@ -53,11 +53,11 @@ pub fn host_timeout(host: Option<Protocol>, event: Option<&str>) -> Duration {
             })
     };
     match host {
-        Some(Protocol::Claude | Protocol::Cursor) => installed(Installed::ClaudeCode),
-        Some(Protocol::Codex) => installed(Installed::Codex),
-        Some(Protocol::Gemini) => installed(Installed::Gemini),
-        Some(Protocol::OpenCode | Protocol::Pi | Protocol::OpenClaw) => BRIDGE_CALL_TIMEOUT,
-        Some(Protocol::Cline | Protocol::Unknown) | None => SHORTEST_HOST_TIMEOUT,
+        Some(Host::Claude | Host::Cursor) => installed(Installed::ClaudeCode),
+        Some(Host::Codex) => installed(Installed::Codex),
+        Some(Host::Gemini) => installed(Installed::Gemini),
+        Some(Host::OpenCode | Host::Pi | Host::OpenClaw) => BRIDGE_CALL_TIMEOUT,
+        Some(Host::Cline | Host::Unknown) | None => SHORTEST_HOST_TIMEOUT,
     }
 }
 
@@ -81,7 +81,7 @@ impl Timing {
         start: Instant,
         input_done: Instant,
         budget: Duration,
-        host: Option<Protocol>,
+        host: Option<Host>,
         event: Option<&str>,
     ) -> Timing {
         let waits = host_timeout(host, event);
@@ -140,7 +140,7 @@ pub(crate) fn plan<'c>(
             (!t.late)
                 .then(|| crate::memory::hook::Settings {
                     deadline: Some(t.deadline),
-                    ..opts.config.memory.settings()
+                    ..crate::memory::hook::Settings::from(&opts.config.memory)
                 })
                 .as_ref(),
         ),
@@ -164,15 +164,15 @@ mod tests {
     fn each_host_waits_as_long_as_its_installed_timeout() {
         let s = Duration::from_secs;
         let t = |h, e| host_timeout(Some(h), Some(e));
-        assert_eq!(t(Protocol::Claude, "SessionStart"), s(10));
-        assert_eq!(t(Protocol::Claude, "UserPromptSubmit"), s(5));
-        assert_eq!(t(Protocol::Codex, "SessionEnd"), s(3));
-        assert_eq!(t(Protocol::Gemini, "BeforeAgent"), s(5));
-        assert_eq!(t(Protocol::Gemini, "SessionStart"), s(10));
-        assert_eq!(t(Protocol::Pi, "SessionStart"), s(10));
-        assert_eq!(t(Protocol::Cline, "TaskStart"), s(3));
+        assert_eq!(t(Host::Claude, "SessionStart"), s(10));
+        assert_eq!(t(Host::Claude, "UserPromptSubmit"), s(5));
+        assert_eq!(t(Host::Codex, "SessionEnd"), s(3));
+        assert_eq!(t(Host::Gemini, "BeforeAgent"), s(5));
+        assert_eq!(t(Host::Gemini, "SessionStart"), s(10));
+        assert_eq!(t(Host::Pi, "SessionStart"), s(10));
+        assert_eq!(t(Host::Cline, "TaskStart"), s(3));
         // Not installed by sjournal: the host's shortest.
-        assert_eq!(t(Protocol::Claude, "Setup"), s(5));
+        assert_eq!(t(Host::Claude, "Setup"), s(5));
         assert_eq!(host_timeout(None, None), s(3));
     }
 
@@ -185,7 +185,7 @@ mod tests {
                 start,
                 start + ms(done),
                 ms(budget),
-                Some(Protocol::Claude),
+                Some(Host::Claude),
                 Some("SessionStart"),
             )
             .late

@@ -6,8 +6,8 @@
 use std::time::Instant;
 
 use crate::hook::commit::Committed;
-use crate::hook::protocol::{HostFlag, Protocol};
 use crate::hook::route::Captured;
+use crate::host::{Host, HostFlag};
 use crate::journal::Landed;
 use crate::limits::INPUT_MAX_BYTES;
 
@@ -36,7 +36,7 @@ pub fn notice(landed: Option<&Landed>, cap: &Captured) -> Option<String> {
 /// The stdout for a committed event. `late`: the host no longer waits for it, so no context
 /// goes with it (only a notice the user must see). `extra` is added to the notice.
 pub fn reply_with(
-    protocol: Option<Protocol>,
+    protocol: Option<Host>,
     event: Option<&str>,
     c: &Committed,
     cap: &Captured,
@@ -56,12 +56,12 @@ pub fn reply_with(
 }
 
 /// The reply when the event was kept nowhere: the fail-open reply, with the notice.
-pub(crate) fn lost(host: HostFlag, detected: Option<Protocol>, notice: &str) -> Option<String> {
+pub(crate) fn lost(host: HostFlag, detected: Option<Host>, notice: &str) -> Option<String> {
     protocol_of(host, detected)?.reply_with_notice(None, None, Some(notice))
 }
 
 /// The protocol to answer in: the one the payload was read as, else the one `--host` named.
-pub(crate) fn protocol_of(host: HostFlag, detected: Option<Protocol>) -> Option<Protocol> {
+pub(crate) fn protocol_of(host: HostFlag, detected: Option<Host>) -> Option<Host> {
     detected.or(match host {
         HostFlag::Fixed(p) => Some(p),
         HostFlag::Auto => None,

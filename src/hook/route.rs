@@ -7,12 +7,10 @@
 use std::sync::Arc;
 
 use crate::event::Event;
-use crate::format::payload::{
-    encode_parsed_event, encode_system, is_system_kind, Unparsed, KIND_UNPARSED,
-};
+use crate::format::payload::{encode_system, is_system_kind, Unparsed, KIND_UNPARSED};
 use crate::format::record::valid_kind;
-use crate::hook::protocol::{HostFlag, Protocol};
 use crate::hook::read::Received;
+use crate::host::{Host, HostFlag};
 use crate::journal::paths::file_stem;
 use crate::limits::INPUT_MAX_BYTES;
 
@@ -31,9 +29,9 @@ pub struct Captured {
     pub raw_json: Option<Arc<str>>,
     /// The host's event name, for events.
     pub event: Option<String>,
-    pub protocol: Option<Protocol>,
+    pub protocol: Option<Host>,
     /// The host the payload alone reads as (the fold's reading), when `--host` named another.
-    pub detected: Option<Protocol>,
+    pub detected: Option<Host>,
     /// Set when the input was longer than a record holds (its length): the record keeps its
     /// first bytes only, and the user is told.
     pub cut: Option<u64>,
@@ -58,8 +56,8 @@ pub(crate) struct Routed {
     /// The JSON text, byte for byte as it came.
     pub text: Arc<str>,
     event: Option<String>,
-    protocol: Protocol,
-    detected: Protocol,
+    protocol: Host,
+    detected: Host,
     redaction: Option<crate::redact::Report>,
 }
 
@@ -71,8 +69,8 @@ impl Routed {
             .redaction
             .and_then(|r| crate::redact::Redaction::of(&r, &self.kind, self.text.as_bytes()));
         let payload = match parsed {
-            Some(e) => encode_parsed_event(&self.text, e),
-            None => crate::format::payload::encode_event(&self.kind, &self.text),
+            Some(e) => crate::fold::digest::encode_parsed_event(&self.text, e),
+            None => crate::fold::digest::encode_event(&self.kind, &self.text),
         };
         Captured {
             session_id: self.session_id,
@@ -144,7 +142,7 @@ pub(crate) fn route(
             return Routing::Unparsed(c);
         }
     };
-    let detected = Protocol::detect(&value);
+    let detected = Host::detect(&value);
     let protocol = match host {
         HostFlag::Fixed(p) => p,
         HostFlag::Auto => detected,
@@ -159,7 +157,7 @@ pub(crate) fn route(
         Some(s) if file_stem(s).is_ok() => s.to_owned(),
         found => {
             let s = env("CLAUDE_CODE_SESSION_ID")
-                .filter(|s| protocol == Protocol::Claude && file_stem(s).is_ok())
+                .filter(|s| protocol == Host::Claude && file_stem(s).is_ok())
                 .unwrap_or_else(|| UNATTRIBUTED_SESSION.to_owned());
             diag.push(match found {
                 Some(bad) => format!(
@@ -168,7 +166,7 @@ pub(crate) fn route(
                 ),
                 None => format!(
                     "the payload names no session ({} protocol); the event goes to session {s:?}",
-                    protocol.name()
+                    protocol.as_str()
                 ),
             });
             s

@@ -38,9 +38,6 @@ pub enum Host {
     Unknown,
 }
 
-/// The name the hook module used for a host's protocol; the same type.
-pub type Protocol = Host;
-
 impl Host {
     pub const ALL: [Host; 9] = [
         Host::Claude,
@@ -66,11 +63,6 @@ impl Host {
             Host::Pi => "pi",
             Host::Unknown => "unknown",
         }
-    }
-
-    /// Same as [`Host::as_str`].
-    pub fn name(self) -> &'static str {
-        self.as_str()
     }
 
     /// The host named `s` (`claude`, `codex`, ...), as given to `--host`.

@@ -435,10 +435,10 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, InstallError> {
         .open(dir)
         .map_err(|e| io("open directory", dir, e))?;
     let deadline = std::time::Instant::now() + INSTALL_LOCK_WAIT;
-    crate::journal::lock::lock(
+    crate::storage::lock::lock(
         &f,
         dir,
-        crate::journal::lock::Mode::Exclusive,
+        crate::storage::lock::Mode::Exclusive,
         Some(deadline),
     )
     .map_err(|e| InstallError::Config {

@@ -44,10 +44,10 @@ use crate::error::{Error, Result};
 use crate::format::mark::{self, Mark};
 use crate::format::Hash;
 use crate::journal::hint;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths;
 use crate::journal::recovery::{self, Corruption};
 use crate::journal::verify::witness::WitnessKind;
+use crate::storage::lock::{self, Mode};
 use crate::storage::Fs;
 
 /// Where the copy of the mark lives in the lock file: after the tail hint, with room for it

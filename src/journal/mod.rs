@@ -7,7 +7,6 @@
 
 pub mod hint;
 pub mod hwm;
-pub mod lock;
 pub mod paths;
 pub mod reader;
 pub mod recovery;
@@ -22,6 +21,5 @@ pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
 pub use session::{flush, keep_elsewhere, Batch, Committed, Flushed, Landed, Session, SnapshotJob};
 pub use spool::{pending_spool, MergeReport, PendingSpool};
-pub use verify::digests::{verify_digests, DigestReport};
 pub use verify::{verify_file, verify_file_with, VerifyOptions, VerifyReport};
 pub use writer::{Appended, RecoveryReport, Target, Writer, WriterOptions};

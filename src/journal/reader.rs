@@ -44,11 +44,11 @@ use memmap2::Mmap;
 use crate::error::{Error, Result};
 use crate::format::hash::genesis_hash;
 use crate::format::header::{Header, HeaderError};
-use crate::format::record::{self, FrameRef};
+use crate::format::record::FrameRef;
 use crate::format::Hash;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths;
 use crate::journal::scan::{self, Chain, Problem, Stop};
+use crate::storage::lock::{self, Mode};
 
 /// A journal opened for reading, mapped read-only and protected by a shared lock.
 pub struct JournalReader {
@@ -288,7 +288,7 @@ impl<'a> Iterator for Records<'a> {
             return None;
         }
         let offset = self.at as u64;
-        let problem = match record::parse(&self.bytes[self.at..]) {
+        let problem = match scan::frame(&self.bytes[self.at..]) {
             Ok(frame) if !self.every_link => match self.chain.accept_unhashed(&frame) {
                 Ok(()) => {
                     self.at += frame.len();

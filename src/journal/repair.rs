@@ -63,14 +63,14 @@ use crate::format::payload::{
 };
 use crate::format::record::{self, FrameError, FrameRef, FRAME_MIN_BYTES};
 use crate::format::Hash;
-use crate::journal::lock::{self, Mode};
 use crate::journal::reader::{JournalReader, Records};
-use crate::journal::scan::{find_any_frame_after, Chain};
+use crate::journal::scan::{self, find_any_frame_after, Chain};
 use crate::journal::verify::witness;
 use crate::journal::verify::{verify_bytes, verify_bytes_witnessed};
 use crate::journal::writer::now_unix_ns;
 use crate::journal::{hwm, paths, Root};
 use crate::limits::REPAIR_LIST_MAX;
+use crate::storage::lock::{self, Mode};
 use crate::storage::{Fs, RealFs};
 
 /// How to repair.
@@ -350,7 +350,7 @@ fn salvage(bytes: &[u8]) -> Vec<Found<'_>> {
     let mut out = Vec::new();
     let start = match Header::decode(bytes) {
         Ok((_, hlen)) => hlen,
-        Err(_) if record::parse(bytes).is_ok() => 0,
+        Err(_) if scan::frame(bytes).is_ok() => 0,
         Err(_) => find_any_frame_after(bytes).unwrap_or(bytes.len()),
     };
     if start > 0 && Header::decode(bytes).is_err() {
@@ -361,7 +361,7 @@ fn salvage(bytes: &[u8]) -> Vec<Found<'_>> {
     }
     let mut at = start;
     while at < bytes.len() {
-        match record::parse(&bytes[at..]) {
+        match scan::frame(&bytes[at..]) {
             Ok(frame) => {
                 let len = frame.len();
                 out.push(Found::Record(at as u64, frame));
@@ -562,7 +562,7 @@ fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -> Result<()
     let bytes = read_whole(journal)?;
     let binds = bytes
         .get(h.frame_offset as usize..)
-        .and_then(|b| record::parse(b).ok())
+        .and_then(|b| scan::frame(b).ok())
         .is_some_and(|f| f.seq == h.seq && f.hash() == h.chain_hash);
     if binds {
         return Ok(());

@@ -36,10 +36,19 @@
 //! when it opens a session and finds its end (from the tail hint's record on, or from the
 //! header), since recovery must cut only a provably torn tail.
 
+use crate::event::EventKind;
 use crate::format::record::{self, FrameError, FrameRef, FRAME_MIN_BYTES};
 use crate::format::Hash;
 use crate::limits::{FRAME_MAX_BYTES, SCAN_CHUNK_BYTES};
 use crate::storage::Storage;
+
+/// Parses the frame at the start of `buf`, as the journal's readers do: the kinds of the
+/// events this build knows (nearly every record) are taken by name ([`EventKind::known_name`],
+/// a few comparisons), every other kind is checked byte by byte ([`record::parse_known`]).
+#[inline]
+pub fn frame(buf: &[u8]) -> Result<FrameRef<'_>, FrameError> {
+    record::parse_known(buf, EventKind::known_name)
+}
 
 /// What is wrong with the bytes at an offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +162,7 @@ pub fn find_valid_frame_after(tail: &[u8], last_seq: u64) -> Option<usize> {
         if seq <= last_seq || seq > last_seq + max_records {
             return false;
         }
-        record::parse(b).is_ok()
+        frame(b).is_ok()
     })
 }
 
@@ -166,7 +175,7 @@ pub fn find_any_frame_after(tail: &[u8]) -> Option<usize> {
         let b = &tail[at..];
         match record::peek_len(b) {
             Some(len) if (len as usize) >= FRAME_MIN_BYTES && len <= FRAME_MAX_BYTES => {
-                len as usize <= b.len() && record::parse(b).is_ok()
+                len as usize <= b.len() && frame(b).is_ok()
             }
             _ => false,
         }
@@ -249,7 +258,7 @@ pub fn scan_storage_with<S: Storage + ?Sized>(
             offset: at,
             problem,
         };
-        match record::parse(&buf[pos..]) {
+        match frame(&buf[pos..]) {
             Ok(frame) => {
                 let accepted = match links {
                     Links::Every => chain.accept(&frame).map(drop),

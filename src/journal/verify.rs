@@ -79,7 +79,6 @@ impl From<Mark> for Acknowledged {
 }
 
 mod chunks;
-pub mod digests;
 pub mod witness;
 
 use chunks::Prefix;

@@ -20,12 +20,12 @@ use crate::format::record::{self, valid_kind};
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::hwm::Keeper;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, Root, SessionPaths};
 use crate::journal::recovery::{self, Corruption, Verdict};
 use crate::journal::scan::{self, Chain, ScanEnd, Stop};
 use crate::journal::verify::witness::{self, WitnessKind};
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
+use crate::storage::lock::{self, Mode};
 use crate::storage::{Fs, RealFs, Storage};
 
 /// How to open a writer (and a `Session`).
@@ -259,7 +259,7 @@ impl Writer {
                 // The record it names must still be where it was, with its hash.
                 let found = self
                     .read_frame_at(snap.frame_offset)
-                    .and_then(|b| record::parse(&b).ok().map(|f| (f.seq, f.hash())));
+                    .and_then(|b| scan::frame(&b).ok().map(|f| (f.seq, f.hash())));
                 if found.is_some_and(|(s, h)| s != seq || h != hash) {
                     return refuse(Corruption::Replaced {
                         seq,
@@ -494,7 +494,7 @@ impl Writer {
         }
         let mut fb = vec![0u8; frame_len as usize];
         self.storage.read_exact_at(&mut fb, h.last_frame_at).ok()?;
-        let f = record::parse(&fb).ok()?;
+        let f = scan::frame(&fb).ok()?;
         if f.len() as u64 != frame_len || f.seq != h.last_seq || f.hash() != h.last_hash {
             return None;
         }
@@ -608,11 +608,6 @@ impl Writer {
     /// Appends one record; returns once it is durable.
     pub fn append(&mut self, kind: &str, payload: &[u8]) -> Result<Appended> {
         Ok(self.append_batch(&[(kind, payload)])?[0])
-    }
-
-    /// Appends one event (raw JSON text, kept byte for byte).
-    pub fn append_event(&mut self, kind: &str, raw_json: &str) -> Result<Appended> {
-        self.append(kind, &payload::encode_event(kind, raw_json))
     }
 
     /// Appends records in one write and one `sync_data`; returns once all are durable.

@@ -160,11 +160,11 @@ pub struct PendingSpoolLine<'a> {
 
 /// `verify --digests --json`, after a journal's report: what the digest check found.
 ///
-/// `{"path", "digests": <journal::DigestReport>}`.
+/// `{"path", "digests": <audit::digests::DigestReport>}`.
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifyDigestsLine<'a> {
     pub path: &'a std::path::Path,
-    pub digests: &'a crate::journal::DigestReport,
+    pub digests: &'a crate::audit::digests::DigestReport,
 }
 
 /// `checkpoint --json`: the checkpoint of a journal's head.

@@ -12,7 +12,6 @@ use crate::context::text::{code, neutralise, one_line};
 use crate::context::{inject, Extras, InjectionPoint, Policy};
 use crate::event::{EventKind, Host};
 use crate::fold::{RecordView, State};
-use crate::format::payload;
 use crate::memory::{self, Scope as MemScope};
 use crate::search::{self, DocKind, Request, Scope};
 use crate::snapshot::{load_state, LoadOptions};
@@ -418,8 +417,7 @@ fn recover(c: &Config, a: RecoverArgs) -> Result<Answer, String> {
     let (mut state, _) =
         load_state(&c.root, &session, &LoadOptions::latest()).map_err(|e| e.to_string())?;
     let head = head_of(&m, &session);
-    let mut policy =
-        Policy::from_config(&crate::hook::config::Config::load(&c.root).unwrap_or_default());
+    let mut policy = Policy::from_config(&crate::config::Config::load(&c.root).unwrap_or_default());
     policy.budget_chars = a
         .budget
         .unwrap_or(c.budget_chars)
@@ -488,7 +486,7 @@ fn fold_compact_start(state: &mut State, session: &str, host: Host) {
     if host == Host::Gemini {
         v["timestamp"] = "".into();
     }
-    let p = payload::encode_event("SessionStart", &v.to_string());
+    let p = crate::fold::digest::encode_event("SessionStart", &v.to_string());
     let ts = state.last_ts_unix_ns;
     state.apply(&RecordView {
         seq: state.seq + 1,

@@ -298,6 +298,16 @@ impl Default for Settings {
     }
 }
 
+/// The settings of a `[memory]` section, without a deadline (the hook sets its own).
+impl From<&crate::config::MemorySection> for Settings {
+    fn from(section: &crate::config::MemorySection) -> Settings {
+        Settings {
+            handoff_sessions: section.handoff_sessions,
+            deadline: None,
+        }
+    }
+}
+
 /// At a SessionStart of `source` (startup, resume, clear, compact) in `session` of the project
 /// `scope`: reviewed memory and the handoff to inject, and the notice of pending proposals for
 /// the user. Reads the project's and the global journal (snapshot + tail), and at compact the

@@ -85,7 +85,8 @@ pub mod handoff;
 pub mod hook;
 pub mod known;
 pub mod ops;
-pub mod state;
+/// The memory state, folded with the rest of [`crate::fold::State`] (it lives in `fold/`).
+pub use crate::fold::memory as state;
 
 use std::path::{Path, PathBuf};
 

@@ -71,7 +71,7 @@ pub fn import(red: &Redactor, items: Vec<ImportItem>) -> (Vec<ImportItem>, usize
                 let (new, report) = red.json(text);
                 if let Some(new) = new {
                     record = report.record(&item.kind, new.as_bytes());
-                    item.payload = payload::encode_event(&item.kind, &new);
+                    item.payload = crate::fold::digest::encode_event(&item.kind, &new);
                 }
                 count += report.found.len();
             }

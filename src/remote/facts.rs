@@ -151,7 +151,7 @@ mod tests {
     use super::*;
 
     fn event(json: &str) -> Vec<u8> {
-        crate::format::payload::encode_event("event", json)
+        crate::fold::digest::encode_event("event", json)
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::error::{RemoteError, Result};
 use super::layout::valid_component;
 use crate::audit::checkpoint::generate_keys;
-use crate::hook::config::Config;
+use crate::config::Config;
 use crate::journal::paths::{create_new, ensure_dir};
 use crate::journal::Root;
 

@@ -9,24 +9,15 @@
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use crate::event::{Event, EventKind};
-use crate::hook::config::Config;
-use crate::hook::route::Captured;
+use crate::config::Config;
 use crate::journal::Root;
 
-/// True if the captured event ends its session (SessionEnd on any host).
-pub fn ends_session(c: &Captured) -> bool {
-    c.raw_json.as_deref().is_some_and(|raw| {
-        let raw = crate::event::lenient_json::text(raw);
-        Event::parse(&c.kind, &raw).kind == EventKind::SessionEnd
-    })
-}
-
-/// Starts the detached shipper if the configuration asks for it and `c` ends its session.
-/// Returns what it did, for the hook's stderr; never waits.
-pub fn after_event(root: &Root, config: &Config, c: &Captured) -> Option<String> {
+/// Starts the detached shipper for `session_id` if the configuration asks for it and the
+/// event just journaled ended that session (`ended`: SessionEnd on any host). Returns what it
+/// did, for the hook's stderr; never waits.
+pub fn after_event(root: &Root, config: &Config, session_id: &str, ended: bool) -> Option<String> {
     let to = config.remote.to.as_deref()?;
-    if !config.remote.ship_on_session_end || !ends_session(c) {
+    if !config.remote.ship_on_session_end || !ended {
         return None;
     }
     let exe = match std::env::current_exe() {
@@ -50,7 +41,7 @@ pub fn after_event(root: &Root, config: &Config, c: &Captured) -> Option<String>
     let mut cmd = Command::new(exe);
     cmd.arg("--root")
         .arg(root.dir())
-        .args(["ship", "--session", &c.session_id, "--to", to])
+        .args(["ship", "--session", session_id, "--to", to])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log.map(Stdio::from).unwrap_or_else(Stdio::null))

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::fold::{RecordView, State};
 use crate::format::payload::decode_event;
 use crate::format::Hash;
-use crate::hook::protocol::Protocol;
+use crate::host::Host;
 use crate::journal::Record;
 
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ impl SessionFold {
 pub fn derive(state: &State, policy: &Policy, event: &Record<'_>) -> Option<String> {
     let raw = decode_event(event.seq, event.payload).ok()?;
     let v: serde_json::Value = crate::event::lenient_json::value(raw.as_bytes()).ok()?;
-    let protocol = Protocol::detect(&v);
+    let protocol = Host::detect(&v);
     let name = protocol.event_name(&v)?;
     if !policy.wants(protocol, name) {
         return None;

@@ -173,10 +173,10 @@ impl Lock {
     /// Exclusive, waiting until `deadline` (None: as long as it takes).
     pub fn exclusive(place: &Place, deadline: Option<Instant>) -> Result<Lock> {
         let f = Self::open(place)?;
-        crate::journal::lock::lock(
+        crate::storage::lock::lock(
             &f,
             &place.lock_path(),
-            crate::journal::lock::Mode::Exclusive,
+            crate::storage::lock::Mode::Exclusive,
             deadline,
         )?;
         Ok(Lock { _file: f })
@@ -201,10 +201,10 @@ impl Lock {
             // A reader that may not create it: the updater that creates it takes it first.
             Err(_) => Self::open(place)?,
         };
-        crate::journal::lock::lock(
+        crate::storage::lock::lock(
             &f,
             &place.lock_path(),
-            crate::journal::lock::Mode::Shared,
+            crate::storage::lock::Mode::Shared,
             deadline,
         )?;
         Ok(Lock { _file: f })

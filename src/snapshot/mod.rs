@@ -135,10 +135,10 @@ pub fn rebuild_lock(
     let path = rebuild_lock_path(paths);
     let f = paths::open_file(&path, true, true)?;
     let until = std::time::Instant::now() + wait;
-    match crate::journal::lock::lock(
+    match crate::storage::lock::lock(
         &f,
         &path,
-        crate::journal::lock::Mode::Exclusive,
+        crate::storage::lock::Mode::Exclusive,
         Some(until),
     ) {
         Ok(()) => Ok(Some(f)),

@@ -13,7 +13,8 @@
 use std::borrow::Cow;
 use std::sync::mpsc::{channel, sync_channel};
 
-use crate::event::{digest, Event, EventKind, Host};
+use crate::event::{Event, EventKind, Host};
+use crate::fold::digest;
 use crate::fold::{RecordView, State};
 use crate::format::payload::{event_digest, is_system_kind};
 use crate::journal::reader::{Record, Records};
@@ -227,10 +228,9 @@ mod tests {
     //! same place as the fold on one thread.
 
     use super::*;
+    use crate::fold::digest::encode_event;
     use crate::format::hash::genesis_hash;
-    use crate::format::payload::{
-        encode_event, encode_event_json, encode_system, ContextSet, KIND_CONTEXT_SET,
-    };
+    use crate::format::payload::{encode_event_json, encode_system, ContextSet, KIND_CONTEXT_SET};
     use crate::format::Header;
     use crate::journal::scan::Chain;
     use crate::journal::{Root, Writer, WriterOptions};

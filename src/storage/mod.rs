@@ -11,6 +11,8 @@
 //! mapping a journal for readers) do not go through it: there is nothing to fail there that
 //! the write path must survive.
 //!
+//! [`lock`] is the advisory lock (flock with a deadline) every writer of a shared file takes.
+//!
 //! Every open of a file sjournal reads, through the seam or not, is one function:
 //! [`open_checked`] (and [`open_regular`], its read-only form on the real file system). It
 //! opens with `O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY`, so a FIFO, a device or a
@@ -20,6 +22,7 @@
 //! file's reads, writes or locks (`flock` blocks by its own flag).
 
 mod faulty;
+pub mod lock;
 mod sim;
 
 use std::fmt;

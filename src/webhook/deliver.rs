@@ -24,12 +24,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::config::webhook::WebhookHandler;
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
-use crate::hook::config::Config;
 use crate::journal::{Root, SessionPaths, Writer, WriterOptions};
 use crate::limits::WEBHOOK_LOCK_WAIT_MS;
-use crate::webhook::config::WebhookHandler;
 use crate::webhook::http::{Endpoint, Meta, Sent};
 use crate::webhook::outbox::{self, LastAttempt, Pending};
 

@@ -6,8 +6,9 @@
 use std::io::Read;
 use std::time::{Duration, Instant};
 
+use crate::config::webhook::{Template, WebhookHandler};
 use crate::limits::WEBHOOK_RESPONSE_KEPT_BYTES;
-use crate::webhook::config::{Redactor, Template, WebhookHandler};
+use crate::webhook::redact::Redactor;
 
 /// A webhook ready to send: its URL and headers expanded from the environment.
 pub struct Endpoint {

@@ -90,7 +90,6 @@
 //! A webhook that stopped for this run keeps its events owed; they go out with the next
 //! deliverer, which the next matching event starts, or with `sjournal webhook deliver --all`.
 
-pub mod config;
 pub mod deliver;
 pub mod http;
 pub mod outbox;
@@ -101,7 +100,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-pub use config::WebhookHandler;
+pub use crate::config::webhook::WebhookHandler;
 
 use crate::error::{Error, Result};
 use crate::format::payload::is_system_kind;

@@ -25,16 +25,16 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::webhook::WebhookHandler;
 use crate::error::{Error, Result};
 use crate::format::payload::{self, Webhook, WebhookOutcome, KIND_WEBHOOK};
 use crate::format::Hash;
-use crate::journal::lock::{self, Mode};
 use crate::journal::paths::{self, ensure_dir};
 use crate::journal::reader::Records;
 use crate::journal::scan::Chain;
 use crate::journal::{JournalReader, Root, SessionPaths};
 use crate::limits::WEBHOOK_PLAN_MAX_EVENTS;
-use crate::webhook::config::WebhookHandler;
+use crate::storage::lock::{self, Mode};
 
 pub const STATE_EXT: &str = "webhook";
 const LOCK_FILE: &str = "deliver.lock";
@@ -443,8 +443,8 @@ pub fn load(paths: &SessionPaths, p: &Pending) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::webhook::RetryPolicy;
     use crate::journal::{Writer, WriterOptions};
-    use crate::webhook::config::RetryPolicy;
 
     fn hook() -> WebhookHandler {
         WebhookHandler {
@@ -490,7 +490,8 @@ mod tests {
         let paths = root.session("s").unwrap();
         let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
         for kind in ["Stop", "PreToolUse", "Stop", "Stop"] {
-            w.append_event(kind, "{}").unwrap(); // seqs 1..=4
+            w.append(kind, &crate::fold::digest::encode_event(kind, "{}"))
+                .unwrap(); // seqs 1..=4
         }
         delivered(&mut w, 1, WebhookOutcome::Delivered);
         delivered(&mut w, 3, WebhookOutcome::Failed);
@@ -525,7 +526,8 @@ mod tests {
         let paths = root.session("s").unwrap();
         let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
         for _ in 0..5 {
-            w.append_event("Stop", "{}").unwrap();
+            w.append("Stop", &crate::fold::digest::encode_event("Stop", "{}"))
+                .unwrap();
         }
         for seq in 1..=2 {
             delivered(&mut w, seq, WebhookOutcome::Delivered);
@@ -552,7 +554,8 @@ mod tests {
         let paths = root.session("s").unwrap();
         let mut w = Writer::open(&root, "s", &WriterOptions::default()).unwrap();
         for _ in 0..3 {
-            w.append_event("Stop", "{}").unwrap();
+            w.append("Stop", &crate::fold::digest::encode_event("Stop", "{}"))
+                .unwrap();
         }
         let s = scan(&paths, &hook(), None).unwrap();
         let mut c = s.cursor_after(Some(0));

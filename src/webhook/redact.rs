@@ -254,4 +254,13 @@ mod tests {
         let r = Redactor::new(vec!["abcdef".into(), "defghi".into()]);
         assert_eq!(r.clean("x abcdefghi y"), "x [redacted] y");
     }
+
+    #[test]
+    fn redaction_replaces_every_secret() {
+        let r = Redactor::new(vec!["tok".into(), "s3cret-value".into(), "s3cret".into()]);
+        assert_eq!(
+            r.clean("GET https://h/?k=s3cret-value said s3cret, tok"),
+            "GET https://h/?k=[redacted] said [redacted], tok"
+        );
+    }
 }

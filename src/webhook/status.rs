@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
+use crate::config::webhook::WebhookHandler;
 use crate::error::Result;
 use crate::journal::{JournalReader, Root, SessionPaths};
-use crate::webhook::config::WebhookHandler;
 use crate::webhook::outbox::{self, LastAttempt};
 
 /// One line of `webhook status --json` (one JSON object per session and webhook).

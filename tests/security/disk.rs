@@ -210,7 +210,11 @@ fn path_like_session_ids_stay_inside_the_root() {
     for id in &ids {
         let mut w =
             Writer::open(&root, id, &support::opts()).unwrap_or_else(|e| panic!("{id:?}: {e}"));
-        w.append_event("Ev", r#"{"ok":1}"#).unwrap();
+        w.append(
+            "Ev",
+            &sjournal::fold::digest::encode_event("Ev", r#"{"ok":1}"#),
+        )
+        .unwrap();
         let path = w.path().to_owned();
         drop(w);
         assert!(

@@ -539,7 +539,7 @@ fn a_root_without_a_key_keeps_fallback_events_for_the_user_to_accept() {
         op.mutates() && p.starts_with(&under)
     });
     let mut opts = support::hook_opts(&root, Duration::from_secs(60));
-    opts.config = sjournal::hook::config::Config::load(&root).unwrap();
+    opts.config = sjournal::config::Config::load(&root).unwrap();
     opts.fs = std::sync::Arc::new(fs);
     let event = br#"{"session_id":"nk","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_nokey"}"#;
     let out = support::run_hook(opts, std::io::Cursor::new(event.to_vec()));

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use sjournal::config::Config;
 use sjournal::format::payload::{decode_system, Injected, KIND_INJECTED};
-use sjournal::hook::config::Config;
 use sjournal::hook::HookOptions;
 use sjournal::journal::{JournalReader, Landed, Root};
 
@@ -107,9 +107,10 @@ pub fn injected(root: &Root, session: &str) -> Vec<Injected> {
 
 use serde_json::{json, Value};
 use sjournal::context::{inject, Channel, Extras, Injection, InjectionPoint, Policy};
+use sjournal::fold::digest::encode_event;
 use sjournal::fold::{RecordView, State};
-use sjournal::format::payload::{encode_event, encode_system, ContextSet};
-use sjournal::hook::protocol::Protocol;
+use sjournal::format::payload::{encode_system, ContextSet};
+use sjournal::host::Host;
 
 /// The project directory of simulated sessions.
 pub const PROJECT: &str = "/home/dev/project";
@@ -172,7 +173,7 @@ impl Sim {
     /// Any payload, as the hook receives it.
     pub fn raw(&mut self, v: &Value) -> Injection {
         let text = v.to_string();
-        let protocol = Protocol::detect(v);
+        let protocol = Host::detect(v);
         let name = protocol.event_name(v).unwrap_or("event").to_owned();
         let seq = self.rec(&name, &encode_event(&name, &text));
         if !self.policy.wants(protocol, &name) {

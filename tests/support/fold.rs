@@ -34,7 +34,7 @@ pub fn event(raw: &str) -> (String, Vec<u8>) {
         .filter(|k| sjournal::format::record::valid_kind(k))
         .unwrap_or("event")
         .to_owned();
-    let payload = sjournal::format::payload::encode_event(&kind, raw);
+    let payload = sjournal::fold::digest::encode_event(&kind, raw);
     (kind, payload)
 }
 

@@ -7,9 +7,9 @@ use std::io::Read;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use sjournal::hook::config::Config;
-use sjournal::hook::protocol::HostFlag;
+use sjournal::config::Config;
 use sjournal::hook::{self, Checkpoints, Deliver, HookOptions, HookOutcome, InputReady};
+use sjournal::host::HostFlag;
 use sjournal::journal::Root;
 
 /// The tests' [`Deliver`]: the outcome goes on a channel, and the thread that delivered it

@@ -120,7 +120,8 @@ pub fn read(path: &Path) -> Vec<u8> {
 pub fn write_events(root: &Root, session: &str, events: &[String]) -> PathBuf {
     let mut w = Writer::open(root, session, &opts()).expect("open writer");
     for e in events {
-        w.append_event("Ev", e).expect("append");
+        w.append("Ev", &sjournal::fold::digest::encode_event("Ev", e))
+            .expect("append");
     }
     w.path().to_owned()
 }

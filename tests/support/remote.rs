@@ -158,7 +158,8 @@ pub fn append(root: &Root, session: &str, from: usize, to: usize, size: usize) {
     let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
     for i in from..to {
         let (kind, json) = event(i, size);
-        w.append_event(&kind, &json).unwrap();
+        w.append(&kind, &sjournal::fold::digest::encode_event(&kind, &json))
+            .unwrap();
     }
 }
 

@@ -12,9 +12,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::cli::error::Result;
 use crate::cli::{output, Outcome};
-use sjournal::audit::checkpoint::{generate_keys, origin_for, Checkpoint};
-use sjournal::error::{Error, Result};
+use sjournal::audit::checkpoint::{generate_keys, origin_for, Checkpoint, Error};
 use sjournal::format::Hash;
 use sjournal::journal::{paths, verify_file, Root};
 
@@ -125,7 +125,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn read_key(path: &Path) -> Result<String> {
-    sjournal::storage::read_regular_text(path, sjournal::storage::Owner::Anyone, 1 << 20)
+    Ok(sjournal::storage::read_regular_text(
+        path,
+        sjournal::storage::Owner::Anyone,
+        1 << 20,
+    )?)
 }
 
 fn keygen(args: KeygenArgs) -> Result<Outcome> {
@@ -141,7 +145,7 @@ fn keygen(args: KeygenArgs) -> Result<Outcome> {
         let mut f = paths::create_new(path)?;
         f.write_all(format!("{text}\n").as_bytes())
             .and_then(|()| f.sync_all())
-            .map_err(|e| Error::io("write", path, e))?;
+            .map_err(|e| sjournal::Error::io("write", path, e))?;
     }
     let mut out = output::stdout();
     output::line(

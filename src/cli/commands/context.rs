@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::shared::{load, read_stdin};
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use sjournal::error::{Error, Result};
 use sjournal::event::{EventKind, Host};
 use sjournal::fold::{RecordView, State};
-use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::memory::{self, Scope};
 use sjournal::primitives;
@@ -156,7 +156,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                         source,
                         &scope,
                         &session,
-                        &config.memory.settings(),
+                        &sjournal::memory::hook::Settings::from(&config.memory),
                     )
                     .extras;
                 }
@@ -242,7 +242,7 @@ fn fold_start(state: &mut State, session: &str, source: &str, host: Host, cwd: O
         // requests).
         v["timestamp"] = "".into();
     }
-    let payload = sjournal::format::payload::encode_event("SessionStart", &v.to_string());
+    let payload = sjournal::fold::digest::encode_event("SessionStart", &v.to_string());
     let ts = state.last_ts_unix_ns;
     state.apply(&RecordView {
         seq: state.seq + 1,

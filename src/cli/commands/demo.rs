@@ -369,9 +369,12 @@ fn play(args: Args) -> Result<Outcome> {
         let mark =
             sjournal::storage::read_regular(&mark_path, sjournal::storage::Owner::Anyone, 1 << 10)?;
         let mut w = Writer::open(&root, SESSION, &WriterOptions::default())?;
-        let a = w.append_event(
+        let a = w.append(
             "Notification",
-            r#"{"hook_event_name":"Notification","message":"torn"}"#,
+            &sjournal::fold::digest::encode_event(
+                "Notification",
+                r#"{"hook_event_name":"Notification","message":"torn"}"#,
+            ),
         )?;
         drop(w);
         let len = std::fs::metadata(&path)

@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
+use crate::cli::error::Result;
 use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
-use sjournal::error::{Error, Result};
+use sjournal::error::Error;
 use sjournal::remote::{self, fetch};
 
 /// Rebuild shipped journals from object storage, byte for byte, after verifying them

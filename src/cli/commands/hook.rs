@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use crate::cli::output;
 use crate::cli::Outcome;
+use sjournal::config::Config;
 use sjournal::error::Result;
-use sjournal::hook::config::Config;
-use sjournal::hook::protocol::HostFlag;
 use sjournal::hook::{self, HookOptions, HookOutcome};
+use sjournal::host::HostFlag;
 use sjournal::journal::Root;
 use sjournal::storage::RealFs;
 

@@ -5,9 +5,10 @@
 
 use std::path::PathBuf;
 
+use crate::cli::error::Result;
 use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
-use sjournal::error::{Error, Result};
+use sjournal::error::Error;
 use sjournal::remote::{self, index};
 
 /// Index shipped journals into PostgreSQL (records, sessions, files, commands, prompts)

@@ -27,7 +27,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         (true, _) => super::search::project(None).ok(),
         (false, p) => Some(super::search::project(p.as_deref())?),
     };
-    let config = sjournal::hook::config::Config::load(root).unwrap_or_default();
+    let config = sjournal::config::Config::load(root).unwrap_or_default();
     let budget = sjournal::context::Policy::from_config(&config).budget_chars;
     sjournal::mcp::serve_stdio(sjournal::mcp::Config {
         root: root.clone(),

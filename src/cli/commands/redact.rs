@@ -59,7 +59,7 @@ fn check(root: &Root, file: &std::path::Path, args: &Args) -> Result<Outcome> {
     } else {
         sjournal::storage::read_regular(file, sjournal::storage::Owner::Anyone, u64::MAX)?
     };
-    let section = sjournal::hook::config::Config::load(root)
+    let section = sjournal::config::Config::load(root)
         .map_err(|e| Error::InvalidInput {
             reason: e.to_string(),
         })?

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cli::error::Result;
 use crate::cli::shared::{load_keys, remote_err};
 use crate::cli::{output, Outcome};
-use sjournal::error::{Error, Result};
-use sjournal::hook::config::Config;
+use sjournal::config::Config;
+use sjournal::error::Error;
 use sjournal::journal::Root;
 use sjournal::remote::{self, verify};
 

@@ -6,8 +6,8 @@
 
 use crate::cli::shared::remote_err;
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::error::{Error, Result};
-use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::remote::{self, cursor, identity, ship};
 

@@ -17,7 +17,7 @@
 //! records is reported too (a rollback to nothing).
 //!
 //! `--digests` also re-derives every event's fold digest from its JSON
-//! ([`sjournal::journal::verify_digests`]): a digest that differs is the journal's problem (exit
+//! ([`sjournal::audit::digests::verify_digests`]): a digest that differs is the journal's problem (exit
 //! 1), and one more line per journal counts what was checked.
 
 use std::path::PathBuf;
@@ -83,17 +83,18 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
             ),
         });
     }
-    Ok(check(root, args)?)
+    check(root, args)
 }
 
-fn check(root: &Root, args: Args) -> Result<Outcome> {
+fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     if let Some(url) = &args.remote {
         return remote(root, url, args.pubkey.as_slice(), args.json);
     }
     if args.pubkey.is_some() && args.checkpoint.is_none() {
         return Err(Error::InvalidInput {
             reason: "--pubkey needs --checkpoint FILE or --remote URL".into(),
-        });
+        }
+        .into());
     }
     let opts = crate::cli::shared::writer_options(root);
     let paths = match &args.session {
@@ -114,7 +115,7 @@ fn check(root: &Root, args: Args) -> Result<Outcome> {
             }
             // A journal deleted while its witnesses still name its records: a finding below.
             Err(Error::NoSuchSession { .. }) if !gone_journals(root, s)?.is_empty() => Vec::new(),
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         },
         None => root.journals()?,
     };
@@ -132,16 +133,16 @@ fn check(root: &Root, args: Args) -> Result<Outcome> {
         let mut report = match verify_file(path, None) {
             Ok(r) => r,
             Err(e) if args.all => VerifyReport::unreadable(path, &e),
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         let digests = if args.digests && report.ok {
-            match sjournal::journal::verify_digests(path, None) {
+            match sjournal::audit::digests::verify_digests(path, None) {
                 Ok(d) => Some(d),
                 Err(e) if args.all => {
                     report = VerifyReport::unreadable(path, &e);
                     None
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         } else {
             None
@@ -297,15 +298,21 @@ fn witness_lines(out: &mut impl std::io::Write, report: &VerifyReport) -> Result
 }
 
 #[cfg(feature = "remote")]
-fn remote(root: &Root, url: &str, pubkey: &[PathBuf], json: bool) -> Result<Outcome> {
+fn remote(
+    root: &Root,
+    url: &str,
+    pubkey: &[PathBuf],
+    json: bool,
+) -> crate::cli::error::Result<Outcome> {
     super::remote_verify::run(root, url, pubkey, json)
 }
 
 #[cfg(not(feature = "remote"))]
-fn remote(_: &Root, _: &str, _: &[PathBuf], _: bool) -> Result<Outcome> {
+fn remote(_: &Root, _: &str, _: &[PathBuf], _: bool) -> crate::cli::error::Result<Outcome> {
     Err(Error::Remote {
         reason: "this sjournal was built without the `remote` feature; \
                  install it with `cargo install --path . --features remote`"
             .into(),
-    })
+    }
+    .into())
 }

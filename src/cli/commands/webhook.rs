@@ -10,8 +10,8 @@
 use std::io::Write;
 
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::error::{Error, Result};
-use sjournal::hook::config::Config;
 use sjournal::journal::Root;
 use sjournal::webhook::deliver::{self, DeliverOptions, SessionRun, WebhookRun};
 use sjournal::webhook::status::{self, WebhookStatus};

@@ -66,7 +66,7 @@ impl Batch {
     /// Adds an event record: its JSON text under `kind`, with the fold digest the fold reads
     /// of it as that kind (`format::payload::encode_event`), so the kind is given once.
     pub fn event(&mut self, kind: &str, raw_json: &str) {
-        self.push(kind, crate::format::payload::encode_event(kind, raw_json));
+        self.push(kind, crate::fold::digest::encode_event(kind, raw_json));
     }
 
     pub fn items(&self) -> Vec<(&str, &[u8])> {

@@ -13,6 +13,13 @@ use crate::journal::writer::Appended;
 use crate::limits::SNAPSHOT_EVERY_RECORDS;
 use crate::snapshot::{self, Head, LoadOptions};
 
+/// A reader's record as the fold sees it: this layer knows both the reader and the fold.
+impl<'a> From<&crate::journal::Record<'a>> for RecordView<'a> {
+    fn from(r: &crate::journal::Record<'a>) -> Self {
+        RecordView::from(&r.frame)
+    }
+}
+
 /// The loaded state.
 #[derive(Debug, Clone)]
 pub(super) struct Loaded {
@@ -162,7 +169,7 @@ fn fold_past_damage(
         };
         let at = offset + rel;
         l.skipped_damage = true;
-        let f = record::parse(&bytes[at..]).expect("found as a valid frame");
+        let f = scan::frame(&bytes[at..]).expect("found as a valid frame");
         l.warnings.push(format!(
             "{rel} damaged bytes at offset {offset} are skipped; the state goes on from seq {} at \
              offset {at} (run `sjournal verify`)",

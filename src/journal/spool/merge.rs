@@ -25,6 +25,7 @@ use crate::format::payload::{self, SpoolMerge, SpoolMergeEntry, KIND_SPOOL_MERGE
 use crate::format::record;
 use crate::format::spool::{self as format, Intent, SpoolFile, SpoolRecord};
 use crate::journal::paths::{self, Root};
+use crate::journal::scan;
 use crate::journal::writer::{now_unix_ns, Writer};
 use crate::limits::{BATCH_MAX_BYTES, SPOOL_MERGE_MAX_FILES};
 use crate::storage::{self, Owner};
@@ -254,7 +255,7 @@ fn already_written(w: &Writer, file: &SpoolFile) -> bool {
     let Some(b) = w.read_frame_at(at.offset) else {
         return false;
     };
-    record::parse(&b).is_ok_and(|f| {
+    scan::frame(&b).is_ok_and(|f| {
         f.seq == at.seq
             && f.kind == first.kind
             && format::record_digest(f.kind, f.payload)
@@ -438,7 +439,7 @@ fn merged_by(w: &Writer, intent: &Intent) -> Vec<(SpoolMergeEntry, bool)> {
     let Some(head) = w.read_frame_at(intent.offset) else {
         return out;
     };
-    let Ok(f) = record::parse(&head) else {
+    let Ok(f) = scan::frame(&head) else {
         return out;
     };
     if f.seq != intent.seq || f.kind != KIND_SPOOL_MERGE {
@@ -455,7 +456,7 @@ fn merged_by(w: &Writer, intent: &Intent) -> Vec<(SpoolMergeEntry, bool)> {
             let Some(b) = w.read_frame_at(offset) else {
                 break;
             };
-            let Ok(r) = record::parse(&b) else { break };
+            let Ok(r) = scan::frame(&b) else { break };
             if r.seq != seq || format::record_digest(r.kind, r.payload) != *digest {
                 break;
             }

@@ -35,10 +35,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use crate::format::record::{self, FIXED_LEN, FRAME_MIN_BYTES};
+use crate::format::record::{FIXED_LEN, FRAME_MIN_BYTES};
 use crate::format::Hash;
 use crate::journal::reader::Records;
-use crate::journal::scan::Chain;
+use crate::journal::scan::{self, Chain};
 use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES, VERIFY_CHUNKS_IN_FLIGHT};
 
 /// How far the prefix grows between releases of the pages behind it.
@@ -247,12 +247,12 @@ fn check(bytes: &[u8], from: usize, to: usize, first: bool, mark_seq: Option<u64
     let start = if first {
         Some(from)
     } else {
-        (from..to).find(|&at| plausible_start(bytes, at) && record::parse(&bytes[at..]).is_ok())
+        (from..to).find(|&at| plausible_start(bytes, at) && scan::frame(&bytes[at..]).is_ok())
     };
     let Some(start) = start else {
         return Found::Nothing { to };
     };
-    let Ok(frame) = record::parse(&bytes[start..]) else {
+    let Ok(frame) = scan::frame(&bytes[start..]) else {
         return Found::Bad;
     };
     let (first_seq, first_prev) = (frame.seq, frame.prev_hash);

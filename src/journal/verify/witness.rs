@@ -84,13 +84,12 @@ use serde::Serialize;
 use crate::format::hash::genesis_hash;
 use crate::format::header::Header;
 use crate::format::mark::Mark;
-use crate::format::record;
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::hwm::{self, MarkFile};
 use crate::journal::paths::{self, JOURNAL_EXT};
 use crate::journal::reader::Records;
-use crate::journal::scan::Chain;
+use crate::journal::scan::{self, Chain};
 use crate::snapshot::{SnapshotHeader, HEADER_LEN as SNAPSHOT_HEADER_LEN};
 
 use super::{Finding, VerifyReport};
@@ -572,7 +571,7 @@ impl Witnesses {
             // The record after it, where the witness says it ends, links to it.
             let end = w.end? as usize;
             if end < v.valid_end as usize {
-                if let Ok(next) = record::parse(&v.bytes[end..v.valid_end as usize]) {
+                if let Ok(next) = scan::frame(&v.bytes[end..v.valid_end as usize]) {
                     if next.seq == seq + 1 && next.prev_hash == hash {
                         return Some(Verdict::Agrees);
                     }

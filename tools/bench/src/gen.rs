@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use sjournal::format::payload::encode_event;
+use sjournal::fold::digest::encode_event;
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 /// The payload with its session id replaced.

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sjournal::format::payload::{encode_event, encode_event_json};
+use sjournal::format::payload::{encode_event_json};
+use sjournal::fold::digest::encode_event;
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
@@ -735,7 +736,7 @@ fn fold_parts(n: usize, runs: usize) {
                     let r = r.as_ref().unwrap();
                     !is_system_kind(r.kind)
                         && event_digest(r.payload)
-                            .is_some_and(|d| sjournal::event::digest::decode_into(d, &mut slot))
+                            .is_some_and(|d| sjournal::fold::digest::decode_into(d, &mut slot))
                 });
                 decoded.count() as u64
             }),

@@ -3,7 +3,7 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use sjournal::hook::config::Config;
+use sjournal::config::Config;
 use sjournal::journal::Root;
 use sjournal::json::CheckStatus;
 use sjournal::storage::{self, Owner};

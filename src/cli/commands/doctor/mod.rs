@@ -31,8 +31,8 @@ mod witnesses;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{output, Outcome};
+use sjournal::config::Config;
 use sjournal::error::{Error, Result};
-use sjournal::hook::config::Config;
 use sjournal::install::Scope;
 use sjournal::journal::Root;
 use sjournal::json::{CheckStatus, DoctorCheck, DoctorReport};

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use sjournal::audit::sessions::SessionSummary;
-use sjournal::hook::config::Config;
+use sjournal::config::Config;
 use sjournal::journal::{spool, Root, WriterOptions};
 
 use super::{shown, Doctor};

@@ -1,4 +1,4 @@
-//! The digest check: every event's fold digest (see `crate::event::digest`) against the one
+//! The digest check: every event's fold digest (see `crate::fold::digest`) against the one
 //! its JSON derives. The fold trusts a digest of the current version instead of parsing the
 //! JSON; this check is what keeps that trust earned. A digest is chained and checksummed with
 //! the rest of its record, so a mismatch is a writer's bug or a deliberate rewrite, never
@@ -11,13 +11,13 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::event::digest;
+use crate::fold::digest;
 use crate::format::header::Header;
 use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::journal::reader::{JournalReader, Records};
 use crate::journal::scan::Chain;
 
-use super::Finding;
+use crate::journal::verify::Finding;
 
 /// What the digest check found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -26,7 +26,7 @@ pub struct DigestReport {
     /// that one).
     pub events: u64,
     /// Events whose digest, of a version this build's fold reads
-    /// (`digest::READ_VERSIONS`, with its `FOLD_VERSION`), was compared with the JSON's.
+    /// (`digest::DIGEST_VERSION`, with its `FOLD_VERSION`), was compared with the JSON's.
     pub checked: u64,
     /// Events without a digest (written before digests): the fold reads their JSON.
     pub without: u64,
@@ -69,8 +69,8 @@ pub fn check(records: Records<'_>) -> DigestReport {
             what,
             torn_tail: false,
         };
-        let version = match digest::version(stored) {
-            Some(v) if digest::readable(v) => v.0,
+        match digest::version(stored) {
+            Some(v) if digest::readable(v) => {}
             Some(_) => {
                 r.other_version += 1;
                 continue;
@@ -82,17 +82,18 @@ pub fn check(records: Records<'_>) -> DigestReport {
                 ));
                 return r;
             }
-        };
+        }
         r.checked += 1;
         let Ok(json) = decode_event(rec.seq, rec.payload) else {
             r.mismatch = Some(found("the event's JSON text does not decode".into()));
             return r;
         };
-        if digest::derive_as(version, rec.kind, json).as_deref() != Some(stored) {
+        if digest::derive(rec.kind, json) != stored {
             r.mismatch = Some(found(format!(
-                "the event's digest (version {version}) differs from the one its JSON \
+                "the event's digest (version {}) differs from the one its JSON \
                  derives (a writer bug or an edit): the fold reads the digest, replay and \
-                 export read the JSON"
+                 export read the JSON",
+                digest::DIGEST_VERSION
             )));
             return r;
         }

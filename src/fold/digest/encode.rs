@@ -1,12 +1,11 @@
-//! Digest version 3: the body is a fixed head (host and kind as one-byte codes, a byte of
-//! flags, a presence bitmap of the optional fields) and then, for each field set, its str's
-//! length or its number, in the order of [`bit`]; the strs follow in one block, as in version
-//! 2. Reading it is a few loads and tests per field instead of a MessagePack marker each, and
-//! no string matching for the host or the kind ("Event digests" in `journal-format.md`).
-//! This file lays the body out; `read_v3.rs` reads it.
+//! Writing a digest's body: a fixed head (host and kind as one-byte codes, a byte of flags, a
+//! presence bitmap of the optional fields) and then, for each field set, its str's length or
+//! its number, in the order of [`bit`]; the strs follow in one block. Reading it is a few
+//! loads and tests per field instead of a MessagePack marker each, and no string matching for
+//! the host or the kind ("Event digests" in `journal-format.md`). `decode.rs` reads it.
 
-use super::{op_code, Event, RawJson};
-use crate::event::{EventKind, Host};
+use super::op_code;
+use crate::event::{Event, EventKind, Host, RawJson};
 
 /// The host codes: a host's code is its index here. Stable: a new host gets the next code,
 /// and an unknown code does not decode (the fold reads the JSON).
@@ -96,7 +95,7 @@ pub(super) mod bit {
 // lookups cannot miss.
 const _: () = assert!(HOSTS.len() == Host::ALL.len() && KINDS.len() == EventKind::KNOWN.len() + 1);
 
-/// The body and the block of strs of `e`'s version 3 digest.
+/// The body and the block of strs of `e`'s digest.
 pub(super) fn encode(e: &Event<'_>) -> (Vec<u8>, String) {
     let mut w = W {
         fields: Vec::with_capacity(32),
@@ -230,7 +229,7 @@ mod tests {
         }
         assert_eq!(KINDS.len(), EventKind::KNOWN.len() + 1);
         // Every code journal-format.md lists: stable, whatever the enums' order becomes. A
-        // code that moved would make every version 3 digest on disk read as another host or
+        // code that moved would make every digest on disk read as another host or
         // kind.
         assert_eq!(
             HOSTS.map(Host::as_str),

@@ -1,30 +1,30 @@
 //! The fold digest: the facts of an [`Event`] the fold reads, pre-parsed at append time and
 //! stored beside the raw JSON in the event's payload (see "Event digests" in
 //! `journal-format.md`), so that a fold reads a compact binary form instead of parsing JSON.
+//! To the byte codec (`format::payload`) a digest is opaque bytes after the JSON text; this
+//! module derives, encodes and decodes them.
 //!
 //! The digest is a pure function of the record's kind and JSON text ([`derive`]): the same
-//! lenient pre-pass and [`Event::parse`] the fold runs on an event without one. It keeps
+//! lenient pre-pass and parse ([`Event::parse`]) the fold runs on an event without one. It keeps
 //! every field of the event the fold reads, and of the raw JSON parts only those the fold
 //! looks into: the tool input, the tool response where the fold reads it (a failed call's
 //! error, `TaskCreate`'s new id, a file change's patch), bulk tool calls, background tasks and
 //! a model request's messages. It leaves out what no fold reads (a successful `Read`'s or
-//! shell call's output, `turn_id`, `outcome_unknown`), which is most of an
-//! event's bytes.
+//! shell call's output, `turn_id`, `outcome_unknown`), which is most of an event's bytes.
 //!
 //! [`decode`] reads the bytes directly (not through serde) and borrows every str from them;
-//! the JSON texts it holds are not parsed again (see [`RawJson`]): the fold parses each where
-//! it reads it. The strs are in one block after the body, so that decoding checks their UTF-8
-//! once per digest, not once per str; the body (`v3.rs` writes it, `read_v3.rs` reads it) is
-//! laid out for a cheap read: the host and the kind as one-byte codes, a bitmap of the fields
-//! set, then only their lengths and numbers (BENCHMARKS.md, "Speed mechanisms": event digest,
-//! version 3).
+//! the JSON texts it holds are not parsed again (see [`RawJson`](crate::event::RawJson)): the
+//! fold parses each where it reads it. The strs are in one block after the body, so that
+//! decoding checks their UTF-8 once per digest, not once per str; the body (`encode.rs` writes
+//! it, `decode.rs` reads it) is laid out for a cheap read: the host and the kind as one-byte
+//! codes, a bitmap of the fields set, then only their lengths and numbers (BENCHMARKS.md,
+//! "Speed mechanisms": event digest, version 3).
 //!
 //! A digest carries its version ([`DIGEST_VERSION`]) and the fold version of the build that
-//! wrote it ([`FOLD_VERSION`]); the fold uses only digests of its own fold version and of a
-//! digest version it reads ([`READ_VERSIONS`]: this one), and derives the event from the
-//! JSON otherwise, so journals without
-//! digests, or with digests of another build, fold to the same state. What a digest holds
-//! depends on more than this file (the host adapters, the lenient pre-pass,
+//! wrote it ([`FOLD_VERSION`]); the fold uses only digests of both this build's versions
+//! ([`readable`]), and derives the event from the JSON otherwise, so journals without
+//! digests, or with digests of another version or build, fold to the same state. What a digest
+//! holds depends on more than this module (the host adapters, the lenient pre-pass,
 //! `tools::file_op`), and any change there that changes a state already bumps
 //! `FOLD_VERSION`, which retires every stored digest with it. Change what is kept here and
 //! bump `DIGEST_VERSION`. `tests/digests.rs` folds a checked-in journal with digests of this
@@ -32,40 +32,34 @@
 
 use serde::Serialize;
 
-use super::{Event, FileOp, RawJson, Tool};
+use super::FOLD_VERSION;
+use crate::event::{Event, FileOp, Tool};
 
+mod decode;
+mod encode;
 #[cfg(test)]
 mod proptests;
-mod read;
-mod read_v3;
-mod v3;
 
-use read::stored;
-pub use read::{decode, decode_into, with_decoded};
+use decode::stored;
+pub use decode::{decode, decode_into, with_decoded};
 
 /// Version of the digest's schema and of what it keeps (each version is in "Version changes"
-/// in `journal-format.md`).
+/// in `journal-format.md`). Digests of versions 1 and 2 are not read: their events fold from
+/// the JSON.
 pub const DIGEST_VERSION: u32 = 3;
-
-use crate::fold::FOLD_VERSION;
 
 /// A digest as stored: `[version, fold version, body, strs]`, the body's strs in one str
 /// after it (validated as UTF-8 once, not str by str). A version 1 digest, `[1, fold, body]`
 /// with no strs, still reads as a digest of another version, and is not used.
 #[derive(Serialize)]
-struct StoredV2<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
+struct Stored<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8], &'a str);
 
 /// The versions a digest of this build carries: `(DIGEST_VERSION, FOLD_VERSION)`.
 pub const CURRENT: (u32, u32) = (DIGEST_VERSION, FOLD_VERSION);
 
-/// The digest versions the fold reads (with its own `FOLD_VERSION`): this build's. Versions
-/// 1 and 2 were written only by builds of fold versions before this one, whose digests the
-/// fold does not read anyway.
-pub const READ_VERSIONS: [u32; 1] = [DIGEST_VERSION];
-
-/// The fold reads a digest of these versions `(digest version, fold version)`.
-pub fn readable((version, fold_version): (u32, u32)) -> bool {
-    fold_version == FOLD_VERSION && READ_VERSIONS.contains(&version)
+/// The fold reads a digest of these versions `(digest version, fold version)`: this build's.
+pub fn readable(versions: (u32, u32)) -> bool {
+    versions == CURRENT
 }
 
 fn op_code(op: FileOp) -> u8 {
@@ -77,18 +71,25 @@ fn op_code(op: FileOp) -> u8 {
 }
 
 /// The digest of an event record: `record_kind` is the record's kind, `raw_json` its JSON
-/// text as journaled. Read the way the fold reads an event without a digest.
+/// text as journaled. Read the way the fold reads an event without a digest; what
+/// `verify --digests` compares a stored digest with.
 pub fn derive(record_kind: &str, raw_json: &str) -> Vec<u8> {
-    let raw = super::lenient_json::text(raw_json);
+    let raw = crate::event::lenient_json::text(raw_json);
     encode(&Event::parse(record_kind, &raw))
 }
 
-/// The digest of version `version` (one of [`READ_VERSIONS`]) that `record_kind` and
-/// `raw_json` derive: what `verify --digests` compares a stored digest with.
-pub fn derive_as(version: u32, record_kind: &str, raw_json: &str) -> Option<Vec<u8>> {
-    let raw = super::lenient_json::text(raw_json);
-    let e = Event::parse(record_kind, &raw);
-    (version == DIGEST_VERSION).then(|| encode(&e))
+/// Encodes an event record's payload: its JSON text, byte for byte, then its digest
+/// ([`derive`]; left out where it would not fit, see `format::payload::encode_event`).
+/// Every writer of event records encodes them here. `kind` is the record kind the event is
+/// appended under (the digest reads the event as that kind).
+pub fn encode_event(kind: &str, raw_json: &str) -> Vec<u8> {
+    crate::format::payload::encode_event(raw_json, &derive(kind, raw_json))
+}
+
+/// [`encode_event`] of an event already parsed from `raw_json` (after the lenient pre-pass):
+/// the hook parses each event once and hands the same `Event` to the digest.
+pub(crate) fn encode_parsed_event(raw_json: &str, event: &Event<'_>) -> Vec<u8> {
+    crate::format::payload::encode_event(raw_json, &encode(event))
 }
 
 /// Encodes what the fold reads of `e`.
@@ -118,8 +119,8 @@ pub fn encode(e: &Event<'_>) -> Vec<u8> {
             outcome_unknown: _,
         } = t;
     }
-    let (body, strs) = v3::encode(e);
-    rmp_serde::to_vec(&StoredV2(DIGEST_VERSION, FOLD_VERSION, &body, &strs))
+    let (body, strs) = encode::encode(e);
+    rmp_serde::to_vec(&Stored(DIGEST_VERSION, FOLD_VERSION, &body, &strs))
         .expect("a digest always encodes")
 }
 
@@ -133,7 +134,7 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
-    use crate::event::{EventKind, Host};
+    use crate::event::{EventKind, Host, RawJson};
 
     /// An event with every kept field set, each to its own value.
     fn full<'a>(raws: &[RawJson<'a>]) -> Event<'a> {
@@ -213,13 +214,13 @@ mod tests {
         let strs = strs.expect("version 2 has its strs");
         let mut longer = body.to_vec();
         longer.push(0xc0);
-        let again = rmp_serde::to_vec(&StoredV2(v, f, &longer, strs)).unwrap();
+        let again = rmp_serde::to_vec(&Stored(v, f, &longer, strs)).unwrap();
         assert!(decode(&again).is_none());
         // Nor one with more strs than its body names.
         let more = format!("{strs}x");
-        let again = rmp_serde::to_vec(&StoredV2(v, f, body, &more)).unwrap();
+        let again = rmp_serde::to_vec(&Stored(v, f, body, &more)).unwrap();
         assert!(decode(&again).is_none());
-        assert!(decode(&rmp_serde::to_vec(&StoredV2(v, f, body, strs)).unwrap()).is_some());
+        assert!(decode(&rmp_serde::to_vec(&Stored(v, f, body, strs)).unwrap()).is_some());
         // Nor a digest with a byte after it: not a digest at all (`verify --digests` says so).
         let mut after = bytes.clone();
         after.push(0xc0);
@@ -242,8 +243,8 @@ mod tests {
         #[derive(Serialize)]
         struct V1<'a>(u32, u32, #[serde(with = "serde_bytes")] &'a [u8]);
         let v1 = rmp_serde::to_vec(&V1(1, FOLD_VERSION, body)).unwrap();
-        let v2 = rmp_serde::to_vec(&StoredV2(2, FOLD_VERSION, body, strs.unwrap())).unwrap();
-        let old = rmp_serde::to_vec(&StoredV2(3, FOLD_VERSION - 1, body, strs.unwrap())).unwrap();
+        let v2 = rmp_serde::to_vec(&Stored(2, FOLD_VERSION, body, strs.unwrap())).unwrap();
+        let old = rmp_serde::to_vec(&Stored(3, FOLD_VERSION - 1, body, strs.unwrap())).unwrap();
         for (want, d) in [((1, FOLD_VERSION), &v1), ((2, FOLD_VERSION), &v2)]
             .into_iter()
             .chain([((3, FOLD_VERSION - 1), &old)])
@@ -252,8 +253,7 @@ mod tests {
             assert!(!readable(want));
             assert!(decode(d).is_none() && with_decoded(d, |_| ()).is_none());
         }
-        assert!(readable(CURRENT) && READ_VERSIONS == [DIGEST_VERSION]);
-        assert_eq!(derive_as(2, "Stop", "{}"), None);
+        assert!(readable(CURRENT));
     }
 
     #[test]
@@ -266,7 +266,7 @@ mod tests {
         let at = body.iter().rposition(|&b| b == 2).unwrap();
         let mut body = body.to_vec();
         body[at] = 1;
-        let bad = rmp_serde::to_vec(&StoredV2(v, f, &body, strs.unwrap())).unwrap();
+        let bad = rmp_serde::to_vec(&Stored(v, f, &body, strs.unwrap())).unwrap();
         assert!(decode(&bad).is_none());
     }
 }

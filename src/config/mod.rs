@@ -1,4 +1,4 @@
-//! The hook's configuration: `<root>/config.toml`, optional. Example:
+//! The root's configuration: `<root>/config.toml`, optional. Example:
 //!
 //! ```toml
 //! [hook]
@@ -23,8 +23,10 @@
 //! the event's batch. Raise the deadline if handlers need more time.
 //!
 //! `[[webhook]]` handlers POST matching events to a URL, off the hook's path: see
-//! `crate::webhook::config` for their fields. `[redact]` (redaction of secrets at ingest, on
-//! by default): see `crate::redact::config`.
+//! [`webhook`] for their fields. `[redact]` (redaction of secrets at ingest, on by default):
+//! see `crate::redact::config`.
+
+pub mod webhook;
 
 use std::path::{Path, PathBuf};
 
@@ -36,7 +38,7 @@ use crate::limits::{
     CONFIG_MAX_BYTES, CONTEXT_BUDGET_DEFAULT_CHARS, EXEC_TIMEOUT_MS_DEFAULT,
     HOOK_DEADLINE_MS_DEFAULT, HOOK_INPUT_TIMEOUT_MS_DEFAULT,
 };
-use crate::webhook::WebhookHandler;
+pub use webhook::WebhookHandler;
 
 pub const FILE_NAME: &str = "config.toml";
 
@@ -77,15 +79,6 @@ impl Default for MemorySection {
     fn default() -> Self {
         MemorySection {
             handoff_sessions: crate::limits::HANDOFF_SESSIONS,
-        }
-    }
-}
-
-impl MemorySection {
-    pub fn settings(&self) -> crate::memory::hook::Settings {
-        crate::memory::hook::Settings {
-            handoff_sessions: self.handoff_sessions,
-            deadline: None,
         }
     }
 }
@@ -253,7 +246,7 @@ impl Config {
                 ));
             }
         }
-        crate::webhook::config::validate(&c.webhook).map_err(|m| err(path, m))?;
+        crate::config::webhook::validate(&c.webhook).map_err(|m| err(path, m))?;
         if c.remote.ship_on_session_end && c.remote.to.is_none() {
             return Err(err(
                 path,

@@ -1,9 +1,10 @@
 //! Advisory locks (flock, through std's `File::lock`), taken with an optional deadline.
 //!
-//! Two locks guard a session:
+//! Besides the files others lock with it (a host's settings file, a snapshot, a webhook
+//! cursor), two locks guard a journal session:
 //! - `<stem>.lock`, exclusive: held by the one writer appending (or recovering) at a time;
 //!   readers only try it shared, never waiting, to learn whether an append may be in flight
-//!   (see `reader`);
+//!   (see `journal::reader`);
 //! - the journal file itself: shared by every reader holding a memory map of it, exclusive
 //!   only while recovery truncates a torn tail, so no mapped page ever disappears under a
 //!   reader.
