@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
-use sjournal::format::payload::encode_event;
+use sjournal::fold::digest::encode_event;
 use sjournal::journal::{Root, Writer, WriterOptions};
 use sjournal::search::{self, Options, Request, Scope};
 

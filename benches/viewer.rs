@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use sjournal::format::payload::encode_event;
+use sjournal::fold::digest::encode_event;
 use sjournal::journal::{Root, Writer, WriterOptions};
 use sjournal::serve::{Index, Views};
 

@@ -460,8 +460,8 @@ fn concurrent_installs_both_succeed_and_never_corrupt_the_settings() {
 /// Claude Code's MCP registration (`claude mcp add --scope user|project|local` does the same):
 /// `sjournal mcp` under `mcpServers.sjournal` in ~/.claude.json (user), <project>/.mcp.json
 /// (project), or ~/.claude.json's entry of the project (local); everything else kept;
-/// idempotent; removed by `uninstall`, giving back the original document; `--no-mcp` writes
-/// none; another server of that name is refused and left alone; and the registered command
+/// idempotent; removed by `uninstall`, giving back the original document; without `--mcp`
+/// none is written; another server of that name is refused and left alone; and the registered command
 /// line starts a server that answers MCP's `initialize`.
 #[cfg(feature = "search")]
 #[test]
@@ -485,19 +485,19 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
     };
     let want = json!({"type": "stdio", "command": "/opt/bin/sjournal", "args": ["mcp"], "env": {}});
 
-    // --no-mcp: hooks only.
-    ok(&[
-        "install",
-        "claude-code",
-        "--command",
-        "/opt/bin/sjournal",
-        "--no-mcp",
-    ]);
+    // Without --mcp: hooks only.
+    ok(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
     assert_eq!(read_json(&user_file), original);
     ok(&["uninstall", "claude-code"]);
 
     // User scope.
-    let said = ok(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
+    let said = ok(&[
+        "install",
+        "claude-code",
+        "--mcp",
+        "--command",
+        "/opt/bin/sjournal",
+    ]);
     assert!(said.contains("sjournal MCP server registered"), "{said}");
     let after = read_json(&user_file);
     assert_eq!(after["mcpServers"]["sjournal"], want);
@@ -507,7 +507,13 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
     );
     assert_eq!(after["projects"], original["projects"]);
     let text = std::fs::read_to_string(&user_file).unwrap();
-    let said = ok(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
+    let said = ok(&[
+        "install",
+        "claude-code",
+        "--mcp",
+        "--command",
+        "/opt/bin/sjournal",
+    ]);
     assert!(
         said.contains("sjournal MCP server already registered"),
         "{said}"
@@ -521,6 +527,7 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
     let mut args = vec![
         "install",
         "claude-code",
+        "--mcp",
         "--command",
         "/opt/bin/sjournal --root /r",
     ];
@@ -540,7 +547,13 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
 
     // Local scope: the project's entry in ~/.claude.json.
     let scope = ["--scope", "local", "--project-dir", ps];
-    let mut args = vec!["install", "claude-code", "--command", "/opt/bin/sjournal"];
+    let mut args = vec![
+        "install",
+        "claude-code",
+        "--mcp",
+        "--command",
+        "/opt/bin/sjournal",
+    ];
     args.extend(scope);
     ok(&args);
     let after = read_json(&user_file);
@@ -565,7 +578,13 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
     std::fs::write(&user_file, &foreign_text).unwrap();
     let out = cli(
         home.path(),
-        &["install", "claude-code", "--command", "/opt/bin/sjournal"],
+        &[
+            "install",
+            "claude-code",
+            "--mcp",
+            "--command",
+            "/opt/bin/sjournal",
+        ],
     );
     assert!(!out.status.success());
     assert!(
@@ -581,7 +600,7 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
     let bin = assert_cmd::cargo::cargo_bin("sjournal");
     let root = home.path().join("root");
     let line = format!("{} --root {}", bin.display(), root.display());
-    ok(&["install", "claude-code", "--command", &line]);
+    ok(&["install", "claude-code", "--mcp", "--command", &line]);
     let entry = read_json(&user_file)["mcpServers"]["sjournal"].clone();
     let args: Vec<String> = entry["args"]
         .as_array()

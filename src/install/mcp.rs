@@ -113,7 +113,7 @@ pub fn plan_install(
                 path: dpath,
                 message: format!(
                     "an MCP server named {SERVER_NAME:?} is there and does not run sjournal; \
-                     rename it, or install with --no-mcp"
+                     rename it, or install without --mcp"
                 ),
             })
         }

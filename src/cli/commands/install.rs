@@ -18,10 +18,11 @@ pub struct Args {
     /// The command the host runs [default: the path of this sjournal binary]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
-    /// Do not register `sjournal mcp` as an MCP server (Claude Code: in ~/.claude.json for
-    /// --scope user and local, <project>/.mcp.json for project)
+    /// Also register `sjournal mcp` as an MCP server, so the agent can search the journal
+    /// (its tools are then offered in every session; Claude Code: in ~/.claude.json for
+    /// --scope user and local, <project>/.mcp.json for project). Off unless asked for.
     #[arg(long)]
-    pub no_mcp: bool,
+    pub mcp: bool,
 }
 
 /// Remove exactly sjournal's hooks from a host's configuration
@@ -225,7 +226,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         "installed",
         "already installed",
     )?;
-    if !args.no_mcp {
+    if args.mcp {
         mcp_server(&args.common, host, Some(&command))?;
     }
     if let (Some(note), false) = (host.after_install(), dry) {
