@@ -376,7 +376,7 @@ fn route_and_plan<'a>(
     start: Instant,
     diag: &mut Vec<String>,
 ) -> (Job<'a>, plan::Plan<'a>) {
-    crate::redact::ingest::hook_input(opts, &mut received);
+    received.redact(opts);
     let input_done = received.done_at.unwrap_or_else(Instant::now);
     let env = |k: &str| {
         (k == "CLAUDE_CODE_SESSION_ID")

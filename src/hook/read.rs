@@ -36,11 +36,35 @@ pub struct Received {
     pub done_at: Option<Instant>,
     /// Where the JSON value stands.
     completion: Completion,
-    /// What redaction replaced in `bytes` (`crate::redact::ingest::hook_input`).
+    /// What redaction replaced in `bytes` ([`Received::redact`]).
     pub redaction: Option<crate::redact::Report>,
 }
 
 impl Received {
+    /// Redacts the input in place, as the root's `[redact]` says, before it is routed (the
+    /// worker) or kept as it stands (the watchdog's take-over of input still arriving), so the
+    /// record, its fold digest, exec handlers' stdin, the spool and the reply all see only the
+    /// redacted event. With no root (the event is lost anyway), tags are made under a one-off
+    /// key. Done once.
+    pub(crate) fn redact(&mut self, opts: &super::HookOptions) {
+        use crate::redact::Redactor;
+        let section = &opts.config.redact;
+        if !section.enabled || self.redaction.is_some() {
+            return;
+        }
+        let red = match &opts.root {
+            Ok(root) => Redactor::new(section, root, opts.fs.clone()),
+            Err(_) => Redactor::one_off(section),
+        };
+        let (out, report) = red.bytes(&self.bytes);
+        if let Some(out) = out {
+            self.bytes = out;
+        }
+        if !report.found.is_empty() {
+            self.redaction = Some(report);
+        }
+    }
+
     pub fn push(&mut self, chunk: &[u8]) {
         self.completion.feed(chunk);
         self.total += chunk.len() as u64;

@@ -292,7 +292,7 @@ pub(super) fn watch(sh: &Shared, opts: &HookOptions, start: Instant) -> HookOutc
         let mut received = st.received.take().unwrap_or_default();
         let mut diag = std::mem::take(&mut st.diag);
         drop(st);
-        crate::redact::ingest::hook_input(opts, &mut received);
+        received.redact(opts);
         let limit_ms = opts.input_limit().as_millis() as u64;
         let reason = format!(
             "the input time limit ({limit_ms} ms) passed while stdin was still arriving: the {} \

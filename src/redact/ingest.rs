@@ -1,7 +1,7 @@
 //! The ingest points: every way an event's bytes enter sjournal passes through one of these
 //! before anything is written.
 //!
-//! - the hook: [`hook_input`], on the bytes read from stdin, before they are routed (the
+//! - the hook: `crate::hook::read::Received::redact`, on the bytes read from stdin, before they are routed (the
 //!   worker) or kept as they stand (the watchdog's take-over of input still arriving), so the
 //!   record, its fold digest, exec handlers' stdin, the spool and the reply all see only the
 //!   redacted event;
@@ -14,8 +14,6 @@
 
 use crate::audit::jsonl::ImportItem;
 use crate::format::payload::{self, Unparsed, KIND_UNPARSED};
-use crate::hook::read::Received;
-use crate::hook::HookOptions;
 use crate::journal::{Batch, Root};
 
 use super::{RedactSection, Redactor, Report, KIND_REDACTED};
@@ -24,26 +22,6 @@ use super::{RedactSection, Redactor, Report, KIND_REDACTED};
 /// system).
 pub fn for_root(root: &Root, section: &RedactSection) -> Redactor {
     Redactor::new(section, root, std::sync::Arc::new(crate::storage::RealFs))
-}
-
-/// Redacts the hook's input in place. With no root (the event is lost anyway), tags are
-/// made under a one-off key.
-pub(crate) fn hook_input(opts: &HookOptions, received: &mut Received) {
-    let section = &opts.config.redact;
-    if !section.enabled || received.redaction.is_some() {
-        return;
-    }
-    let red = match &opts.root {
-        Ok(root) => Redactor::new(section, root, opts.fs.clone()),
-        Err(_) => Redactor::with_source(section, super::KeySource::Fixed(super::TagKey::one_off())),
-    };
-    let (out, report) = red.bytes(&received.bytes);
-    if let Some(out) = out {
-        received.bytes = out;
-    }
-    if !report.found.is_empty() {
-        received.redaction = Some(report);
-    }
 }
 
 /// Adds the event `text` under `kind` to `batch`, redacted, with its `sjournal.redacted`

@@ -196,6 +196,12 @@ impl Redactor {
         )
     }
 
+    /// A redactor whose tags are made under a one-off key: for input that has no root to
+    /// keep it (the event is lost anyway, and its notice must not carry a secret).
+    pub fn one_off(section: &RedactSection) -> Redactor {
+        Redactor::with_source(section, KeySource::Fixed(TagKey::one_off()))
+    }
+
     fn with_source(section: &RedactSection, source: KeySource) -> Redactor {
         Redactor {
             enabled: section.enabled,
