@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
 use super::config::{Allowlist, UserRule};
@@ -132,7 +132,12 @@ impl RuleSet {
             }
         }
         let ac = (!patterns.is_empty()).then(|| {
+            // A contiguous NFA, not the DFA the builder would pick for this many keywords:
+            // the automaton is built once per hook process, and the DFA's build (its tables
+            // allocated and filled) cost more than scanning a typical event with the NFA
+            // (BENCHMARKS.md, "Redaction").
             AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .ascii_case_insensitive(true)
                 .match_kind(MatchKind::Standard)
                 .build(&patterns)
