@@ -85,3 +85,41 @@ impl Injection {
         }
     }
 }
+
+/// Folds into `state` the SessionStart of `source` the host would send next (as the hook folds
+/// the event before it renders its injection): `context show` and the MCP server's recovery
+/// render what the hook would inject after it.
+pub fn fold_next_start(
+    state: &mut crate::fold::State,
+    session: &str,
+    source: &str,
+    host: crate::event::Host,
+    cwd: Option<&std::path::Path>,
+) {
+    let mut v = serde_json::json!({
+        "hook_event_name": "SessionStart",
+        "session_id": session,
+        "source": source,
+    });
+    if let Some(c) = state
+        .identity
+        .cwd
+        .clone()
+        .or_else(|| cwd.map(|c| c.display().to_string()))
+    {
+        v["cwd"] = c.into();
+    }
+    if host == crate::event::Host::Gemini {
+        // What tells Gemini CLI's payloads apart (its SessionStart resets the view of its
+        // requests).
+        v["timestamp"] = "".into();
+    }
+    let payload = crate::fold::digest::encode_event("SessionStart", &v.to_string());
+    let ts = state.last_ts_unix_ns;
+    state.apply(&crate::fold::RecordView {
+        seq: state.seq + 1,
+        ts_unix_ns: ts,
+        kind: "SessionStart",
+        payload: &payload,
+    });
+}

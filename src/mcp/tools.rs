@@ -11,7 +11,6 @@ use serde_json::{json, Value};
 use crate::context::text::{code, neutralise, one_line};
 use crate::context::{inject, Extras, InjectionPoint, Policy};
 use crate::event::{EventKind, Host};
-use crate::fold::{RecordView, State};
 use crate::memory::{self, Scope as MemScope};
 use crate::search::{self, DocKind, Request, Scope};
 use crate::snapshot::{load_state, LoadOptions};
@@ -428,7 +427,7 @@ fn recover(c: &Config, a: RecoverArgs) -> Result<Answer, String> {
         .as_deref()
         .and_then(Host::from_name)
         .unwrap_or(Host::Unknown);
-    fold_compact_start(&mut state, &session, host);
+    crate::context::fold_next_start(&mut state, &session, "compact", host, None);
     let point = InjectionPoint {
         event_seq: state.seq,
         kind: EventKind::SessionStart,
@@ -470,30 +469,6 @@ fn head_of(m: &search::index::Meta, session: &str) -> Option<(u64, String)> {
         .find(|j| !j.scope && !j.rescue && j.session == session)
         .and_then(|j| j.last.as_ref())
         .map(|l| (l.seq, l.hash.clone()))
-}
-
-/// Folds into `state` the SessionStart(compact) the host sends after a compaction (as the hook
-/// folds the event before it renders the recovery block).
-fn fold_compact_start(state: &mut State, session: &str, host: Host) {
-    let mut v = json!({
-        "hook_event_name": "SessionStart",
-        "session_id": session,
-        "source": "compact",
-    });
-    if let Some(cwd) = state.identity.cwd.clone() {
-        v["cwd"] = cwd.into();
-    }
-    if host == Host::Gemini {
-        v["timestamp"] = "".into();
-    }
-    let p = crate::fold::digest::encode_event("SessionStart", &v.to_string());
-    let ts = state.last_ts_unix_ns;
-    state.apply(&RecordView {
-        seq: state.seq + 1,
-        ts_unix_ns: ts,
-        kind: "SessionStart",
-        payload: &p,
-    });
 }
 
 #[derive(Deserialize)]

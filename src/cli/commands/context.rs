@@ -14,7 +14,7 @@
 
 use std::io::Write;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::shared::{load, read_stdin};
 use crate::cli::{output, Outcome};
@@ -22,7 +22,7 @@ use sjournal::config::Config;
 use sjournal::context::{inject, Channel, Extras, InjectionPoint, Policy};
 use sjournal::error::{Error, Result};
 use sjournal::event::{EventKind, Host};
-use sjournal::fold::{RecordView, State};
+use sjournal::fold::State;
 use sjournal::journal::Root;
 use sjournal::memory::{self, Scope};
 use sjournal::primitives;
@@ -148,7 +148,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             let seq = state.seq;
             let mut extras = Extras::default();
             if let Some(source) = source {
-                fold_start(&mut state, &session, source, host, dir.as_deref());
+                sjournal::context::fold_next_start(
+                    &mut state,
+                    &session,
+                    source,
+                    host,
+                    dir.as_deref(),
+                );
                 if let Some(d) = &dir {
                     let scope = Scope::Project(d.to_string_lossy().into_owned());
                     extras = memory::hook::prepare(
@@ -219,37 +225,6 @@ fn project_of(flag: Option<PathBuf>, session_cwd: Option<&str>) -> Option<PathBu
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok());
     memory::project_dir(host.as_deref(), cwd.as_deref())
-}
-
-/// Folds into `state` the SessionStart of `source` the host would send next (as the hook folds
-/// the event before it renders its injection).
-fn fold_start(state: &mut State, session: &str, source: &str, host: Host, cwd: Option<&Path>) {
-    let mut v = serde_json::json!({
-        "hook_event_name": "SessionStart",
-        "session_id": session,
-        "source": source,
-    });
-    if let Some(c) = state
-        .identity
-        .cwd
-        .clone()
-        .or_else(|| cwd.map(|c| c.display().to_string()))
-    {
-        v["cwd"] = c.into();
-    }
-    if host == Host::Gemini {
-        // What tells Gemini CLI's payloads apart (its SessionStart resets the view of its
-        // requests).
-        v["timestamp"] = "".into();
-    }
-    let payload = sjournal::fold::digest::encode_event("SessionStart", &v.to_string());
-    let ts = state.last_ts_unix_ns;
-    state.apply(&RecordView {
-        seq: state.seq + 1,
-        ts_unix_ns: ts,
-        kind: "SessionStart",
-        payload: &payload,
-    });
 }
 
 fn seq_line(a: &sjournal::journal::Appended) -> String {
