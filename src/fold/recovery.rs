@@ -22,8 +22,13 @@
 //! - Subagents: a launch (Task / Agent / spawn_agent) gives the next matching SubagentStart
 //!   its description; SubagentStop its result. Agents with `agent_type` "" are the host's own
 //!   (Claude Code's compactor): their last message is the open compaction's summary.
-//! - Seen: `sjournal.injected` records add their items; a new compaction, a clear or a
-//!   startup resets it.
+//! - Seen: `sjournal.injected` records add their items (key → hash), but for `mode`
+//!   `subagent` (a subagent's context is its own); a new compaction, a clear or a startup
+//!   resets it, a resume or fork keeps it. Every injection but the recovery block leaves out
+//!   the items seen with the same hash. A `recovery` record whose `event_seq` is at or after
+//!   the last compaction answers it (`compactions.last.recovered_seq`; a record without
+//!   `mode`: the one at that compaction's SessionStart); until then the next SessionStart or
+//!   UserPromptSubmit gets the recovery block.
 
 use serde::Deserialize;
 
