@@ -282,7 +282,9 @@ fn redacted_records_fold_into_counts_by_rule() {
 #[test]
 fn redaction_rules_counted_by_name_are_bounded() {
     use sjournal::limits::REDACTION_RULES_MAX;
-    let names: Vec<String> = (0..REDACTION_RULES_MAX + 5).map(|i| format!("r{i:04}")).collect();
+    let names: Vec<String> = (0..REDACTION_RULES_MAX + 5)
+        .map(|i| format!("r{i:04}"))
+        .collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let recs = vec![(redacted(&refs, 0), 1), (redacted(&refs[..1], 0), 1)];
     let state = fold(views(&recs));

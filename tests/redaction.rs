@@ -1007,7 +1007,10 @@ fn verify_lists_what_was_redacted() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let r: Vec<&Value> = lines.iter().filter(|v| v.get("redactions").is_some()).collect();
+    let r: Vec<&Value> = lines
+        .iter()
+        .filter(|v| v.get("redactions").is_some())
+        .collect();
     assert_eq!(r.len(), 1, "{lines:?}");
     assert_eq!(r[0]["redactions"]["by_rule"]["github-token"], 1);
     assert_eq!(r[0]["redactions"]["seqs"], json!([redacted_seq]));

@@ -15,7 +15,8 @@ use super::{
 use crate::format::payload::{self as p, decode_system};
 use crate::limits::{
     CONTEXT_ENTRIES_MAX, CONTEXT_TEXT_MAX_BYTES, LIST_ITEMS_DEFAULT, LIST_ITEMS_MAX,
-    LIST_ITEM_MAX_BYTES, NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, REDACTION_RULES_MAX, SLOT_VALUE_MAX_BYTES,
+    LIST_ITEM_MAX_BYTES, NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, REDACTION_RULES_MAX,
+    SLOT_VALUE_MAX_BYTES,
 };
 
 /// The JSON type of a JSON text, by its first character.

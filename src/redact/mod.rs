@@ -594,7 +594,11 @@ impl Summary {
 
     /// `secrets (events): rule count, ...`, escaped for a terminal.
     pub fn counts(&self) -> String {
-        let rules: Vec<String> = self.by_rule.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        let rules: Vec<String> = self
+            .by_rule
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
         crate::escape::text(&format!(
             "{} secret(s) in {} event(s): {}",
             self.secrets,
@@ -611,7 +615,11 @@ impl Summary {
             "    redacted at ingest: {}; records at seq {}{}",
             self.counts(),
             seqs.join(", "),
-            if self.events as usize > self.seqs.len() { ", ..." } else { "" },
+            if self.events as usize > self.seqs.len() {
+                ", ..."
+            } else {
+                ""
+            },
         );
         if !self.undecodable.is_empty() {
             let bad: Vec<String> = self.undecodable.iter().map(u64::to_string).collect();
