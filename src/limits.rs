@@ -142,6 +142,10 @@ pub const CONTEXT_TEXT_MAX_BYTES: usize = 16 * 1024;
 /// Keys (fire names, once keys, slots, lists) per primitive.
 pub const PRIMITIVE_KEYS_MAX: usize = 4096;
 
+/// Redaction rules the fold counts by name (`JournalFacts::redactions`); findings of any
+/// other rule count together. The built-in rules are a few dozen.
+pub const REDACTION_RULES_MAX: usize = 128;
+
 /// Longest slot value (JSON text).
 pub const SLOT_VALUE_MAX_BYTES: usize = 64 * 1024;
 

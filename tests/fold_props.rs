@@ -217,9 +217,81 @@ fn system_record() -> impl Strategy<Value = Rec> {
                 reason: "torn".into()
             }
         )),
+        (prop::collection::vec(0..3u8, 0..4), 0..3u64).prop_map(|(rules, more)| redacted(
+            &rules
+                .into_iter()
+                .map(|r| ["aws-access-key", "github-pat", "jwt"][r as usize])
+                .collect::<Vec<_>>(),
+            more
+        )),
+        Just((p::KIND_REDACTED.to_owned(), encode_system(&"not a record"))),
         Just(("sjournal.future".to_owned(), vec![0x80])),
         Just((p::KIND_ONCE.to_owned(), vec![0xc1])),
     ]
+}
+
+/// A `sjournal.redacted` record as the hook writes it, naming `rules`.
+fn redacted(rules: &[&str], more: u64) -> Rec {
+    use sjournal::redact::{Finding, RedactedRecord};
+    sys(
+        p::KIND_REDACTED,
+        &RedactedRecord {
+            event_kind: "PostToolUse".into(),
+            event_blake3: "00".into(),
+            key_id: Some("0123456789abcdef".into()),
+            ruleset: 1,
+            found: rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Finding {
+                    rule: r.to_string(),
+                    path: format!("/tool_response/stdout/{i}"),
+                    tag: "3f9a1c07".into(),
+                })
+                .collect(),
+            more,
+        },
+    )
+}
+
+/// The fold counts the events redacted and their secrets by rule (a record that does not
+/// decode is rejected and counts nothing), and no `sjournal.redacted` record is an unknown kind.
+#[test]
+fn redacted_records_fold_into_counts_by_rule() {
+    let recs = vec![
+        redacted(&["github-pat", "github-pat", "jwt"], 0),
+        redacted(&["jwt"], 2),
+        (p::KIND_REDACTED.to_owned(), encode_system(&"not a record")),
+    ];
+    let state = fold(views(&recs.into_iter().map(|r| (r, 1)).collect::<Vec<_>>()));
+    let j = &state.journal;
+    assert_eq!(j.redacted, 2);
+    assert_eq!(j.unknown_system, 0);
+    let by_rule: Vec<(&str, u64)> = j.redactions.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        by_rule,
+        [
+            (sjournal::fold::REDACTED_OTHER, 2),
+            ("github-pat", 2),
+            ("jwt", 2)
+        ]
+    );
+}
+
+/// At most `REDACTION_RULES_MAX` rules are counted by name, the rest together.
+#[test]
+fn redaction_rules_counted_by_name_are_bounded() {
+    use sjournal::limits::REDACTION_RULES_MAX;
+    let names: Vec<String> = (0..REDACTION_RULES_MAX + 5)
+        .map(|i| format!("r{i:04}"))
+        .collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let recs = vec![(redacted(&refs, 0), 1), (redacted(&refs[..1], 0), 1)];
+    let state = fold(views(&recs));
+    let m = &state.journal.redactions;
+    assert_eq!(m.len(), REDACTION_RULES_MAX + 1);
+    assert_eq!(m[sjournal::fold::REDACTED_OTHER], 5);
+    assert_eq!(m["r0000"], 2);
 }
 
 fn records(max: usize) -> impl Strategy<Value = Vec<(Rec, i64)>> {

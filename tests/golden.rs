@@ -258,6 +258,40 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "0485f50d4219746d4e357e6a43ff5d2606534813ba5931820a0526e49f12e226",
     ),
+    // Version 9: `sjournal.redacted` is a known system kind (counted in `journal.redacted` and
+    // `journal.redactions` by rule, no longer in `journal.unknown_system`), and a name longer
+    // than a key counts under its cut form; `claude-real-digests-v3.sjl` is rewritten with
+    // digests of fold version 9.
+    (
+        9,
+        "claude-real-digests-v3.sjl",
+        37,
+        "092a188a3555809cbdb948a6b8dff4ec5e4529030f7707366de29e3529bdf379",
+    ),
+    (
+        9,
+        "claude-real.sjl",
+        37,
+        "092a188a3555809cbdb948a6b8dff4ec5e4529030f7707366de29e3529bdf379",
+    ),
+    (
+        9,
+        "hosts.sjl",
+        71,
+        "0812423aea19c51c3882cc4b727d692e80be3cfbe6a6877aa427e20d31d3dd8c",
+    ),
+    (
+        9,
+        "recovery.sjl",
+        22,
+        "baedc1ff38267c947ed1e88351724bd994985a9bbacb2a9661d7becb0b005178",
+    ),
+    (
+        9,
+        "session.sjl",
+        121,
+        "e7c4a2371e38ca12276bd30c236ced8712b7ad2994d0baac5e62ea7315be7807",
+    ),
 ];
 
 #[test]

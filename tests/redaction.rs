@@ -964,3 +964,54 @@ fn show_says_what_was_redacted() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("redacted").is_none());
 }
+
+/// `verify` lists what was redacted at ingest under the journal's line (counts by rule and
+/// the records' seqs, which `show --seq` opens), in text and JSON, and still exits 0; a
+/// journal without redactions gets no such line.
+#[test]
+fn verify_lists_what_was_redacted() {
+    let c = corpus(19);
+    let gh = c.iter().find(|s| s.rule == "github-token").unwrap();
+    let dir = support::scratch();
+    let root = dir.path().join("root");
+    let clean = json!({"session_id": "verify-clean", "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the build."});
+    hook(&root, "claude", &clean, support::PATIENT_MS);
+    let p = json!({"session_id": "verify-secret", "hook_event_name": "UserPromptSubmit",
+        "prompt": gh.line});
+    hook(&root, "claude", &p, support::PATIENT_MS);
+    let redacted_seq = support::records(&root, "verify-secret")
+        .iter()
+        .position(|(_, kind, _)| kind == KIND_REDACTED)
+        .expect("a sjournal.redacted record") as u64
+        + 1;
+
+    let out = support::run(&root, &["verify", "--session", "verify-clean"], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("redacted"));
+
+    let out = support::run(&root, &["verify", "--session", "verify-secret"], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "redacted at ingest: 1 secret(s) in 1 event(s): github-token 1; records at seq {redacted_seq}"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(&gh.value));
+
+    let out = support::run(&root, &["verify", "--all", "--json"], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let r: Vec<&Value> = lines
+        .iter()
+        .filter(|v| v.get("redactions").is_some())
+        .collect();
+    assert_eq!(r.len(), 1, "{lines:?}");
+    assert_eq!(r[0]["redactions"]["by_rule"]["github-token"], 1);
+    assert_eq!(r[0]["redactions"]["seqs"], json!([redacted_seq]));
+}

@@ -35,6 +35,8 @@ pub(crate) fn key(s: &str) -> String {
 
 /// Adds one to `map[k]`, allocating the key only the first time.
 pub(crate) fn bump(map: &mut BTreeMap<String, u64>, k: &str) {
+    // Looked up as stored: a name longer than a key counts under its cut form.
+    let k = cut_str(k, NAME_MAX_BYTES).0;
     match map.get_mut(k) {
         Some(n) => *n += 1,
         None => {
@@ -118,6 +120,16 @@ mod tests {
         set(&mut slot, Some(&long));
         assert_eq!(slot, Some(key(&long)));
         assert_eq!(slot.as_ref().map(String::len), Some(NAME_MAX_BYTES));
+    }
+
+    #[test]
+    fn bump_counts_a_long_name_under_its_key() {
+        let mut m = BTreeMap::new();
+        let long = "x".repeat(NAME_MAX_BYTES + 10);
+        bump(&mut m, &long);
+        bump(&mut m, &long);
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[&key(&long)], 2);
     }
 
     #[test]

@@ -35,7 +35,7 @@ use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::format::{FrameRef, Hash};
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 8;
+pub const FOLD_VERSION: u32 = 9;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";

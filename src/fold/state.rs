@@ -360,7 +360,15 @@ pub struct JournalFacts {
     pub undecodable: u64,
     /// System records of kinds this build does not know.
     pub unknown_system: u64,
+    /// Events redacted at ingest (`sjournal.redacted` records).
+    pub redacted: u64,
+    /// Secrets redacted, by rule (at most `limits::REDACTION_RULES_MAX` rules; the others, and
+    /// the findings a record counts without listing, under [`REDACTED_OTHER`]).
+    pub redactions: BTreeMap<String, u64>,
 }
+
+/// The key of [`JournalFacts::redactions`] for findings counted without a rule of their own.
+pub const REDACTED_OTHER: &str = "(other)";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RecoveredFact {

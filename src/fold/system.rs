@@ -7,13 +7,16 @@ use std::collections::VecDeque;
 
 use serde::de::DeserializeOwned;
 
-use super::bounded::{cut, key};
+use super::bounded::{bump, cut, cut_str, key};
 use super::Channel;
-use super::{Entry, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State};
+use super::{
+    Entry, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State, REDACTED_OTHER,
+};
 use crate::format::payload::{self as p, decode_system};
 use crate::limits::{
     CONTEXT_ENTRIES_MAX, CONTEXT_TEXT_MAX_BYTES, LIST_ITEMS_DEFAULT, LIST_ITEMS_MAX,
-    LIST_ITEM_MAX_BYTES, NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, SLOT_VALUE_MAX_BYTES,
+    LIST_ITEM_MAX_BYTES, NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, REDACTION_RULES_MAX,
+    SLOT_VALUE_MAX_BYTES,
 };
 
 /// The JSON type of a JSON text, by its first character.
@@ -71,6 +74,7 @@ impl State {
             p::KIND_LIST_PUSH => self.decoded(rec, |s, v: p::ListPush| s.list_push(v, rec)),
             p::KIND_MEMORY => self.decoded(rec, |s, m: p::MemoryOp| s.memory.apply(m, rec.seq)),
             p::KIND_EXTRAS => self.decoded(rec, |s, x: p::ExtrasRecord| s.extras = Some(x)),
+            p::KIND_REDACTED => self.decoded(rec, State::redacted),
             p::KIND_LIST_CLEAR => self.decoded(rec, |s, v: p::ListClear| {
                 s.primitives.lists.remove(&v.name);
             }),
@@ -127,6 +131,24 @@ impl State {
                 true
             }
             Err(_) => false,
+        }
+    }
+
+    fn redacted(&mut self, r: p::RedactedRules) {
+        let facts = &mut self.journal;
+        facts.redacted += 1;
+        let map = &mut facts.redactions;
+        for f in &r.found {
+            let known = map.contains_key(cut_str(&f.rule, NAME_MAX_BYTES).0);
+            if known || map.len() < REDACTION_RULES_MAX {
+                bump(map, &f.rule);
+            } else {
+                *map.entry(REDACTED_OTHER.to_owned()).or_default() += 1;
+            }
+        }
+        if r.more > 0 {
+            let n = map.entry(REDACTED_OTHER.to_owned()).or_default();
+            *n = n.saturating_add(r.more);
         }
     }
 

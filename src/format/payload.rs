@@ -46,6 +46,9 @@ pub const KIND_WEBHOOK: &str = "sjournal.webhook";
 pub const KIND_HOST: &str = "sjournal.host";
 pub const KIND_MEMORY: &str = "sjournal.memory";
 pub const KIND_EXTRAS: &str = "sjournal.extras";
+/// What was redacted from the event before it (written by `crate::redact`, which owns the
+/// full schema; the fold reads [`RedactedRules`]).
+pub const KIND_REDACTED: &str = "sjournal.redacted";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -67,7 +70,23 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_HOST,
     KIND_MEMORY,
     KIND_EXTRAS,
+    KIND_REDACTED,
 ];
+
+/// What the fold reads of a `sjournal.redacted` record: the rule of each finding kept, and
+/// how many findings were left out (`crate::redact::RedactedRecord` is the whole record).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RedactedRules {
+    pub found: Vec<RedactedRule>,
+    #[serde(default)]
+    pub more: u64,
+}
+
+/// One finding of a `sjournal.redacted` record, as the fold reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RedactedRule {
+    pub rule: String,
+}
 
 /// Written after recovery cut a torn tail: where, how much, and where the bytes were kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -81,9 +81,11 @@ pub fn commit(
     match Session::open(req.root, &cap.session_id, &opts) {
         Ok(mut s) => {
             note_merge(s.merge_report(), diag);
-            // The user is told of redactions once per session: not if its journal has some.
+            // The user is told of redactions once per session: not if its state counts some
+            // (snapshot + tail: the cost does not grow with the journal). A state that does
+            // not load tells again rather than never.
             if let Some(r) = &cap.redacted {
-                if crate::redact::journal_has_redactions(s.writer()) {
+                if s.state().is_ok_and(|st| st.journal.redacted > 0) {
                     r.set_told_before();
                 }
             }

@@ -167,6 +167,14 @@ pub struct VerifyDigestsLine<'a> {
     pub digests: &'a crate::audit::digests::DigestReport,
 }
 
+/// `verify --json`, after a journal's line when it holds `sjournal.redacted` records:
+/// `{"path", "redactions": <redact::Summary>}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyRedactionsLine<'a> {
+    pub path: &'a std::path::Path,
+    pub redactions: &'a crate::redact::Summary,
+}
+
 /// `checkpoint --json`: the checkpoint of a journal's head.
 ///
 /// `{"origin", "size", "hash", "signed", "note"}`: `size` is the last seq, `hash` the chain

@@ -44,7 +44,7 @@ pub use config::RedactSection;
 use scan::{RuleSet, UserAllow, BUILTIN};
 
 /// The record that follows a redacted event.
-pub const KIND_REDACTED: &str = "sjournal.redacted";
+pub use crate::format::payload::KIND_REDACTED;
 /// Hex digits of a marker's tag.
 pub const TAG_HEX_LEN: usize = 8;
 /// At most this many findings are listed in one record; the rest are counted.
@@ -512,49 +512,124 @@ impl Redaction {
     }
 }
 
-/// What was redacted from a session's events, counted from its `sjournal.redacted` records.
+/// What was redacted from a session's events, counted from its `sjournal.redacted` records:
+/// `show` (from the folded state) and `verify` (from the verified records) list it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Summary {
-    /// Events something was redacted from.
+    /// Events something was redacted from (one `sjournal.redacted` record each).
     pub events: u64,
     /// Secrets redacted.
     pub secrets: u64,
-    /// Secrets by rule (those a record lists; `more` ones are in `secrets` only).
+    /// Secrets by rule (findings a record counts without listing them: under
+    /// [`crate::fold::REDACTED_OTHER`]).
     pub by_rule: std::collections::BTreeMap<String, u64>,
+    /// The seqs of the first redacted events' records, for `sjournal show --seq` (at most
+    /// [`SUMMARY_SEQS_MAX`]; `verify` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seqs: Vec<u64>,
+    /// Records of the kind whose payload does not decode (seqs, at most
+    /// [`SUMMARY_SEQS_MAX`]; `verify` only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undecodable: Vec<u64>,
 }
+
+/// Seqs a [`Summary`] lists.
+pub const SUMMARY_SEQS_MAX: usize = 20;
 
 impl Summary {
-    /// The summary of the journal `reader` reads, up to its first damage (as the fold
-    /// reads); None when nothing was redacted.
-    pub fn of(reader: &crate::journal::JournalReader) -> crate::error::Result<Option<Summary>> {
-        let mut s = Summary::default();
-        for r in reader.records()? {
-            let Ok(r) = r else { break };
-            if r.kind != KIND_REDACTED {
+    /// The summary the fold keeps (`JournalFacts::redactions`); None when nothing was
+    /// redacted.
+    pub fn of_state(state: &crate::fold::State) -> Option<Summary> {
+        let j = &state.journal;
+        (j.redacted > 0).then(|| Summary {
+            events: j.redacted,
+            secrets: j.redactions.values().sum(),
+            by_rule: j.redactions.clone(),
+            ..Summary::default()
+        })
+    }
+
+    /// The summary of the first `records` records of `bytes` (a journal's bytes, verified up
+    /// to there by the caller), walking the frames without hashing them again.
+    pub fn of_verified(bytes: &[u8], records: u64) -> Summary {
+        let mut out = Summary::default();
+        let Ok((_, mut pos)) = crate::format::header::Header::decode(bytes) else {
+            return out;
+        };
+        for _ in 0..records {
+            let Ok(f) = crate::journal::scan::frame(&bytes[pos..]) else {
+                break;
+            };
+            pos += f.bytes.len();
+            if f.kind != KIND_REDACTED {
                 continue;
             }
-            let Ok(rec) = crate::format::payload::decode_system::<RedactedRecord>(r.seq, r.payload)
-            else {
-                continue;
-            };
-            s.events += 1;
-            s.secrets += rec.found.len() as u64 + rec.more;
-            for f in rec.found {
-                *s.by_rule.entry(f.rule).or_default() += 1;
+            use crate::format::payload::{decode_system, RedactedRules};
+            match decode_system::<RedactedRules>(f.seq, f.payload) {
+                Ok(r) => {
+                    out.events += 1;
+                    if out.seqs.len() < SUMMARY_SEQS_MAX {
+                        out.seqs.push(f.seq);
+                    }
+                    for x in &r.found {
+                        *out.by_rule.entry(x.rule.clone()).or_default() += 1;
+                    }
+                    if r.more > 0 {
+                        let other = crate::fold::REDACTED_OTHER.to_owned();
+                        *out.by_rule.entry(other).or_default() += r.more;
+                    }
+                    out.secrets += r.found.len() as u64 + r.more;
+                }
+                Err(_) if out.undecodable.len() < SUMMARY_SEQS_MAX => out.undecodable.push(f.seq),
+                Err(_) => {}
             }
         }
-        Ok((s.events > 0).then_some(s))
+        out
     }
-}
 
-/// True if the session's journal (the one `writer` writes) holds an `sjournal.redacted`
-/// record: the user was told of redactions in this session already.
-pub fn journal_has_redactions(writer: &crate::journal::Writer) -> bool {
-    let mut seen = false;
-    let _ = writer.visit_records(None, crate::journal::scan::Links::First, &mut |_, f| {
-        seen |= f.kind == KIND_REDACTED;
-    });
-    seen
+    /// True if there is anything to list.
+    pub fn is_empty(&self) -> bool {
+        self.events == 0 && self.undecodable.is_empty()
+    }
+
+    /// `secrets (events): rule count, ...`, escaped for a terminal.
+    pub fn counts(&self) -> String {
+        let rules: Vec<String> = self
+            .by_rule
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        crate::escape::text(&format!(
+            "{} secret(s) in {} event(s): {}",
+            self.secrets,
+            self.events,
+            rules.join(", ")
+        ))
+        .into_owned()
+    }
+
+    /// `verify`'s line under a journal's.
+    pub fn verify_line(&self) -> String {
+        let seqs: Vec<String> = self.seqs.iter().map(u64::to_string).collect();
+        let mut line = format!(
+            "    redacted at ingest: {}; records at seq {}{}",
+            self.counts(),
+            seqs.join(", "),
+            if self.events as usize > self.seqs.len() {
+                ", ..."
+            } else {
+                ""
+            },
+        );
+        if !self.undecodable.is_empty() {
+            let bad: Vec<String> = self.undecodable.iter().map(u64::to_string).collect();
+            line.push_str(&format!(
+                "; {KIND_REDACTED} records that do not decode at seq {}",
+                bad.join(", ")
+            ));
+        }
+        line
+    }
 }
 
 #[cfg(test)]

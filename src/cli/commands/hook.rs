@@ -49,7 +49,7 @@ PreCompact, PostCompact and Stop; Codex SessionEnd 3 s), the OpenCode, Pi and Op
 work could not end before it is late: it is journaled at once, without exec handlers or context,
 and the reply carries only a notice the user must see.")]
 pub struct Args {
-    /// Host protocol: auto, claude, codex, gemini, cursor, cline or openclaw
+    /// Host protocol: auto, claude, codex, gemini, cursor, cline, opencode, pi or openclaw
     #[arg(long, value_name = "HOST", default_value = "auto")]
     pub host: String,
     /// The hook's budget for its work, in milliseconds from when its input was complete

@@ -88,12 +88,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     } else {
         Vec::new()
     };
-    let redacted = if all {
-        let reader = JournalReader::open(&paths.journal, None)?;
-        sjournal::redact::Summary::of(&reader)?
-    } else {
-        None
-    };
+    let redacted = all
+        .then(|| sjournal::redact::Summary::of_state(&state))
+        .flatten();
     let mut out = output::stdout();
     if args.json {
         // `wanted` is sorted: the lists come in the order `ShowLists` declares them.
@@ -129,14 +126,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
         if let Some(r) = &redacted {
             output::line(&mut out, "")?;
-            let rules: Vec<String> = r.by_rule.iter().map(|(k, n)| format!("{k} {n}")).collect();
             output::line(
                 &mut out,
                 &format!(
-                    "Redacted ({} secret(s) in {} event(s): {}; `sjournal redact --session ID` lists them)",
-                    r.secrets,
-                    r.events,
-                    rules.join(", ")
+                    "Redacted ({}; `sjournal redact --session ID` lists them)",
+                    r.counts()
                 ),
             )?;
         }

@@ -163,6 +163,25 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         if !args.json {
             bar.suspend(|| witness_lines(&mut out, &report))?;
         }
+        // What was redacted at ingest (the records verified above, walked again without
+        // hashing): an auditor sees that the journal's events are not as the host sent them.
+        let redacted = match report.records {
+            0 => None,
+            n => sjournal::journal::JournalReader::open(path, None)
+                .ok()
+                .map(|r| sjournal::redact::Summary::of_verified(r.bytes(), n))
+                .filter(|s| !s.is_empty()),
+        };
+        if let Some(r) = &redacted {
+            let line = match args.json {
+                true => sjournal::json::line(&sjournal::json::VerifyRedactionsLine {
+                    path,
+                    redactions: r,
+                }),
+                false => r.verify_line(),
+            };
+            bar.suspend(|| output::emit(&mut out, &line, args.json))?;
+        }
         if let Some(d) = digests {
             let line = if args.json {
                 sjournal::json::line(&sjournal::json::VerifyDigestsLine { path, digests: &d })
