@@ -5,6 +5,7 @@
 //! (events the journal could not take; merged by the session), `session` (open = lock +
 //! recover + merge the spool; the state; one durability policy for every writer).
 
+pub mod error;
 pub mod hint;
 pub mod hwm;
 pub mod paths;
@@ -17,6 +18,7 @@ pub mod spool;
 pub mod verify;
 pub mod writer;
 
+pub use error::Corrupt;
 pub use paths::{Root, SessionPaths};
 pub use reader::{JournalReader, Record};
 pub use session::{flush, keep_elsewhere, Batch, Committed, Flushed, Landed, Session, SnapshotJob};

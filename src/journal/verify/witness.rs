@@ -59,7 +59,7 @@
 //! A writer checks, when it opens and before recovery may cut anything, the witnesses kept
 //! with the session: the mark, its copy, the tail hint, and the snapshot (whose record must
 //! also still be at its offset with its hash). If any names a record the journal lacks, or
-//! another record at the journal's last seq, it refuses with `Error::Corrupt` naming the
+//! another record at the journal's last seq, it refuses with `journal::Corrupt` naming the
 //! witness (`…; witness: the tail hint in the lock file`), exactly as for the mark: the event
 //! goes to the rescue journal (the hook still exits 0 and says so on stderr), nothing is
 //! reused, and `sjournal repair` settles it, recording in `sjournal.repaired` what was lost.
