@@ -23,8 +23,9 @@ use sjournal::format::hash::content_hash;
 use sjournal::format::header::Header;
 use sjournal::format::payload::{self, Recovered, KIND_RECOVERED};
 use sjournal::journal::hint::TailHint;
-use sjournal::journal::{session, verify_file, Batch, Corrupt, Landed, Root, Writer};
+use sjournal::journal::{verify_file, Corrupt, Root, Writer};
 use sjournal::limits::BATCH_MAX_BYTES;
+use sjournal::session::{self, Batch, Landed};
 use sjournal::Error;
 use support::{parse, quarantine_files, read, Rec};
 

@@ -131,7 +131,7 @@ pub struct Writer {
 /// What the tail hint and the snapshot named when the writer opened.
 struct Witnessed {
     hinted: Option<TailHint>,
-    snapshot: Option<crate::snapshot::SnapshotHeader>,
+    snapshot: Option<crate::format::snapshot::SnapshotHeader>,
 }
 
 fn read_hint(lock_file: &File) -> Option<TailHint> {

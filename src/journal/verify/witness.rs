@@ -84,13 +84,13 @@ use serde::Serialize;
 use crate::format::hash::genesis_hash;
 use crate::format::header::Header;
 use crate::format::mark::Mark;
+use crate::format::snapshot::{SnapshotHeader, HEADER_LEN as SNAPSHOT_HEADER_LEN};
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::hwm::{self, MarkFile};
 use crate::journal::paths::{self, JOURNAL_EXT};
 use crate::journal::reader::Records;
 use crate::journal::scan::{self, Chain};
-use crate::snapshot::{SnapshotHeader, HEADER_LEN as SNAPSHOT_HEADER_LEN};
 
 use super::{Finding, VerifyReport};
 
