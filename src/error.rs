@@ -19,18 +19,11 @@ pub enum Error {
     },
 
     /// The journal refuses appends: damage recovery may not cut, or acknowledged records
-    /// missing. `reason` says which (and why nothing was cut).
-    #[error(
-        "journal {path} is corrupt at offset {offset} (record seq {seq}): {reason}. \
-         New events go to the session's rescue journal; `sjournal verify` and `sjournal inspect` \
-         show the damage, and `sjournal repair --session ID` rebuilds the journal from what can be salvaged"
-    )]
-    Corrupt {
-        path: PathBuf,
-        offset: u64,
-        seq: u64,
-        reason: crate::journal::recovery::Corruption,
-    },
+    /// missing. It holds a `journal::Corrupt` (path, offset, seq and the reason), the journal
+    /// family's error: read it back with `journal::Corrupt::of`. The base error knows no type
+    /// of the floors above it, so the family arrives boxed.
+    #[error("{0}")]
+    Corrupt(Box<dyn std::error::Error + Send + Sync + 'static>),
 
     #[error("journal header of {path} is invalid: {reason}")]
     BadHeader { path: PathBuf, reason: String },

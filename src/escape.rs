@@ -61,6 +61,17 @@ pub fn path(p: &Path) -> String {
     text(&p.to_string_lossy()).into_owned()
 }
 
+/// Quotes a path for `sh -c` (the hosts run command strings through a shell).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b))
+    {
+        return s.to_owned();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

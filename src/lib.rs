@@ -6,7 +6,8 @@
 //! context to inject is printed back.
 //!
 //! ```no_run
-//! use sjournal::journal::{Batch, Landed, Root, Session, WriterOptions};
+//! use sjournal::journal::{Root, WriterOptions};
+//! use sjournal::session::{Batch, Landed, Session};
 //!
 //! let root = Root::new("/tmp/sjournal-example");
 //! // Lock, recover, merge the spool; the state loads on first use.
@@ -58,6 +59,7 @@ pub mod replay;
 pub mod search;
 #[cfg(feature = "viewer")]
 pub mod serve;
+pub mod session;
 pub mod snapshot;
 pub mod storage;
 pub mod webhook;

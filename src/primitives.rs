@@ -14,11 +14,12 @@ use crate::context::Channel;
 use crate::error::{Error, Result};
 use crate::fold::{json_type, valid_name, State};
 use crate::format::payload::{self as p, encode_system};
-use crate::journal::{session, Batch, Landed, Root, Session, WriterOptions};
+use crate::journal::{Root, WriterOptions};
 use crate::limits::{
     CONTEXT_ENTRIES_MAX, CONTEXT_TEXT_MAX_BYTES, LIST_ITEMS_MAX, LIST_ITEM_MAX_BYTES,
     NAME_MAX_BYTES, PRIMITIVE_KEYS_MAX, SLOT_VALUE_MAX_BYTES,
 };
+use crate::session::{self, Batch, Landed, Session};
 
 fn invalid<T>(reason: impl Into<String>) -> Result<T> {
     Err(Error::InvalidInput {

@@ -394,7 +394,7 @@ fn spooled_events_waiting_then_flushed() {
     let event = sjournal::format::payload::encode_event_json(
         r#"{"session_id":"s-spool","hook_event_name":"Stop"}"#,
     );
-    sjournal::journal::keep_elsewhere(
+    sjournal::session::keep_elsewhere(
         &root,
         "s-spool",
         &[("Stop", event.as_slice())],

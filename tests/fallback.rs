@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use sjournal::format::payload::{SpoolMerge, KIND_SPOOL_MERGE};
 use sjournal::hook::HookOutcome;
-use sjournal::journal::{spool, Landed, Root, Session, WriterOptions};
+use sjournal::journal::{spool, Root, WriterOptions};
+use sjournal::session::{Landed, Session};
 use sjournal::storage::FaultyFs;
 
 const EVENT: &[u8] =
@@ -332,7 +333,7 @@ fn records_spooled_with_their_own_times_keep_them_through_the_merge() {
         .writer_options();
     opts.fs = std::sync::Arc::new(fs);
     let times = [1_600_000_000_000_000_001i64, 1_600_000_000_000_000_002];
-    let mut batch = sjournal::journal::Batch::new();
+    let mut batch = sjournal::session::Batch::new();
     for n in 0..2 {
         let e = format!(r#"{{"session_id":"fb","hook_event_name":"PostToolUse","n":{n}}}"#);
         batch.push(
@@ -341,7 +342,7 @@ fn records_spooled_with_their_own_times_keep_them_through_the_merge() {
         );
     }
     batch.times = times.iter().map(|t| Some(*t)).collect();
-    let landed = sjournal::journal::keep_elsewhere(
+    let landed = sjournal::session::keep_elsewhere(
         &s.root,
         "fb",
         &batch.items(),

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use sjournal::format::payload::encode_event_json;
 use sjournal::format::Hash;
-use sjournal::journal::{verify_file, Appended, Root, Target, Writer, WriterOptions};
+use sjournal::journal::{verify_file, Appended, Corrupt, Root, Target, Writer, WriterOptions};
 use sjournal::storage::{FaultCounts, FaultPlan, Faulty, JournalWith, PendingFate, SimDisk};
 use sjournal::Error;
 
@@ -394,7 +394,8 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
                     }
                 }
             }
-            Err(Error::Corrupt { offset, .. }) => {
+            Err(e) if Corrupt::of(&e).is_some() => {
+                let offset = Corrupt::of(&e).unwrap().offset;
                 // Only a zeroed sector inside a multi-record write leaves damage followed
                 // by valid records; those records were never acknowledged.
                 prop_assert!(zeroed, "Corrupt without a zeroed sector");
@@ -424,7 +425,8 @@ fn simulate(epochs: &[Epoch]) -> Result<(), TestCaseError> {
     let clean = on_disk(&disk, &FaultPlan::default(), &Arc::default());
     match Writer::open_with(&root, SESSION, Target::Main, &clean) {
         Ok(w) => drop(w),
-        Err(Error::Corrupt { offset, .. }) => {
+        Err(e) if Corrupt::of(&e).is_some() => {
+            let offset = Corrupt::of(&e).unwrap().offset;
             prop_assert!(zeroed && offset >= acked_end);
             return check_acked(&disk, &acked);
         }

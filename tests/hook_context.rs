@@ -17,7 +17,8 @@ use sjournal::context::{self, Channel, Extras, InjectionPoint, Policy};
 use sjournal::format::hash::content_hash;
 use sjournal::format::payload::{self, Injected, KIND_CONTEXT_SET, KIND_INJECTED};
 use sjournal::hook::HookOptions;
-use sjournal::journal::{spool, Landed, Root, Session, WriterOptions};
+use sjournal::journal::{spool, Root, WriterOptions};
+use sjournal::session::{Landed, Session};
 use support::Stall;
 
 fn opts(root: &Root, config: Config) -> HookOptions {

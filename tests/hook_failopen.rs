@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use sjournal::format::payload::{self, Unparsed, KIND_UNPARSED};
 use sjournal::hook::route::UNATTRIBUTED_SESSION;
-use sjournal::journal::{spool, Landed, Root, Session, Writer, WriterOptions};
+use sjournal::journal::{spool, Root, Writer, WriterOptions};
+use sjournal::session::{Landed, Session};
 use support::Stall;
 
 fn unparsed(root: &std::path::Path, session: &str) -> Vec<Unparsed> {

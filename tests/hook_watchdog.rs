@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sjournal::hook::{read as input, HookOptions, InputReady};
-use sjournal::journal::{spool, Landed, Root, Session, Writer, WriterOptions};
+use sjournal::journal::{spool, Root, Writer, WriterOptions};
+use sjournal::session::{Landed, Session};
 use support::{said, Stall};
 
 const EVENT: &str = r#"{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_1"}"#;

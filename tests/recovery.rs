@@ -23,8 +23,9 @@ use sjournal::format::hash::content_hash;
 use sjournal::format::header::Header;
 use sjournal::format::payload::{self, Recovered, KIND_RECOVERED};
 use sjournal::journal::hint::TailHint;
-use sjournal::journal::{session, verify_file, Batch, Landed, Root, Writer};
+use sjournal::journal::{verify_file, Corrupt, Root, Writer};
 use sjournal::limits::BATCH_MAX_BYTES;
+use sjournal::session::{self, Batch, Landed};
 use sjournal::Error;
 use support::{parse, quarantine_files, read, Rec};
 
@@ -190,8 +191,9 @@ fn check_case(label: &str, root: &Root, bytes: &[u8], expect: Expect) {
     let base = match expect {
         Expect::Refuse { keep, at } => {
             match opened {
-                Err(Error::Corrupt { offset, seq, .. }) => {
-                    assert_eq!((offset, seq), (at, keep as u64 + 1), "{label}")
+                Err(e) if Corrupt::of(&e).is_some() => {
+                    let c = Corrupt::of(&e).unwrap();
+                    assert_eq!((c.offset, c.seq), (at, keep as u64 + 1), "{label}")
                 }
                 Err(e) => panic!("{label}: expected Corrupt, got {e}"),
                 Ok(_) => panic!("{label}: expected Corrupt, the writer opened"),
@@ -583,7 +585,10 @@ fn row_damaged_tail_longer_than_one_write() {
     let p = r.problem.expect("verify reports the zeros");
     assert_eq!((p.offset, p.torn_tail), (at, false), "{p:?}");
     match Writer::open(&root, SESSION, &support::opts()) {
-        Err(Error::Corrupt { offset, seq, .. }) => assert_eq!((offset, seq), (at, 3)),
+        Err(e) if Corrupt::of(&e).is_some() => {
+            let c = Corrupt::of(&e).unwrap();
+            assert_eq!((c.offset, c.seq), (at, 3))
+        }
         other => panic!("expected Corrupt, got {:?}", other.err()),
     }
     assert_eq!(fs::metadata(&paths.journal).unwrap().len(), len);
@@ -650,15 +655,15 @@ fn row_tail_hint_past_eof() {
     let p = r.problem.as_ref().expect("a finding");
     assert!(r.rolled_back && p.what.contains("tail hint"), "{r:?}");
     match Writer::open(&root, SESSION, &support::opts()) {
-        Err(Error::Corrupt {
-            reason:
-                sjournal::journal::recovery::Corruption::RolledBack {
+        Err(e)
+            if matches!(
+                Corrupt::of(&e).map(|c| &c.reason),
+                Some(sjournal::journal::recovery::Corruption::RolledBack {
                     seq: 6,
                     last_seq: 3,
                     ..
-                },
-            ..
-        }) => {}
+                })
+            ) => {}
         other => panic!("expected a refusal, got {:?}", other.err()),
     }
     assert_eq!(read(&paths.journal), t.journal(3));

@@ -22,8 +22,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use sjournal::format::payload::is_system_kind;
 use sjournal::host::Host;
-use sjournal::journal::{Root, Session, WriterOptions};
+use sjournal::journal::{Root, WriterOptions};
 use sjournal::redact::{RedactSection, RedactedRecord, Redactor, KIND_REDACTED};
+use sjournal::session::Session;
 
 /// One secret of the corpus: the rule that must find it, the secret, and the line it is in.
 struct Secret {

@@ -266,7 +266,8 @@ fn without_the_setting_the_hook_never_ships() {
 #[test]
 fn ship_merges_spooled_events_first() {
     use sjournal::format::payload::encode_event_json;
-    use sjournal::journal::{keep_elsewhere, Landed, Root, WriterOptions};
+    use sjournal::journal::{Root, WriterOptions};
+    use sjournal::session::{keep_elsewhere, Landed};
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
     let bucket = d.path().join("bucket");

@@ -18,6 +18,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use sjournal::format::payload::encode_event_json;
 use sjournal::journal::recovery::Corruption;
+use sjournal::journal::Corrupt;
 use sjournal::journal::{hwm, verify_file, Root, Target, Writer, WriterOptions};
 use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
 use sjournal::Error;
@@ -163,11 +164,11 @@ fn a_journal_replaced_at_the_same_length_is_rolled_back() {
     common::fix_crc(&mut b, last.offset as usize, last.end as usize);
     fs::write(&path, &b).unwrap();
     match Writer::open(&root, "s", &common::opts()) {
-        Err(Error::Corrupt {
-            reason: Corruption::Replaced { seq: 2, hash, .. },
-            ..
-        }) => assert_eq!(hash, mark.hash),
-        other => panic!("expected Replaced, got {:?}", other.err()),
+        Err(e) => match Corrupt::of(&e).map(|c| &c.reason) {
+            Some(Corruption::Replaced { seq: 2, hash, .. }) => assert_eq!(*hash, mark.hash),
+            _ => panic!("expected Replaced, got {e}"),
+        },
+        Ok(_) => panic!("expected Replaced, the writer opened"),
     }
     let r = verify_file(&path, None).unwrap();
     assert!(r.rolled_back, "{r:?}");
@@ -185,15 +186,15 @@ fn damage_to_an_acknowledged_record_is_not_cut() {
     b[n - 8] ^= 0x40;
     fs::write(&path, &b).unwrap();
     match Writer::open(&root, "s", &common::opts()) {
-        Err(Error::Corrupt {
-            reason:
-                Corruption::Acknowledged {
+        Err(e)
+            if matches!(
+                Corrupt::of(&e).map(|c| &c.reason),
+                Some(Corruption::Acknowledged {
                     seq: 2,
                     acknowledged: 2,
                     ..
-                },
-            ..
-        }) => {}
+                })
+            ) => {}
         other => panic!("expected Acknowledged, got {:?}", other.err()),
     }
     assert_eq!(common::read(&path), b, "the acknowledged record was cut");
@@ -243,7 +244,8 @@ fn crashes_never_raise_a_false_alarm() {
                 }
                 // Only a zeroed sector inside a multi-record write may leave damage with
                 // valid records after it; never a rollback.
-                Err(Error::Corrupt { reason, .. }) => {
+                Err(e) if Corrupt::of(&e).is_some() => {
+                    let reason = &Corrupt::of(&e).unwrap().reason;
                     assert!(
                         matches!(reason, Corruption::ValidRecordFollows { .. }),
                         "seed {seed}: false alarm: {reason}"

@@ -377,7 +377,7 @@ fn damaged_rescued_and_pending_records_are_found_and_marked() {
     let (k, v) = ev(
         json!({"hook_event_name":"UserPromptSubmit","session_id":"d","cwd":p,"prompt":"echo is still spooled"}),
     );
-    sjournal::journal::keep_elsewhere(
+    sjournal::session::keep_elsewhere(
         &w.root,
         "d",
         &[(&k, &v)],

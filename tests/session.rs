@@ -9,8 +9,9 @@
 use crate::support;
 
 use sjournal::format::payload::encode_event_json;
-use sjournal::journal::{Batch, Landed, Session, WriterOptions};
+use sjournal::journal::WriterOptions;
 use sjournal::limits::SNAPSHOT_EVERY_RECORDS;
+use sjournal::session::{Batch, Landed, Session};
 use sjournal::snapshot::{load_state, LoadOptions, SnapshotUse};
 use sjournal::storage::{FaultyFs, Op};
 

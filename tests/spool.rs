@@ -15,7 +15,8 @@ use sjournal::format::payload::{
     KIND_SPOOL_MERGE,
 };
 use sjournal::format::spool::Attempted;
-use sjournal::journal::{keep_elsewhere, spool, Root, Session, Writer, WriterOptions};
+use sjournal::journal::{spool, Root, Writer, WriterOptions};
+use sjournal::session::{keep_elsewhere, Session};
 use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
 
 const S: &str = "sess-1";
@@ -112,7 +113,7 @@ fn spooled_then_merged_in_order() {
     assert_eq!(spool::pending(&root, S).unwrap().len(), 3);
     let s = open(&root);
     assert_eq!(s.merge_report().merged.len(), 3);
-    s.commit(&sjournal::journal::Batch::one("PostToolUse", event(4)))
+    s.commit(&sjournal::session::Batch::one("PostToolUse", event(4)))
         .unwrap();
     assert_eq!(ns(&root), [0, 1, 2, 3, 4]);
     let recs = support::records(dir.path(), S);

@@ -17,11 +17,10 @@ use sjournal::context::{Channel, Policy};
 use sjournal::format::payload::{
     encode_event_json, encode_system, ContextSet, SpoolMerge, KIND_CONTEXT_SET, KIND_SPOOL_MERGE,
 };
-use sjournal::journal::{
-    keep_elsewhere, spool, JournalReader, Landed, Root, Writer, WriterOptions,
-};
+use sjournal::journal::{spool, JournalReader, Root, Writer, WriterOptions};
 use sjournal::limits::HOOK_SPOOL_MERGE_MAX_FILES;
 use sjournal::replay::{replay, session::SessionFold, CheckStatus};
+use sjournal::session::{keep_elsewhere, Landed};
 use support::Stall;
 
 const BACKLOG: usize = 2000;

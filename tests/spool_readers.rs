@@ -10,7 +10,8 @@ use crate::support;
 
 use std::time::Duration;
 
-use sjournal::journal::{spool, Landed, Root, Writer, WriterOptions};
+use sjournal::journal::{spool, Root, Writer, WriterOptions};
+use sjournal::session::Landed;
 
 fn ev(session: &str, event: &str, n: u32) -> Vec<u8> {
     format!(r#"{{"session_id":"{session}","hook_event_name":"{event}","reason":"other","n":{n}}}"#)

@@ -374,7 +374,8 @@ fn loads_check_crcs_and_seqs_and_leave_every_link_to_verify() {
 /// the tail and warn of damage), and `verify` reports it.
 #[test]
 fn the_sessions_fold_checks_crcs_and_seqs_and_leaves_every_link_to_verify() {
-    use sjournal::journal::{Session, WriterOptions};
+    use sjournal::journal::WriterOptions;
+    use sjournal::session::Session;
     let f = fixture();
     fs::write(&f.path, edit_payload(&f, 3, true)).unwrap();
     let mut s = Session::open(&f.root, SESSION, &WriterOptions::default()).unwrap();

@@ -9,14 +9,15 @@ use std::time::{Duration, Instant};
 use crate::cli::output;
 use sjournal::error::Result;
 use sjournal::format::payload;
-use sjournal::journal::{self, Flushed, PendingSpool, Root};
+use sjournal::journal::{PendingSpool, Root};
 use sjournal::limits::READER_MERGE_WAIT_MS;
+use sjournal::session::Flushed;
 
 /// Merges the session's pending spool if it can; warns on stderr about what stays pending.
 pub fn settle(root: &Root, session: &str) -> Result<Flushed> {
     let mut opts = crate::cli::shared::writer_options(root);
     opts.deadline = Some(Instant::now() + Duration::from_millis(READER_MERGE_WAIT_MS));
-    let f = journal::flush(root, session, &opts)?;
+    let f = sjournal::session::flush(root, session, &opts)?;
     for w in &f.merged.warnings {
         output::warn(&format!("sjournal: warning: {w}"));
     }

@@ -50,10 +50,10 @@ pub fn print_landed(
     out: &mut impl std::io::Write,
     root: &Root,
     session: &str,
-    landed: &sjournal::journal::Landed,
+    landed: &sjournal::session::Landed,
     ok_line: impl Fn(&sjournal::journal::Appended) -> String,
 ) -> Result<Outcome, Error> {
-    use sjournal::journal::Landed;
+    use sjournal::session::Landed;
     let outcome = match landed {
         Landed::Journal { appended } => {
             if let Some(a) = appended.first() {
@@ -182,7 +182,7 @@ pub fn load(
         output::warn(&format!("sjournal: warning: {w}"));
     }
     if at.is_none() {
-        info.pending = sjournal::journal::session::fold_pending(&mut state, &pending.waiting);
+        info.pending = sjournal::session::fold_pending(&mut state, &pending.waiting);
     }
     Ok((state, info))
 }

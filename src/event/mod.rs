@@ -1,7 +1,8 @@
 //! Canonical events. Every host's hook payload is normalized into one [`Event`], whatever the
 //! host calls it: Claude Code's names are the canonical ones ([`EventKind`]), and one adapter
-//! per host (`claude`, `codex`, `gemini`, `cursor`, `cline`, `openclaw`) maps the host's
-//! names and fields onto them.
+//! per host (`crate::host::<name>::normalize`) maps the host's names and fields onto them.
+//! `Event::parse` is implemented there (`crate::host`), the floor above this one: this module
+//! holds the model and the wire view, and imports no host.
 //!
 //! The journal keeps the host's JSON byte for byte; an `Event` is a view borrowed from those
 //! bytes, rebuilt whenever the journal is folded. Parsing never fails: unknown fields are
@@ -9,28 +10,21 @@
 //! [`EventKind::Other`] with their name kept, and a payload that is not a JSON object is an
 //! `Other` event with `parsed == false`.
 
-mod claude;
-mod cline;
-mod codex;
-mod cursor;
-mod gemini;
+mod host_id;
 mod kind;
 pub mod lenient;
 pub mod lenient_json;
-mod openclaw;
 pub mod tools;
-mod wire;
+pub(crate) mod wire;
 pub mod work;
 
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-pub use crate::host::Host;
-pub(crate) use cursor::NAMES as CURSOR_NAMES;
+pub use host_id::Host;
 pub use kind::EventKind;
 pub use tools::{FileOp, ToolInput};
-use wire::Wire;
 
 /// True if the JSON text is an object (by its first character; the parser checks the rest).
 pub(crate) fn is_object(raw: &str) -> bool {
@@ -46,7 +40,7 @@ pub(crate) fn is_object(raw: &str) -> bool {
 /// answer either way, and one that only looks at its first byte or hashes it reads the very
 /// bytes the JSON held.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct RawJson<'a>(&'a str);
+pub struct RawJson<'a>(pub(crate) &'a str);
 
 impl<'a> RawJson<'a> {
     /// The JSON text.
@@ -237,57 +231,6 @@ impl<'a> Event<'a> {
             model_messages: None,
             origin: Origin::default(),
         }
-    }
-
-    /// Parses a journaled event: `record_kind` is the record's kind, `raw` its JSON text.
-    /// The host is detected from the payload.
-    pub fn parse(record_kind: &'a str, raw: &'a str) -> Event<'a> {
-        Self::parse_as(None, record_kind, raw)
-    }
-
-    /// Like [`Event::parse`], with the host given (`--host`) instead of detected.
-    pub fn parse_as(host: Option<Host>, record_kind: &'a str, raw: &'a str) -> Event<'a> {
-        // serde would also read a struct from an array, positionally: only objects count.
-        let parsed = if is_object(raw) {
-            serde_json::from_str(raw)
-        } else {
-            Err(serde::de::Error::custom("not an object"))
-        };
-        let mut wire: Wire<'a> = match parsed {
-            Ok(w) => w,
-            Err(_) => {
-                let mut e = Event::bare(
-                    host.unwrap_or(Host::Unknown),
-                    EventKind::Other,
-                    Cow::Borrowed(record_kind),
-                );
-                e.parsed = false;
-                return e;
-            }
-        };
-        let host = host.unwrap_or_else(|| wire.clues().host());
-        let origin = wire.origin();
-        let w = &mut wire;
-        let mut e = match host {
-            // The OpenCode and Pi bridges send Claude Code's shapes.
-            Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
-                claude::normalize(host, w, record_kind)
-            }
-            Host::Codex => codex::normalize(w, record_kind),
-            Host::Gemini => gemini::normalize(w, record_kind),
-            Host::Cursor => cursor::normalize(w, record_kind),
-            Host::Cline => cline::normalize(w, record_kind),
-            Host::OpenClaw => openclaw::normalize(w, record_kind),
-        };
-        e.origin = origin;
-        // A prompt the host generated, or a subagent's task carried in its parent's session,
-        // is no turn of this session: not the user's request, latest request or instruction.
-        if e.kind == EventKind::UserPromptSubmit
-            && e.host.prompt_author(&e).is_some_and(|a| !a.is_turn(&e))
-        {
-            e.kind = EventKind::Other;
-        }
-        e
     }
 
     /// The tool input's fields that the fold uses; parsed on demand (most events do not need it).

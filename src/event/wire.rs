@@ -6,7 +6,6 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::lenient::{Bool, FirstStr, Num, Obj, Present, Str};
-use crate::host::Clues;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -77,7 +76,7 @@ pub(crate) struct Wire<'a> {
     pub timestamp: Present,
     // Gemini CLI BeforeModel / AfterModel: the model of the request (the rest is skipped).
     #[serde(borrow)]
-    pub llm_request: Obj<super::gemini::LlmRequest<'a>>,
+    pub llm_request: Obj<LlmRequest<'a>>,
     #[serde(borrow)]
     pub background_tasks: Option<&'a RawValue>,
     #[serde(borrow, rename = "task_id")]
@@ -251,27 +250,15 @@ impl<'a> Wire<'a> {
             sender_is_owner: self.sender_is_owner.0.or(ctx.sender_is_owner.0),
         }
     }
+}
 
-    /// The clues the one detector (`crate::host`) reads.
-    pub fn clues(&self) -> Clues<'_> {
-        Clues {
-            hook_event_name: self.hook_event_name.as_deref(),
-            event: self.event.as_deref(),
-            hook_name: self.hook_name.0.is_some(),
-            cline_version: self.cline_version.0,
-            task_id: self.task_id.0.is_some(),
-            session_key: self.session_key.0.is_some(),
-            bridge: self.sjournal_bridge.as_deref(),
-            conversation_id: self.conversation_id.0.is_some(),
-            cursor_version: self.cursor_version.0,
-            generation_id: self.generation_id.0,
-            workspace_roots: self.workspace_roots.0.is_some(),
-            timestamp: self.timestamp.0,
-            turn_id: self.turn_id.0.is_some(),
-            rollout_transcript: self
-                .transcript_path
-                .as_deref()
-                .is_some_and(crate::host::is_rollout),
-        }
-    }
+/// `llm_request` of BeforeModel/AfterModel: the model, and the messages as one raw slice
+/// (borrowed, not parsed); the rest is skipped.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+pub(crate) struct LlmRequest<'a> {
+    #[serde(borrow)]
+    pub model: Str<'a>,
+    #[serde(borrow)]
+    pub messages: Option<&'a RawValue>,
 }

@@ -6,6 +6,7 @@ pub mod header;
 pub mod mark;
 pub mod payload;
 pub mod record;
+pub mod snapshot;
 pub mod spool;
 
 pub use hash::{Hash, HASH_LEN};

@@ -23,7 +23,8 @@ use std::time::Instant;
 
 use crate::hook::route::Captured;
 use crate::hook::{HookOptions, HookOutcome};
-use crate::journal::{Root, SnapshotJob, WriterOptions};
+use crate::journal::{Root, WriterOptions};
+use crate::session::SnapshotJob;
 
 /// What is left for after the reply (see the module docs).
 #[derive(Debug, Default)]

@@ -17,9 +17,10 @@ use crate::format::payload::{
     self, Exec, HostOverride, KIND_EXEC, KIND_EXTRAS, KIND_HOST, KIND_INJECTED,
 };
 use crate::hook::route::Captured;
-use crate::journal::session::fold_pending;
 use crate::journal::WriterOptions;
-use crate::journal::{self, keep_elsewhere, Batch, Landed, MergeReport, Root, Session};
+use crate::journal::{self, MergeReport, Root};
+use crate::session::fold_pending;
+use crate::session::{keep_elsewhere, Batch, Landed, Session};
 use crate::snapshot::{self, LoadOptions};
 
 /// Rendered context, ready to inject, with what it is made of (journaled in the
@@ -29,7 +30,7 @@ pub type Context = Injection;
 /// What was written, and the context that went with it.
 #[derive(Debug)]
 pub struct Committed {
-    pub written: journal::Committed,
+    pub written: crate::session::Committed,
     /// The context journaled with the event, to print.
     pub context: Option<Context>,
 }

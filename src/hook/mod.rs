@@ -73,8 +73,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::host::HostFlag;
-use crate::journal::{Landed, Root, WriterOptions};
+use crate::journal::{Root, WriterOptions};
 use crate::limits::{HOOK_SPOOL_MERGE_MAX_FILES, HOOK_SPOOL_RESERVE_MS};
+use crate::session::Landed;
 use crate::storage::{Fs, RealFs};
 
 pub use after::AfterReply;

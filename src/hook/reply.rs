@@ -8,8 +8,8 @@ use std::time::Instant;
 use crate::hook::commit::Committed;
 use crate::hook::route::Captured;
 use crate::host::{Host, HostFlag};
-use crate::journal::Landed;
 use crate::limits::INPUT_MAX_BYTES;
+use crate::session::Landed;
 
 /// What the user must be told about where the event went, if anything: it is not durable
 /// in the root, it was cut, or it was still arriving when the input time limit passed.

@@ -29,8 +29,8 @@ use crate::hook::read::Received;
 use crate::hook::reply::{self, protocol_of};
 use crate::hook::route::{self, Captured};
 use crate::hook::{HookOptions, HookOutcome};
-use crate::journal::Landed;
 use crate::limits::{HOOK_COMMIT_GRACE_MS, HOOK_STDIN_GRACE_MS};
+use crate::session::Landed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Claim {

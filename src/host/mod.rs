@@ -10,6 +10,18 @@
 //! reads the clues from a parsed `serde_json::Value` ([`Clues::from_value`]); the fold from
 //! its borrowed wire view. Replies are built with serde_json, so the context text is always
 //! escaped correctly, and are one line with no trailing text.
+//!
+//! Each host is one folder, `host/<name>/`: `mod.rs` (its clues for the detector, the events
+//! that take context, its reply and notice, who wrote a prompt) and `normalize.rs` (its
+//! adapter from the wire view to the canonical [`Event`]; [`Event::parse`] is implemented
+//! here, above `event/`, which imports nothing of this module). The host's id, [`Host`], is
+//! defined one floor down in `event/host_id.rs`. Adding a host touches:
+//! - `host/<name>/mod.rs` and `host/<name>/normalize.rs` (new);
+//! - one line in `event/host_id.rs` (the `Host` variant, with its name in `as_str` and `ALL`);
+//! - the dispatch arms here (`mod <name>;`, the `match self` arms of [`Host`]'s methods, the
+//!   detector [`Clues::host`] and `Event::parse_as`), which the compiler lists for you;
+//! - its digest code (`fold/digest`), and, for `sjournal install`, `install/hosts.rs` or
+//!   `install/bridge.rs` (the install spec is not in the host's folder yet).
 
 mod claude;
 mod cline;
@@ -18,58 +30,18 @@ mod cursor;
 mod gemini;
 mod openclaw;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+
+use crate::event::wire::Wire;
+use crate::event::{is_object, Event, EventKind};
 
 pub(crate) use codex::is_rollout;
 
-/// The agent host that sent an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Host {
-    Claude,
-    Codex,
-    Gemini,
-    Cursor,
-    Cline,
-    OpenClaw,
-    /// OpenCode and Pi, through their bridges (`tools/opencode-plugin`, `tools/pi-extension`),
-    /// which send Claude Code's payload shapes marked `"sjournal_bridge": "opencode"` / `"pi"`.
-    OpenCode,
-    Pi,
-    Unknown,
-}
+pub use crate::event::Host;
 
 impl Host {
-    pub const ALL: [Host; 9] = [
-        Host::Claude,
-        Host::Codex,
-        Host::Gemini,
-        Host::Cursor,
-        Host::Cline,
-        Host::OpenClaw,
-        Host::OpenCode,
-        Host::Pi,
-        Host::Unknown,
-    ];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Host::Claude => "claude",
-            Host::Codex => "codex",
-            Host::Gemini => "gemini",
-            Host::Cursor => "cursor",
-            Host::Cline => "cline",
-            Host::OpenClaw => "openclaw",
-            Host::OpenCode => "opencode",
-            Host::Pi => "pi",
-            Host::Unknown => "unknown",
-        }
-    }
-
-    /// The host named `s` (`claude`, `codex`, ...), as given to `--host`.
-    pub fn from_name(s: &str) -> Option<Host> {
-        Host::ALL.into_iter().find(|h| h.as_str() == s)
-    }
-
     /// Which host sent this payload (see [`Clues::host`]).
     pub fn detect(value: &Value) -> Host {
         Clues::from_value(value).host()
@@ -464,3 +436,78 @@ impl<'a> Clues<'a> {
 
 #[cfg(test)]
 mod tests;
+
+impl<'a> Event<'a> {
+    /// Parses a journaled event: `record_kind` is the record's kind, `raw` its JSON text.
+    /// The host is detected from the payload.
+    pub fn parse(record_kind: &'a str, raw: &'a str) -> Event<'a> {
+        Self::parse_as(None, record_kind, raw)
+    }
+
+    /// Like [`Event::parse`], with the host given (`--host`) instead of detected.
+    pub fn parse_as(host: Option<Host>, record_kind: &'a str, raw: &'a str) -> Event<'a> {
+        // serde would also read a struct from an array, positionally: only objects count.
+        let parsed = if is_object(raw) {
+            serde_json::from_str(raw)
+        } else {
+            Err(serde::de::Error::custom("not an object"))
+        };
+        let mut wire: Wire<'a> = match parsed {
+            Ok(w) => w,
+            Err(_) => {
+                let mut e = Event::bare(
+                    host.unwrap_or(Host::Unknown),
+                    EventKind::Other,
+                    Cow::Borrowed(record_kind),
+                );
+                e.parsed = false;
+                return e;
+            }
+        };
+        let host = host.unwrap_or_else(|| wire.clues().host());
+        let origin = wire.origin();
+        let w = &mut wire;
+        let mut e = match host {
+            // The OpenCode and Pi bridges send Claude Code's shapes.
+            Host::Claude | Host::OpenCode | Host::Pi | Host::Unknown => {
+                claude::normalize::normalize(host, w, record_kind)
+            }
+            Host::Codex => codex::normalize::normalize(w, record_kind),
+            Host::Gemini => gemini::normalize::normalize(w, record_kind),
+            Host::Cursor => cursor::normalize::normalize(w, record_kind),
+            Host::Cline => cline::normalize::normalize(w, record_kind),
+            Host::OpenClaw => openclaw::normalize::normalize(w, record_kind),
+        };
+        e.origin = origin;
+        // A prompt the host generated, or a subagent's task carried in its parent's session,
+        // is no turn of this session: not the user's request, latest request or instruction.
+        if e.kind == EventKind::UserPromptSubmit
+            && e.host.prompt_author(&e).is_some_and(|a| !a.is_turn(&e))
+        {
+            e.kind = EventKind::Other;
+        }
+        e
+    }
+}
+
+impl Wire<'_> {
+    /// The clues the one detector ([`Clues::host`]) reads.
+    pub fn clues(&self) -> Clues<'_> {
+        Clues {
+            hook_event_name: self.hook_event_name.as_deref(),
+            event: self.event.as_deref(),
+            hook_name: self.hook_name.0.is_some(),
+            cline_version: self.cline_version.0,
+            task_id: self.task_id.0.is_some(),
+            session_key: self.session_key.0.is_some(),
+            bridge: self.sjournal_bridge.as_deref(),
+            conversation_id: self.conversation_id.0.is_some(),
+            cursor_version: self.cursor_version.0,
+            generation_id: self.generation_id.0,
+            workspace_roots: self.workspace_roots.0.is_some(),
+            timestamp: self.timestamp.0,
+            turn_id: self.turn_id.0.is_some(),
+            rollout_transcript: self.transcript_path.as_deref().is_some_and(is_rollout),
+        }
+    }
+}

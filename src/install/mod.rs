@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+pub use crate::escape::shell_quote;
 pub use hosts::{Homes, Host, Scope};
 
 /// Why an installation could not be planned or written.
@@ -120,17 +121,6 @@ fn first_word(cmd: &str) -> (String, &str) {
     }
     let end = cmd.find(char::is_whitespace).unwrap_or(cmd.len());
     (cmd[..end].to_owned(), &cmd[end..])
-}
-
-/// Quotes a path for `sh -c` (the hosts run command strings through a shell).
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%=,".contains(&b))
-    {
-        return s.to_owned();
-    }
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 fn hooks_object<'a>(

@@ -509,12 +509,12 @@ mod tests {
         ];
         for (reason, says) in cases {
             let follows = matches!(reason, Corruption::ValidRecordFollows { .. });
-            let e = crate::Error::Corrupt {
+            let e = crate::Error::from(crate::journal::Corrupt {
                 path: "j.sjl".into(),
                 offset: 1,
                 seq: 2,
                 reason,
-            }
+            })
             .to_string();
             assert!(e.contains(says), "{e}");
             assert_eq!(e.contains("valid record follows"), follows, "{e}");

@@ -18,6 +18,7 @@ use crate::format::payload::{self, Recovered, KIND_RECOVERED};
 use crate::format::record::FrameRef;
 use crate::format::record::{self, valid_kind};
 use crate::format::Hash;
+use crate::journal::error::Corrupt;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::hwm::Keeper;
 use crate::journal::paths::{self, Root, SessionPaths};
@@ -130,7 +131,7 @@ pub struct Writer {
 /// What the tail hint and the snapshot named when the writer opened.
 struct Witnessed {
     hinted: Option<TailHint>,
-    snapshot: Option<crate::snapshot::SnapshotHeader>,
+    snapshot: Option<crate::format::snapshot::SnapshotHeader>,
 }
 
 fn read_hint(lock_file: &File) -> Option<TailHint> {
@@ -382,12 +383,13 @@ impl Writer {
     }
 
     fn corrupt(&self, offset: u64, reason: Corruption) -> Error {
-        Error::Corrupt {
+        Corrupt {
             path: self.journal_path.clone(),
             offset,
             seq: self.chain.next_seq,
             reason,
         }
+        .into()
     }
 
     fn open_tail(&mut self) -> Result<()> {

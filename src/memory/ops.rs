@@ -7,7 +7,8 @@ use super::Scope;
 use crate::error::{Error, Result};
 use crate::fold::State;
 use crate::format::payload::{encode_system, MemoryOp, KIND_MEMORY};
-use crate::journal::{Batch, Landed, Root, Session, WriterOptions};
+use crate::journal::{Root, WriterOptions};
+use crate::session::{Batch, Landed, Session};
 use crate::snapshot::{load_state, LoadOptions};
 
 /// What happened to each op of [`apply`], in order.
@@ -103,7 +104,7 @@ fn spool(
         });
     }
     let records: Vec<(&str, &[u8])> = payloads.iter().map(|p| (KIND_MEMORY, &p[..])).collect();
-    let landed = crate::journal::keep_elsewhere(
+    let landed = crate::session::keep_elsewhere(
         root,
         &scope.journal_id(),
         &records,

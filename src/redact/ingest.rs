@@ -14,7 +14,8 @@
 
 use crate::audit::jsonl::ImportItem;
 use crate::format::payload::{self, Unparsed, KIND_UNPARSED};
-use crate::journal::{Batch, Root};
+use crate::journal::Root;
+use crate::session::Batch;
 
 use super::{RedactSection, Redactor, Report, KIND_REDACTED};
 

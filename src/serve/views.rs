@@ -609,7 +609,7 @@ impl Views {
         let kept_aside = a
             .landed
             .as_ref()
-            .is_some_and(|l| !matches!(l, crate::journal::Landed::Journal { .. }));
+            .is_some_and(|l| !matches!(l, crate::session::Landed::Journal { .. }));
         let status = a
             .state
             .memory

@@ -12,14 +12,13 @@
 //! warning (in [`LoadInfo`]; the library prints nothing) and the journal is replayed from the
 //! start. A snapshot only saves time: deleting one never changes a state.
 
-mod header;
 mod load;
 mod tail;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-pub use header::{SnapshotHeader, FORMAT_VERSION, HEADER_LEN};
+pub use crate::format::snapshot::{SnapshotHeader, FORMAT_VERSION, HEADER_LEN};
 pub(crate) use load::{check_with, read_snapshot};
 pub use load::{load_paths, load_state, maybe_snapshot, LoadInfo, LoadOptions, SnapshotUse};
 

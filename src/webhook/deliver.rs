@@ -191,7 +191,7 @@ fn merge_spool(root: &Root, session_id: &str) -> Result<()> {
     let opts = Config::load(root)
         .map(|c| c.writer_options())
         .unwrap_or_default();
-    crate::journal::flush(root, session_id, &opts)?;
+    crate::session::flush(root, session_id, &opts)?;
     Ok(())
 }
 

@@ -543,7 +543,7 @@ fn a_root_without_a_key_keeps_fallback_events_for_the_user_to_accept() {
     opts.fs = std::sync::Arc::new(fs);
     let event = br#"{"session_id":"nk","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_nokey"}"#;
     let out = support::run_hook(opts, std::io::Cursor::new(event.to_vec()));
-    let Some(sjournal::journal::Landed::Spooled {
+    let Some(sjournal::session::Landed::Spooled {
         files,
         fallback: true,
         ..
@@ -649,7 +649,7 @@ fn child_full_runtime_dir() {
     let event = br#"{"session_id":"fx","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_full_xdg"}"#;
     let out = support::run_hook(opts, std::io::Cursor::new(event.to_vec()));
     match &out.landed {
-        Some(sjournal::journal::Landed::Spooled {
+        Some(sjournal::session::Landed::Spooled {
             files,
             fallback: true,
             ..

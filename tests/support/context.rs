@@ -8,7 +8,8 @@ use std::time::Duration;
 use sjournal::config::Config;
 use sjournal::format::payload::{decode_system, Injected, KIND_INJECTED};
 use sjournal::hook::HookOptions;
-use sjournal::journal::{JournalReader, Landed, Root};
+use sjournal::journal::{JournalReader, Root};
+use sjournal::session::Landed;
 
 /// One hook invocation of a scenario.
 #[derive(Debug, Clone)]

@@ -9,7 +9,8 @@ use crate::cli::error::Result;
 use crate::cli::shared::{parse_json, read_stdin};
 use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::event_kind;
-use sjournal::journal::{session, Batch, Root};
+use sjournal::journal::Root;
+use sjournal::session::{self, Batch};
 
 /// Append one JSON value from stdin to a session's journal
 #[derive(Debug, clap::Args)]

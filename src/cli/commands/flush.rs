@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{output, Outcome};
 use sjournal::error::Result;
-use sjournal::journal::{self, spool, Root};
+use sjournal::journal::{spool, Root};
 
 /// Merge spooled events into their journals now
 #[derive(Debug, clap::Args)]
@@ -66,7 +66,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     for id in &ids {
         let mut opts = base.clone();
         opts.deadline = Some(Instant::now() + Duration::from_millis(args.wait_ms));
-        let f = journal::flush(root, id, &opts)?;
+        let f = sjournal::session::flush(root, id, &opts)?;
         let m = &f.merged;
         left |= !f.waiting.is_empty() || !m.damaged.is_empty() || !m.untrusted.is_empty();
         let line = if args.json {

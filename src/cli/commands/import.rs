@@ -35,7 +35,8 @@ use crate::cli::{output, Outcome};
 use sjournal::audit::jsonl::{chunks, plan, ImportFormat, ImportItem};
 use sjournal::error::{Error, Result};
 use sjournal::journal::writer::now_unix_ns;
-use sjournal::journal::{keep_elsewhere, Batch, Landed, Root, Session};
+use sjournal::journal::Root;
+use sjournal::session::{keep_elsewhere, Batch, Landed, Session};
 
 /// Append the events of a JSON Lines file (or stdin) with one sync
 #[derive(Debug, clap::Args)]

@@ -367,7 +367,7 @@ fn settle(
 /// write command.
 fn warn_landed(a: &Applied) -> Outcome {
     if let Some(l) = &a.landed {
-        if !matches!(l, sjournal::journal::Landed::Journal { .. }) {
+        if !matches!(l, sjournal::session::Landed::Journal { .. }) {
             output::warn("sjournal: the memory journal could not take the write now; it was kept aside and is merged by the next writer");
             return Outcome::Findings;
         }

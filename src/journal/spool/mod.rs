@@ -557,7 +557,7 @@ impl RefusedSpool {
 }
 
 fn quoted(p: &Path) -> String {
-    crate::install::shell_quote(&p.to_string_lossy())
+    crate::escape::shell_quote(&p.to_string_lossy())
 }
 
 fn refused_dir(root: &Root, path: PathBuf, reason: String) -> RefusedSpool {

@@ -59,7 +59,7 @@
 //! A writer checks, when it opens and before recovery may cut anything, the witnesses kept
 //! with the session: the mark, its copy, the tail hint, and the snapshot (whose record must
 //! also still be at its offset with its hash). If any names a record the journal lacks, or
-//! another record at the journal's last seq, it refuses with `Error::Corrupt` naming the
+//! another record at the journal's last seq, it refuses with `journal::Corrupt` naming the
 //! witness (`…; witness: the tail hint in the lock file`), exactly as for the mark: the event
 //! goes to the rescue journal (the hook still exits 0 and says so on stderr), nothing is
 //! reused, and `sjournal repair` settles it, recording in `sjournal.repaired` what was lost.
@@ -84,13 +84,13 @@ use serde::Serialize;
 use crate::format::hash::genesis_hash;
 use crate::format::header::Header;
 use crate::format::mark::Mark;
+use crate::format::snapshot::{SnapshotHeader, HEADER_LEN as SNAPSHOT_HEADER_LEN};
 use crate::format::Hash;
 use crate::journal::hint::{self, TailHint};
 use crate::journal::hwm::{self, MarkFile};
 use crate::journal::paths::{self, JOURNAL_EXT};
 use crate::journal::reader::Records;
 use crate::journal::scan::{self, Chain};
-use crate::snapshot::{SnapshotHeader, HEADER_LEN as SNAPSHOT_HEADER_LEN};
 
 use super::{Finding, VerifyReport};
 

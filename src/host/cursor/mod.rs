@@ -1,5 +1,7 @@
 //! Cursor (its `hooks.json` hooks): its own camelCase event names and `conversation_id`.
 
+pub(super) mod normalize;
+
 use serde_json::{json, Value};
 
 use super::Clues;
@@ -10,7 +12,7 @@ pub(super) fn matches(c: &Clues<'_>) -> bool {
         || c.generation_id
         || c.workspace_roots
         || c.hook_event_name
-            .is_some_and(|n| crate::event::CURSOR_NAMES.contains(&n))
+            .is_some_and(|n| normalize::NAMES.contains(&n))
 }
 
 pub(super) fn default_context_event(event: &str) -> bool {

@@ -3,6 +3,8 @@
 //! `<hook_context>` and prepended to the prompt (SessionStart), added to it (BeforeAgent) or
 //! appended to the tool output (AfterTool).
 
+pub(super) mod normalize;
+
 use super::Clues;
 
 /// Event names only Gemini CLI uses (it shares SessionStart, SessionEnd, Notification).

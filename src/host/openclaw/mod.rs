@@ -3,6 +3,8 @@
 //! "session_id", "sessionKey", "event": {...}, "ctx": {...}, ...}` and injects what the reply to
 //! `before_prompt_build` carries (as `prependContext`).
 
+pub(super) mod normalize;
+
 use serde_json::Value;
 
 use super::{Author, Clues};

@@ -17,10 +17,10 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::lenient::{Bool, Obj, Str};
-use super::wire::{ClineCall, ClineTool, Wire};
-use super::RawJson;
-use super::{Event, EventKind, Host, Tool};
+use crate::event::lenient::{Bool, Obj, Str};
+use crate::event::wire::{ClineCall, ClineTool, Wire};
+use crate::event::RawJson;
+use crate::event::{Event, EventKind, Host, Tool};
 
 fn kind(name: &str) -> (EventKind, Option<&'static str>) {
     match name {
@@ -139,7 +139,7 @@ fn tool<'a>(
     Some((tool, error.filter(|e| !e.trim().is_empty())))
 }
 
-pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(in crate::host) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = w
         .hook_name
         .take()

@@ -22,10 +22,11 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::lenient::Str;
-use super::wire::Wire;
-use super::RawJson;
-use super::{claude, Event, EventKind, Host};
+use crate::event::lenient::Str;
+use crate::event::wire::Wire;
+use crate::event::RawJson;
+use crate::event::{Event, EventKind, Host};
+use crate::host::claude::normalize as claude;
 
 fn kind(name: &str) -> EventKind {
     match name {
@@ -51,17 +52,6 @@ struct Response<'a> {
     llm_content: Str<'a>,
 }
 
-/// `llm_request` of BeforeModel/AfterModel: the model, and the messages as one raw slice
-/// (borrowed, not parsed); the rest is skipped.
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-pub(super) struct LlmRequest<'a> {
-    #[serde(borrow)]
-    pub model: Str<'a>,
-    #[serde(borrow)]
-    pub messages: Option<&'a RawValue>,
-}
-
 /// A shell command's exit code as Gemini CLI reports it in the tool output (`Exit Code: N`).
 fn exit_code(llm_content: &str) -> Option<i64> {
     let at = llm_content.find("Exit Code: ")?;
@@ -72,7 +62,7 @@ fn exit_code(llm_content: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
-pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(in crate::host) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = claude::name(w, record_kind);
     let mut kind = kind(&name);
     let response = w.prompt_response.take();
@@ -108,7 +98,7 @@ pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a>
     if let Some(t) = e.tool.as_mut() {
         let r = t
             .response
-            .filter(|r| super::is_object(r.get()))
+            .filter(|r| crate::event::is_object(r.get()))
             .and_then(|r| serde_json::from_str::<Response>(r.get()).ok())
             .unwrap_or_default();
         let code = r.llm_content.as_deref().and_then(exit_code);
@@ -126,7 +116,7 @@ mod tests {
 
     /// Real Gemini CLI 0.61.0 payloads (tests/fixtures/gemini).
     fn fixture(event: &str, variant: &str) -> String {
-        let text = include_str!("../../tests/fixtures/gemini/payloads-0.61.0.jsonl");
+        let text = include_str!("../../../tests/fixtures/gemini/payloads-0.61.0.jsonl");
         text.lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
             .find(|v| v["event"] == event && v["variant"].as_str().unwrap_or("") == variant)

@@ -62,7 +62,7 @@ impl Session {
                 (w, None, merge)
             }
             Err(
-                cause @ (Error::Corrupt { .. }
+                cause @ (Error::Corrupt(_)
                 | Error::BadHeader { .. }
                 | Error::SessionMismatch { .. }),
             ) => match Writer::open_rescue(root, session_id, opts) {

@@ -6,8 +6,9 @@
 //! `sessionKind` (from the session key), `parentSession` (from `subagent_spawned`),
 //! `contextUsagePercent` (`tokenCount / contextTokenBudget`), `messageCount`.
 
-use super::wire::Wire;
-use super::{claude, Event, EventKind, Host};
+use crate::event::wire::Wire;
+use crate::event::{Event, EventKind, Host};
+use crate::host::claude::normalize as claude;
 
 fn kind(name: &str) -> EventKind {
     match name {
@@ -26,7 +27,7 @@ fn kind(name: &str) -> EventKind {
     }
 }
 
-pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(in crate::host) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = claude::name(w, record_kind);
     let mut e = Event::bare(Host::OpenClaw, kind(&name), name);
     claude::common(&mut e, w);

@@ -5,11 +5,12 @@
 
 use std::borrow::Cow;
 
-use super::tools::FileOp;
-use super::wire::Wire;
-use super::{claude, Event, EventKind, Host, Tool};
+use crate::event::tools::FileOp;
+use crate::event::wire::Wire;
+use crate::event::{Event, EventKind, Host, Tool};
+use crate::host::claude::normalize as claude;
 
-pub(crate) const NAMES: &[&str] = &[
+pub(in crate::host) const NAMES: &[&str] = &[
     "sessionStart",
     "sessionEnd",
     "preToolUse",
@@ -48,7 +49,7 @@ fn kind(name: &str) -> EventKind {
     }
 }
 
-pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(in crate::host) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     let name = claude::name(w, record_kind);
     let mut e = Event::bare(Host::Cursor, kind(&name), name);
     let command = w.command.take();

@@ -3,19 +3,19 @@
 
 use std::borrow::Cow;
 
-use super::wire::Wire;
-use super::RawJson;
-use super::{Event, EventKind, Host, Tool};
+use crate::event::wire::Wire;
+use crate::event::RawJson;
+use crate::event::{Event, EventKind, Host, Tool};
 
 /// The event's name: the payload's `hook_event_name`, else the record kind.
-pub(super) fn name<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Cow<'a, str> {
+pub(in crate::host) fn name<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Cow<'a, str> {
     w.hook_event_name
         .take()
         .unwrap_or(Cow::Borrowed(record_kind))
 }
 
 /// Fills the fields Claude-shaped hosts (Claude Code, Codex, Gemini, Cursor) share.
-pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
+pub(in crate::host) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     e.session_id = w.session_id.take();
     e.cwd = w.cwd.take();
     e.model = w.model.take();
@@ -54,14 +54,21 @@ pub(super) fn common<'a>(e: &mut Event<'a>, w: &mut Wire<'a>) {
     }
 }
 
-pub(super) fn normalize<'a>(host: Host, w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(in crate::host) fn normalize<'a>(
+    host: Host,
+    w: &mut Wire<'a>,
+    record_kind: &'a str,
+) -> Event<'a> {
     let name = name(w, record_kind);
     let kind = EventKind::from_claude(&name);
     let mut e = Event::bare(host, kind, name);
     common(&mut e, w);
     match kind {
         EventKind::PostToolUseFailure => {
-            let code = e.error.as_deref().and_then(super::work::exit_code_in);
+            let code = e
+                .error
+                .as_deref()
+                .and_then(crate::event::work::exit_code_in);
             if let Some(t) = e.tool.as_mut() {
                 t.failed = true;
                 t.exit_code = code;

@@ -3,6 +3,8 @@
 //! their `transcript_path` is a `rollout-<time>-<id>.jsonl` file, which Claude Code never
 //! writes.
 
+pub(super) mod normalize;
+
 use super::{Author, Clues};
 
 /// Elements Codex writes into a user turn itself (0.171.0's binary): a subagent's or another

@@ -10,8 +10,9 @@
 
 use std::borrow::Cow;
 
-use super::wire::Wire;
-use super::{claude, Event, Host};
+use crate::event::wire::Wire;
+use crate::event::{Event, Host};
+use crate::host::claude::normalize as claude;
 
 /// Namespaces Codex prefixes to its tools' names in hook payloads.
 const TOOL_NAMESPACES: &[&str] = &["multi_agent_v1"];
@@ -26,7 +27,7 @@ fn tool_name(name: Cow<'_, str>) -> Cow<'_, str> {
     name
 }
 
-pub(super) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
+pub(in crate::host) fn normalize<'a>(w: &mut Wire<'a>, record_kind: &'a str) -> Event<'a> {
     // A subagent's task (a UserPromptSubmit with `agent_id`) is no turn of the session:
     // `Event::parse_as` makes it `Other` (`Host::prompt_author`).
     let mut e = claude::normalize(Host::Codex, w, record_kind);
@@ -47,7 +48,7 @@ mod tests {
 
     /// Real Codex 0.171.0 payloads (tests/fixtures/codex).
     fn fixture(event: &str, variant: &str) -> String {
-        let text = include_str!("../../tests/fixtures/codex/payloads-0.171.0.jsonl");
+        let text = include_str!("../../../tests/fixtures/codex/payloads-0.171.0.jsonl");
         text.lines()
             .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
             .find(|v| v["event"] == event && v["variant"].as_str().unwrap_or("") == variant)
