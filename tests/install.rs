@@ -19,6 +19,18 @@ fn cli(home: &Path, args: &[&str]) -> Output {
         .env("HOME", home)
         .env_remove("SJOURNAL_HOME")
         .env_remove("CODEX_HOME");
+    // Where the hosts' MCP settings are found: under HOME only.
+    for k in [
+        "XDG_CONFIG_HOME",
+        "PI_CODING_AGENT_DIR",
+        "OPENCLAW_STATE_DIR",
+        "OPENCLAW_CONFIG_PATH",
+        "CLINE_DIR",
+        "CLINE_DATA_DIR",
+        "CLINE_MCP_SETTINGS_PATH",
+    ] {
+        cmd.env_remove(k);
+    }
     cmd.output().unwrap()
 }
 
@@ -118,13 +130,17 @@ fn round_trip(
         String::from_utf8(out.stdout).unwrap()
     };
 
-    // Dry run: a diff, nothing written.
-    let diff = run("install", &["--dry-run", "--command", "/opt/bin/sjournal"]);
+    // Dry run: a diff, nothing written. (The hooks alone: the MCP server's registration has
+    // its own tests below.)
+    let diff = run(
+        "install",
+        &["--no-mcp", "--dry-run", "--command", "/opt/bin/sjournal"],
+    );
     assert!(diff.contains("+") && diff.contains("hook --host"), "{diff}");
     assert_eq!(std::fs::read_to_string(file).unwrap(), original);
     assert!(backups(file).is_empty());
 
-    run("install", &["--command", "/opt/bin/sjournal"]);
+    run("install", &["--no-mcp", "--command", "/opt/bin/sjournal"]);
     let after = read_json(file);
     let orig: Value = serde_json::from_str(original).unwrap();
     // Unrelated settings kept, in their order; other hooks kept in place, first.
@@ -151,13 +167,16 @@ fn round_trip(
     assert_eq!(std::fs::read_to_string(&b[0]).unwrap(), original);
 
     // Idempotent.
-    let again = run("install", &["--command", "/opt/bin/sjournal"]);
+    let again = run("install", &["--no-mcp", "--command", "/opt/bin/sjournal"]);
     assert!(again.contains("nothing to change"), "{again}");
     assert_eq!(read_json(file), after);
     assert_eq!(backups(file).len(), 1);
 
     // Installed from elsewhere: updated in place, not duplicated.
-    run("install", &["--command", "'/other dir/sjournal'"]);
+    run(
+        "install",
+        &["--no-mcp", "--command", "'/other dir/sjournal'"],
+    );
     let moved = ours(&read_json(file));
     assert_eq!(moved.len(), events.len());
     assert!(moved
@@ -460,7 +479,7 @@ fn concurrent_installs_both_succeed_and_never_corrupt_the_settings() {
 /// Claude Code's MCP registration (`claude mcp add --scope user|project|local` does the same):
 /// `sjournal mcp` under `mcpServers.sjournal` in ~/.claude.json (user), <project>/.mcp.json
 /// (project), or ~/.claude.json's entry of the project (local); everything else kept;
-/// idempotent; removed by `uninstall`, giving back the original document; without `--mcp`
+/// idempotent; removed by `uninstall`, giving back the original document; with `--no-mcp`
 /// none is written; another server of that name is refused and left alone; and the registered command
 /// line starts a server that answers MCP's `initialize`.
 #[cfg(feature = "search")]
@@ -485,8 +504,14 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
     };
     let want = json!({"type": "stdio", "command": "/opt/bin/sjournal", "args": ["mcp"], "env": {}});
 
-    // Without --mcp: hooks only.
-    ok(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
+    // With --no-mcp: hooks only.
+    ok(&[
+        "install",
+        "claude-code",
+        "--no-mcp",
+        "--command",
+        "/opt/bin/sjournal",
+    ]);
     assert_eq!(read_json(&user_file), original);
     ok(&["uninstall", "claude-code"]);
 
@@ -632,4 +657,253 @@ fn claude_code_registers_the_mcp_server_in_every_scope() {
         assert_eq!(v["result"]["serverInfo"]["name"], "sjournal", "{line}");
     }
     assert!(child.wait().unwrap().success());
+}
+
+/// Every other host's MCP registration, made by a plain `install <host>` (default on): the
+/// entry in the host's own shape where the host reads MCP servers; the user's other servers
+/// and settings kept; a second install leaves the file byte for byte as it was; `uninstall`
+/// gives back the original document (Codex's TOML: the original text, comments included);
+/// `--no-mcp` registers nothing; a project-scope install of a host that reads MCP servers
+/// only from the user's configuration registers nothing and says so.
+#[cfg(feature = "search")]
+#[test]
+fn every_host_registers_the_mcp_server_by_default_and_uninstall_restores() {
+    use serde_json::json;
+    let other = json!({"command": "other-server", "args": ["--x"]});
+    // host, file under HOME, the original text, the JSON path of the servers, the entry.
+    let cases: Vec<(&str, &str, String, Vec<&str>, Value)> = vec![
+        (
+            "claude-code",
+            ".claude.json",
+            json!({"numStartups": 2, "mcpServers": {"other": other}}).to_string(),
+            vec!["mcpServers"],
+            json!({"type": "stdio", "command": "/opt/bin/sjournal", "args": ["mcp"], "env": {}}),
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            json!({"theme": "GitHub", "mcpServers": {"other": other}}).to_string(),
+            vec!["mcpServers"],
+            json!({"command": "/opt/bin/sjournal", "args": ["mcp"]}),
+        ),
+        (
+            "opencode",
+            ".config/opencode/opencode.json",
+            json!({"model": "a/b", "mcp": {"other": {"type": "local", "command": ["o"]}}})
+                .to_string(),
+            vec!["mcp"],
+            json!({"type": "local", "command": ["/opt/bin/sjournal", "mcp"], "enabled": true}),
+        ),
+        (
+            "pi",
+            ".pi/agent/mcp.json",
+            json!({"mcpServers": {"other": other}}).to_string(),
+            vec!["mcpServers"],
+            json!({"command": "/opt/bin/sjournal", "args": ["mcp"]}),
+        ),
+        (
+            "openclaw",
+            ".openclaw/openclaw.json",
+            json!({"agents": {"defaults": {}}, "mcp": {"servers": {"other": other}}}).to_string(),
+            vec!["mcp", "servers"],
+            json!({"command": "/opt/bin/sjournal", "args": ["mcp"]}),
+        ),
+        (
+            "cline",
+            ".cline/data/settings/cline_mcp_settings.json",
+            json!({"mcpServers": {"other": other}}).to_string(),
+            vec!["mcpServers"],
+            json!({"type": "stdio", "command": "/opt/bin/sjournal", "args": ["mcp"],
+                "disabled": false}),
+        ),
+    ];
+    for (host, file, original, keys, want) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &original).unwrap();
+        let orig: Value = serde_json::from_str(&original).unwrap();
+        let ok = |args: &[&str]| {
+            let out = cli(home.path(), args);
+            assert!(out.status.success(), "{host} {args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let at = |v: &Value| keys.iter().fold(v.clone(), |v, k| v[*k].clone());
+
+        // --no-mcp: nothing registered.
+        ok(&[
+            "install",
+            host,
+            "--no-mcp",
+            "--command",
+            "/opt/bin/sjournal",
+        ]);
+        assert_eq!(at(&read_json(&path)), at(&orig), "{host}");
+        ok(&["uninstall", host]);
+
+        let said = ok(&["install", host, "--command", "/opt/bin/sjournal"]);
+        assert!(
+            said.contains("sjournal MCP server registered"),
+            "{host}: {said}"
+        );
+        let after = read_json(&path);
+        assert_eq!(at(&after)["sjournal"], want, "{host}: {after}");
+        assert_eq!(at(&after)["other"], at(&orig)["other"], "{host}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let said = ok(&["install", host, "--command", "/opt/bin/sjournal"]);
+        assert!(
+            said.contains("sjournal MCP server already registered"),
+            "{host}: {said}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{host}");
+        // `--mcp`, the old opt-in, is accepted and changes nothing.
+        ok(&["install", host, "--mcp", "--command", "/opt/bin/sjournal"]);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{host}");
+        ok(&["uninstall", host]);
+        assert_eq!(read_json(&path), orig, "{host}");
+    }
+
+    // Cline and OpenClaw read MCP servers from the user's configuration only.
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path().to_str().unwrap();
+    let said = ok_in(
+        home.path(),
+        &["install", "cline", "--scope", "project", "--project-dir", p],
+    );
+    assert!(
+        said.contains("reads MCP servers from the user's configuration only"),
+        "{said}"
+    );
+    assert!(!home.path().join(".cline").exists());
+
+    // Project scope where the host has it: Pi's <project>/.pi/mcp.json, created and emptied.
+    ok_in(
+        home.path(),
+        &[
+            "install",
+            "pi",
+            "--scope",
+            "project",
+            "--project-dir",
+            p,
+            "--command",
+            "/opt/bin/sjournal",
+        ],
+    );
+    let mcp = project.path().join(".pi/mcp.json");
+    assert_eq!(
+        read_json(&mcp),
+        json!({"mcpServers": {"sjournal": {"command": "/opt/bin/sjournal", "args": ["mcp"]}}})
+    );
+    ok_in(
+        home.path(),
+        &["uninstall", "pi", "--scope", "project", "--project-dir", p],
+    );
+    assert_eq!(read_json(&mcp), json!({}));
+}
+
+/// Codex's `config.toml`: `[mcp_servers.sjournal]` added beside the user's other servers, comments
+/// and layout kept; a second install writes nothing; `uninstall` gives back the original text
+/// byte for byte; `--no-mcp` registers nothing; someone else's
+/// `sjournal` server is refused and left alone.
+#[cfg(feature = "search")]
+#[test]
+fn codex_registers_the_mcp_server_in_config_toml() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let original = "# my settings\nmodel = \"gpt-5\"   # pinned\n\n[mcp_servers.other]\n\
+                    command = \"other-server\"\nargs = [\"--x\"]\n\n[projects.\"/p\"]\n\
+                    trust_level = \"trusted\"\n";
+    std::fs::write(&file, original).unwrap();
+    ok_in(
+        home.path(),
+        &[
+            "install",
+            "codex",
+            "--no-mcp",
+            "--command",
+            "/opt/bin/sjournal",
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+
+    let said = ok_in(
+        home.path(),
+        &[
+            "install",
+            "codex",
+            "--command",
+            "/opt/bin/sjournal --root /r",
+        ],
+    );
+    assert!(said.contains("sjournal MCP server registered"), "{said}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // Beside the user's other servers; every line of the user's kept.
+    assert!(original.lines().all(|l| text.contains(l)), "{text}");
+    let v: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(
+        v["mcp_servers"]["sjournal"]["command"].as_str(),
+        Some("/opt/bin/sjournal")
+    );
+    let args: Vec<&str> = v["mcp_servers"]["sjournal"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args, ["--root", "/r", "mcp"]);
+    assert_eq!(
+        v["mcp_servers"]["other"]["command"].as_str(),
+        Some("other-server")
+    );
+    ok_in(
+        home.path(),
+        &[
+            "install",
+            "codex",
+            "--command",
+            "/opt/bin/sjournal --root /r",
+        ],
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    ok_in(home.path(), &["uninstall", "codex"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+
+    // A file without MCP servers: the table is added, then removed with no trace.
+    std::fs::write(&file, "model = \"m\"\n").unwrap();
+    ok_in(
+        home.path(),
+        &["install", "codex", "--command", "/opt/bin/sjournal"],
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("[mcp_servers.sjournal]") && !text.contains("[mcp_servers]\n"),
+        "{text}"
+    );
+    ok_in(home.path(), &["uninstall", "codex"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "model = \"m\"\n");
+
+    // Someone else's server named sjournal: refused, nothing written, not removed.
+    let foreign = "[mcp_servers.sjournal]\ncommand = \"npx\"\nargs = [\"sjournal-mcp\"]\n";
+    std::fs::write(&file, foreign).unwrap();
+    let out = cli(
+        home.path(),
+        &["install", "codex", "--command", "/opt/bin/sjournal"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does not run sjournal"),
+        "{out:?}"
+    );
+    ok_in(home.path(), &["uninstall", "codex"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), foreign);
+}
+
+#[cfg(feature = "search")]
+fn ok_in(home: &Path, args: &[&str]) -> String {
+    let out = cli(home, args);
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
 }

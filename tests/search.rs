@@ -977,3 +977,37 @@ fn the_mcp_server_answers_over_stdio_and_cites_every_record() {
     assert_eq!(s["hits"][0]["session"], "x1", "{s}");
     m.close();
 }
+
+/// The demo ends by asking its journal: a search whose best hit is the failing `cargo test`
+/// (cited by seq and hash), then `show --seq` of that hit printing the same record.
+#[test]
+fn the_demo_ends_with_a_search_and_the_record_behind_its_hit() {
+    let dir = support::scratch();
+    let keep = dir.path().join("demo");
+    let out = support::run(dir.path(), &["demo", "--keep", keep.to_str().unwrap()], b"");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let tail = &text[text.find("10. Ask the journal").expect("the search step")..];
+    assert!(tail.contains("sjournal search --all"), "{tail}");
+    assert!(tail.contains("torn_write_is_quarantined"), "{tail}");
+    let seq: u64 = tail
+        .split("--seq ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("a show --seq line: {tail}"));
+    let journal = Root::new(&keep)
+        .session("5e551011-de30-4a11-8000-00000000demo")
+        .unwrap()
+        .journal;
+    let reader = JournalReader::open(&journal, None).unwrap();
+    let rec = reader
+        .records()
+        .unwrap()
+        .map(Result::unwrap)
+        .find(|r| r.seq == seq)
+        .expect("the hit's record");
+    assert_eq!(rec.kind, "PostToolUseFailure", "{tail}");
+    let hash = hashes(&journal)[&seq].clone();
+    assert!(tail.contains(&hash[..12]), "the hit's hash {hash}: {tail}");
+}

@@ -1,30 +1,211 @@
-//! Registering `sjournal mcp` where Claude Code loads MCP servers, as `claude mcp add
-//! --scope user|project|local sjournal -- <sjournal> mcp` would: user scope in `~/.claude.json`
-//! (`mcpServers`), project scope in `<project>/.mcp.json` (`mcpServers`; Claude Code asks the
-//! user to approve a project's servers), local scope in `~/.claude.json` under
-//! `projects.<project>.mcpServers`. The entry is named `sjournal`; an entry of that name that
-//! does not run `sjournal ... mcp` is someone else's and is neither replaced nor removed.
-//! Files are read, planned and written as the hooks' settings are (`super::Plan`).
+//! Registering `sjournal mcp` where each host loads its MCP servers (`install` does it unless
+//! `--no-mcp`; `uninstall` removes it). The entry is named `sjournal` everywhere; an entry of
+//! that name that does not run `sjournal ... mcp` is someone else's and is neither replaced
+//! nor removed. Everything else in the file (other servers, other settings) is kept in place.
+//!
+//! | host | user scope | project scope | where in the file |
+//! |---|---|---|---|
+//! | Claude Code | `~/.claude.json` (local scope: its `projects.<dir>`) | `<project>/.mcp.json` | `mcpServers` |
+//! | Codex | `$CODEX_HOME/config.toml` (`~/.codex`) | `<project>/.codex/config.toml` | `[mcp_servers.sjournal]` |
+//! | Gemini CLI | `~/.gemini/settings.json` | `<project>/.gemini/settings.json` | `mcpServers` |
+//! | OpenCode | `$XDG_CONFIG_HOME/opencode/opencode.json` | `<project>/opencode.json` | `mcp` (`type: local`) |
+//! | Pi | `$PI_CODING_AGENT_DIR/mcp.json` (`~/.pi/agent`) | `<project>/.pi/mcp.json` | `mcpServers` |
+//! | OpenClaw | its configuration (`$OPENCLAW_CONFIG_PATH`, `~/.openclaw/openclaw.json`) | — | `mcp.servers` |
+//! | Cline | `$CLINE_MCP_SETTINGS_PATH`, else `<data>/settings/cline_mcp_settings.json` (`$CLINE_DATA_DIR`, `$CLINE_DIR/data`, `~/.cline/data`) | — | `mcpServers` |
+//!
+//! Claude Code's scopes are those of `claude mcp add --scope user|project|local`. Files are
+//! read, planned and written as the hooks' settings are (`super::Plan`); TOML through
+//! `toml_edit`, so comments and layout stay as they were.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::{first_word, plan, read_doc, Homes, InstallError, Plan, Scope};
+use super::{first_word, plan, read_doc, read_text, Homes, InstallError, Plan, Scope};
 
 /// The server's name in the host's configuration.
 pub const SERVER_NAME: &str = "sjournal";
 
-/// The file Claude Code reads the scope's MCP servers from.
-pub fn config_path(scope: Scope, homes: &Homes, project: &Path) -> Result<PathBuf, String> {
-    Ok(match scope {
-        Scope::User | Scope::Local => homes
+/// A host that loads MCP servers from a file `install` can edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpHost {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    OpenCode,
+    Pi,
+    OpenClaw,
+    Cline,
+}
+
+/// Where the hosts keep their configuration (the environment variables they read).
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    pub homes: Homes,
+    pub xdg_config: Option<PathBuf>,
+    pub pi_agent_dir: Option<PathBuf>,
+    pub openclaw_state: Option<PathBuf>,
+    pub openclaw_config: Option<PathBuf>,
+    pub cline_dir: Option<PathBuf>,
+    pub cline_data_dir: Option<PathBuf>,
+    pub cline_mcp_settings: Option<PathBuf>,
+    pub project: PathBuf,
+}
+
+impl Places {
+    /// From the process environment (an empty variable is unset).
+    pub fn from_env(project: PathBuf) -> Places {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Places {
+            homes: Homes::from_env(),
+            xdg_config: var("XDG_CONFIG_HOME"),
+            pi_agent_dir: var("PI_CODING_AGENT_DIR"),
+            openclaw_state: var("OPENCLAW_STATE_DIR"),
+            openclaw_config: var("OPENCLAW_CONFIG_PATH"),
+            cline_dir: var("CLINE_DIR"),
+            cline_data_dir: var("CLINE_DATA_DIR"),
+            cline_mcp_settings: var("CLINE_MCP_SETTINGS_PATH"),
+            project,
+        }
+    }
+
+    fn home(&self) -> Result<&Path, String> {
+        self.homes
             .home
             .as_deref()
-            .ok_or_else(|| "HOME is not set; cannot find the user's configuration".to_owned())?
-            .join(".claude.json"),
-        Scope::Project => project.join(".mcp.json"),
-    })
+            .ok_or_else(|| "HOME is not set; cannot find the user's configuration".to_owned())
+    }
+}
+
+/// The shape of a file's server table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    /// A JSON object; the servers' object is at this path of keys.
+    Json(Vec<String>),
+    /// Codex's `config.toml`: `[mcp_servers.<name>]`.
+    Toml,
+}
+
+/// Where a host's server entry goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub format: Format,
+}
+
+impl McpHost {
+    pub fn display_name(self) -> &'static str {
+        match self {
+            McpHost::ClaudeCode => "Claude Code",
+            McpHost::Codex => "Codex",
+            McpHost::Gemini => "Gemini CLI",
+            McpHost::OpenCode => "OpenCode",
+            McpHost::Pi => "Pi",
+            McpHost::OpenClaw => "OpenClaw",
+            McpHost::Cline => "Cline",
+        }
+    }
+
+    /// The file and table the server goes into for `scope`; None: the host has no MCP
+    /// servers of that scope (OpenClaw and Cline read them from the user's configuration
+    /// only; only Claude Code has a local scope).
+    pub fn location(self, scope: Scope, p: &Places) -> Result<Option<Location>, String> {
+        let json = |path: PathBuf, keys: &[&str]| Location {
+            path,
+            format: Format::Json(keys.iter().map(|k| (*k).to_owned()).collect()),
+        };
+        let servers = &["mcpServers"][..];
+        Ok(Some(match (self, scope) {
+            (McpHost::ClaudeCode, Scope::User) => json(p.home()?.join(".claude.json"), servers),
+            (McpHost::ClaudeCode, Scope::Local) => Location {
+                path: p.home()?.join(".claude.json"),
+                format: Format::Json(vec![
+                    "projects".into(),
+                    project_key(&p.project),
+                    "mcpServers".into(),
+                ]),
+            },
+            (McpHost::ClaudeCode, Scope::Project) => json(p.project.join(".mcp.json"), servers),
+            (McpHost::Codex, Scope::User) => Location {
+                path: p.homes.codex()?.join("config.toml"),
+                format: Format::Toml,
+            },
+            (McpHost::Codex, Scope::Project) => Location {
+                path: p.project.join(".codex/config.toml"),
+                format: Format::Toml,
+            },
+            (McpHost::Gemini, Scope::User) => {
+                json(p.home()?.join(".gemini/settings.json"), servers)
+            }
+            (McpHost::Gemini, Scope::Project) => {
+                json(p.project.join(".gemini/settings.json"), servers)
+            }
+            (McpHost::OpenCode, Scope::User) => {
+                let dir = match &p.xdg_config {
+                    Some(x) => x.join("opencode"),
+                    None => p.home()?.join(".config/opencode"),
+                };
+                json(dir.join("opencode.json"), &["mcp"])
+            }
+            (McpHost::OpenCode, Scope::Project) => json(p.project.join("opencode.json"), &["mcp"]),
+            (McpHost::Pi, Scope::User) => {
+                let dir = match &p.pi_agent_dir {
+                    Some(d) => d.clone(),
+                    None => p.home()?.join(".pi/agent"),
+                };
+                json(dir.join("mcp.json"), servers)
+            }
+            (McpHost::Pi, Scope::Project) => json(p.project.join(".pi/mcp.json"), servers),
+            (McpHost::OpenClaw, Scope::User) => {
+                let path = match (&p.openclaw_config, &p.openclaw_state) {
+                    (Some(c), _) => c.clone(),
+                    (None, Some(s)) => s.join("openclaw.json"),
+                    (None, None) => p.home()?.join(".openclaw/openclaw.json"),
+                };
+                json(path, &["mcp", "servers"])
+            }
+            (McpHost::Cline, Scope::User) => {
+                let path = match (&p.cline_mcp_settings, &p.cline_data_dir, &p.cline_dir) {
+                    (Some(f), _, _) => f.clone(),
+                    (None, Some(d), _) => d.join("settings/cline_mcp_settings.json"),
+                    (None, None, Some(c)) => c.join("data/settings/cline_mcp_settings.json"),
+                    (None, None, None) => p
+                        .home()?
+                        .join(".cline/data/settings/cline_mcp_settings.json"),
+                };
+                json(path, servers)
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The entry for `command` (a shell command line as `install` takes it: the program,
+    /// then options such as `--root DIR`), in the host's shape.
+    pub fn entry(self, command: &str) -> Value {
+        let (program, rest) = first_word(command);
+        let mut args: Vec<&str> = rest.split_whitespace().collect();
+        args.push("mcp");
+        match self {
+            McpHost::ClaudeCode => {
+                json!({"type": "stdio", "command": program, "args": args, "env": {}})
+            }
+            McpHost::OpenCode => {
+                let mut cmd = vec![program.as_str()];
+                cmd.extend(args);
+                json!({"type": "local", "command": cmd, "enabled": true})
+            }
+            McpHost::Cline => {
+                json!({"type": "stdio", "command": program, "args": args, "disabled": false})
+            }
+            McpHost::Codex | McpHost::Gemini | McpHost::Pi | McpHost::OpenClaw => {
+                json!({"command": program, "args": args})
+            }
+        }
+    }
 }
 
 /// The key Claude Code files a project under in `~/.claude.json`: its absolute path.
@@ -36,87 +217,78 @@ fn project_key(project: &Path) -> String {
         .into_owned()
 }
 
-/// The `mcpServers` object of the scope, created when `create`.
-fn servers<'a>(
-    doc: &'a mut Map<String, Value>,
-    scope: Scope,
-    project: &Path,
-    create: bool,
-    path: &Path,
-) -> Result<Option<&'a mut Map<String, Value>>, InstallError> {
-    let bad = |what: &str| InstallError::Config {
-        path: path.to_owned(),
-        message: format!("{what} is not a JSON object; fix it by hand first"),
-    };
-    let mut at = doc;
-    if scope == Scope::Local {
-        for key in ["projects".to_owned(), project_key(project)] {
-            if !at.contains_key(&key) {
-                if !create {
-                    return Ok(None);
-                }
-                at.insert(key.clone(), Value::Object(Map::new()));
-            }
-            at = at
-                .get_mut(&key)
-                .and_then(Value::as_object_mut)
-                .ok_or_else(|| bad(&key))?;
-        }
-    }
-    if !at.contains_key("mcpServers") {
-        if !create {
-            return Ok(None);
-        }
-        at.insert("mcpServers".into(), Value::Object(Map::new()));
-    }
-    at.get_mut("mcpServers")
-        .and_then(Value::as_object_mut)
-        .map(Some)
-        .ok_or_else(|| bad("mcpServers"))
-}
-
-/// True if the entry runs `sjournal ... mcp`.
-pub fn is_ours(entry: &Value) -> bool {
-    let program = entry.get("command").and_then(Value::as_str).unwrap_or("");
-    let args: Vec<&str> = entry
-        .get("args")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+fn runs_sjournal_mcp(program: &str, args: &[&str]) -> bool {
     program.rsplit('/').next() == Some("sjournal") && args.last() == Some(&"mcp")
 }
 
-/// The entry for `command` (a shell command line as `install` takes it: the program, then
-/// options such as `--root DIR`).
-pub fn entry(command: &str) -> Value {
-    let (program, rest) = first_word(command);
-    let mut args: Vec<&str> = rest.split_whitespace().collect();
-    args.push("mcp");
-    json!({"type": "stdio", "command": program, "args": args, "env": {}})
+/// True if the entry runs `sjournal ... mcp` (`command` and `args`, or OpenCode's
+/// `command` array).
+pub fn is_ours(entry: &Value) -> bool {
+    fn strs(v: Option<&Value>) -> Vec<&str> {
+        v.and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+    match entry.get("command") {
+        Some(Value::String(program)) => runs_sjournal_mcp(program, &strs(entry.get("args"))),
+        Some(Value::Array(_)) => {
+            let all = strs(entry.get("command"));
+            all.split_first()
+                .is_some_and(|(program, args)| runs_sjournal_mcp(program, args))
+        }
+        _ => false,
+    }
 }
 
-/// Computes the change `install` makes to `path` to register the server.
-pub fn plan_install(
+/// The object at `keys` in `doc`, created when `create` (None: absent and not created).
+fn servers<'a>(
+    doc: &'a mut Map<String, Value>,
+    keys: &[String],
+    create: bool,
     path: &Path,
-    scope: Scope,
-    project: &Path,
-    command: &str,
-) -> Result<Plan, InstallError> {
-    let mut d = read_doc(path)?;
-    let want = entry(command);
+) -> Result<Option<&'a mut Map<String, Value>>, InstallError> {
+    let mut at = doc;
+    for key in keys {
+        if !at.contains_key(key) {
+            if !create {
+                return Ok(None);
+            }
+            at.insert(key.clone(), Value::Object(Map::new()));
+        }
+        at = at
+            .get_mut(key)
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| InstallError::Config {
+                path: path.to_owned(),
+                message: format!("{key} is not a JSON object; fix it by hand first"),
+            })?;
+    }
+    Ok(Some(at))
+}
+
+fn foreign(path: &Path) -> InstallError {
+    InstallError::Config {
+        path: path.to_owned(),
+        message: format!(
+            "an MCP server named {SERVER_NAME:?} is there and does not run sjournal; rename it, \
+             or install with --no-mcp"
+        ),
+    }
+}
+
+/// Computes the change `install` makes to register the server for `host` at `at`.
+pub fn plan_install(host: McpHost, at: &Location, command: &str) -> Result<Plan, InstallError> {
+    let want = host.entry(command);
+    let keys = match &at.format {
+        Format::Toml => return toml_install(&at.path, &want),
+        Format::Json(keys) => keys,
+    };
+    let mut d = read_doc(&at.path)?;
     let dpath = d.path.clone();
-    let map = servers(&mut d.map, scope, project, true, &dpath)?.expect("created");
+    let map = servers(&mut d.map, keys, true, &dpath)?.expect("created");
     let changed = match map.get(SERVER_NAME) {
         Some(have) if have == &want => false,
-        Some(have) if !is_ours(have) => {
-            return Err(InstallError::Config {
-                path: dpath,
-                message: format!(
-                    "an MCP server named {SERVER_NAME:?} is there and does not run sjournal; \
-                     rename it, or install without --mcp"
-                ),
-            })
-        }
+        Some(have) if !is_ours(have) => return Err(foreign(&dpath)),
         _ => {
             map.insert(SERVER_NAME.into(), want);
             true
@@ -125,31 +297,205 @@ pub fn plan_install(
     Ok(plan(d, changed))
 }
 
-/// Computes the change `uninstall` makes to `path`: sjournal's entry removed, and the
-/// `mcpServers` object if it held nothing else.
-pub fn plan_uninstall(path: &Path, scope: Scope, project: &Path) -> Result<Plan, InstallError> {
-    let mut d = read_doc(path)?;
+/// Computes the change `uninstall` makes at `at`: sjournal's entry removed, and the objects
+/// above it that held nothing else (up to the first key; the document itself stays).
+pub fn plan_uninstall(at: &Location) -> Result<Plan, InstallError> {
+    let keys = match &at.format {
+        Format::Toml => return toml_uninstall(&at.path),
+        Format::Json(keys) => keys,
+    };
+    let mut d = read_doc(&at.path)?;
     let dpath = d.path.clone();
     let mut changed = false;
-    if let Some(map) = servers(&mut d.map, scope, project, false, &dpath)? {
+    if let Some(map) = servers(&mut d.map, keys, false, &dpath)? {
         if map.get(SERVER_NAME).is_some_and(is_ours) {
             map.shift_remove(SERVER_NAME);
             changed = true;
         }
-        if changed && map.is_empty() {
-            let parent = match scope {
-                Scope::Local => d
-                    .map
-                    .get_mut("projects")
-                    .and_then(Value::as_object_mut)
-                    .and_then(|p| p.get_mut(&project_key(project)))
-                    .and_then(Value::as_object_mut),
-                _ => Some(&mut d.map),
+    }
+    if changed {
+        // Remove the emptied objects, innermost first; Claude Code's `projects.<dir>` (the
+        // two keys above local scope's `mcpServers`) are the host's own and stay.
+        let keep = if keys.first().map(String::as_str) == Some("projects") {
+            2
+        } else {
+            0
+        };
+        for depth in (keep..keys.len()).rev() {
+            let Some(parent) = servers(&mut d.map, &keys[..depth], false, &dpath)? else {
+                break;
             };
-            if let Some(p) = parent {
-                p.shift_remove("mcpServers");
+            let empty = parent
+                .get(&keys[depth])
+                .and_then(Value::as_object)
+                .is_some_and(Map::is_empty);
+            if !empty {
+                break;
             }
+            parent.shift_remove(&keys[depth]);
         }
     }
     Ok(plan(d, changed))
+}
+
+/// Codex's entry as TOML values: `command` and `args` from the JSON entry.
+fn toml_table(want: &Value) -> toml_edit::Table {
+    let mut t = toml_edit::Table::new();
+    t["command"] = toml_edit::value(want["command"].as_str().unwrap_or_default());
+    let mut args = toml_edit::Array::new();
+    for a in want["args"].as_array().into_iter().flatten() {
+        args.push(a.as_str().unwrap_or_default());
+    }
+    t["args"] = toml_edit::value(args);
+    t
+}
+
+/// A TOML server entry as JSON (`command`, `args`), for [`is_ours`] and comparison.
+fn toml_entry_json(item: &toml_edit::Item) -> Value {
+    let Some(t) = item.as_table_like() else {
+        return Value::Null;
+    };
+    let command = t.get("command").and_then(|c| c.as_str()).map(str::to_owned);
+    let args: Option<Vec<String>> = t.get("args").and_then(|a| a.as_array()).map(|a| {
+        a.iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    });
+    let mut m = Map::new();
+    if let Some(c) = command {
+        m.insert("command".into(), Value::String(c));
+    }
+    if let Some(a) = args {
+        m.insert("args".into(), json!(a));
+    }
+    // Any other key (env, cwd, enabled, ...) makes it differ from what sjournal writes.
+    for (k, _) in t.iter() {
+        if k != "command" && k != "args" {
+            m.insert(k.to_owned(), Value::Bool(true));
+        }
+    }
+    Value::Object(m)
+}
+
+fn read_toml(
+    path: &Path,
+) -> Result<(PathBuf, Option<String>, toml_edit::DocumentMut), InstallError> {
+    let (target, text) = read_text(path)?;
+    let doc = match text.as_deref() {
+        None => toml_edit::DocumentMut::new(),
+        Some(t) => t
+            .parse::<toml_edit::DocumentMut>()
+            .map_err(|e| InstallError::Config {
+                path: target.clone(),
+                message: format!("not valid TOML ({e}); fix it by hand first"),
+            })?,
+    };
+    Ok((target, text, doc))
+}
+
+fn toml_plan(path: PathBuf, before: Option<String>, after: Option<String>) -> Plan {
+    let changed = after.is_some();
+    Plan {
+        after: after.unwrap_or_else(|| before.clone().unwrap_or_default()),
+        path,
+        before,
+        changed,
+    }
+}
+
+fn toml_install(path: &Path, want: &Value) -> Result<Plan, InstallError> {
+    let (target, before, mut doc) = read_toml(path)?;
+    let root = doc.as_table_mut();
+    if !root.contains_key("mcp_servers") {
+        let mut t = toml_edit::Table::new();
+        // No bare `[mcp_servers]` header: only `[mcp_servers.sjournal]` appears.
+        t.set_implicit(true);
+        root.insert("mcp_servers", toml_edit::Item::Table(t));
+    }
+    let servers = root["mcp_servers"]
+        .as_table_like_mut()
+        .ok_or_else(|| InstallError::Config {
+            path: target.clone(),
+            message: "mcp_servers is not a table; fix it by hand first".into(),
+        })?;
+    if let Some(have) = servers.get(SERVER_NAME) {
+        let have = toml_entry_json(have);
+        if &have == want {
+            return Ok(toml_plan(target, before, None));
+        }
+        if !is_ours(&have) {
+            return Err(foreign(&target));
+        }
+    }
+    servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_table(want)));
+    let after = doc.to_string();
+    Ok(toml_plan(target, before, Some(after)))
+}
+
+fn toml_uninstall(path: &Path) -> Result<Plan, InstallError> {
+    let (target, before, mut doc) = read_toml(path)?;
+    let root = doc.as_table_mut();
+    let Some(servers) = root
+        .get_mut("mcp_servers")
+        .and_then(toml_edit::Item::as_table_like_mut)
+    else {
+        return Ok(toml_plan(target, before, None));
+    };
+    if !servers
+        .get(SERVER_NAME)
+        .is_some_and(|e| is_ours(&toml_entry_json(e)))
+    {
+        return Ok(toml_plan(target, before, None));
+    }
+    servers.remove(SERVER_NAME);
+    let implicit_and_empty = servers.is_empty()
+        && root["mcp_servers"]
+            .as_table()
+            .is_some_and(toml_edit::Table::is_implicit);
+    if implicit_and_empty {
+        root.remove("mcp_servers");
+    }
+    let after = doc.to_string();
+    Ok(toml_plan(target, before, Some(after)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_our_entries_in_every_shape() {
+        for h in [
+            McpHost::ClaudeCode,
+            McpHost::Codex,
+            McpHost::OpenCode,
+            McpHost::Cline,
+        ] {
+            assert!(is_ours(&h.entry("/opt/bin/sjournal --root /r")), "{h:?}");
+            assert!(is_ours(&h.entry("'/opt/my tools/sjournal'")), "{h:?}");
+        }
+        assert!(!is_ours(&json!({"command": "other", "args": ["mcp"]})));
+        assert!(!is_ours(&json!({"command": ["sjournal", "search"]})));
+        assert!(!is_ours(&json!({"url": "http://x"})));
+    }
+
+    #[test]
+    fn a_toml_entry_round_trips_and_leaves_the_rest_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let original = "# mine\nmodel = \"m\"\n\n[mcp_servers.other]\ncommand = \"o\" # keep\n";
+        std::fs::write(&path, original).unwrap();
+        let want = McpHost::Codex.entry("/bin/sjournal");
+        let p = toml_install(&path, &want).unwrap();
+        assert!(p.changed);
+        assert!(p.after.starts_with(original), "{}", p.after);
+        assert!(p.after.contains("# keep\n"), "{}", p.after);
+        assert!(p
+            .after
+            .contains("[mcp_servers.sjournal]\ncommand = \"/bin/sjournal\"\nargs = [\"mcp\"]\n"));
+        std::fs::write(&path, &p.after).unwrap();
+        assert!(!toml_install(&path, &want).unwrap().changed);
+        let u = toml_uninstall(&path).unwrap();
+        assert_eq!(u.after, original);
+    }
 }

@@ -426,3 +426,117 @@ fn claude_code_task_notification_is_not_a_user_turn() {
     assert!(!block.contains("task-notification"), "{block}");
     w.verify();
 }
+
+/// The marker only session A's Bash command holds (and another project's prompt).
+const MCP_MARKER: &str = "zebra7431";
+
+fn mcp_script(_project: &str) -> Vec<Rule> {
+    vec![
+        Rule {
+            key: "MCPA1",
+            steps: vec![
+                Step::Tool(
+                    "Bash",
+                    json!({"command": format!("echo {MCP_MARKER}"), "description": "Echo"}),
+                ),
+                Step::Text("echoed"),
+            ],
+        },
+        Rule {
+            key: "MCPB2",
+            // Claude Code 2.1.332 defers MCP tools: their schemas are loaded with ToolSearch
+            // before the first call.
+            steps: vec![
+                Step::Tool(
+                    "ToolSearch",
+                    json!({"query": "select:mcp__sjournal__search", "max_results": 1}),
+                ),
+                Step::Tool("mcp__sjournal__search", json!({"query": MCP_MARKER})),
+                Step::Text("found it"),
+            ],
+        },
+    ]
+}
+
+/// The agent asks the journal (`sjournal install claude-code` registers `sjournal mcp` by
+/// default): session A runs a command; a new session B of the same project has the model call
+/// `mcp__sjournal__search` for it (after loading its schema with ToolSearch). The tool result that reaches B's next model request cites
+/// A's record by session, seq and hash (the journal's own), and leaves out another project's
+/// session that holds the same word.
+#[cfg(feature = "search")]
+#[test]
+fn claude_code_searches_an_earlier_session_over_mcp() {
+    let opts = Options {
+        source_note: false,
+        ..Default::default()
+    };
+    let Some(mut cc) = Claude::with(opts, mcp_script) else {
+        return;
+    };
+    cc.tools = "Bash,Write,Read,Edit,ToolSearch,mcp__sjournal__search";
+    let registered: Value =
+        serde_json::from_str(&std::fs::read_to_string(cc.world.home.join(".claude.json")).unwrap())
+            .unwrap();
+    assert!(
+        registered["mcpServers"]["sjournal"].is_object(),
+        "{registered}"
+    );
+
+    // Another project's session holding the same word.
+    {
+        use sjournal::journal::{Root, Writer, WriterOptions};
+        let root = Root::new(cc.world.root());
+        let mut w =
+            Writer::open(&root, "other-project-session", &WriterOptions::default()).unwrap();
+        let raw = json!({"hook_event_name": "UserPromptSubmit", "session_id": "other-project-session",
+            "cwd": "/elsewhere/other-project", "prompt": format!("echo {MCP_MARKER} over there")});
+        w.append(
+            "UserPromptSubmit",
+            &sjournal::fold::digest::encode_event("UserPromptSubmit", &raw.to_string()),
+        )
+        .unwrap();
+    }
+
+    let r = cc.prompt("MCPA1 run the echo");
+    assert_eq!(r["is_error"], false, "{r}");
+    let a = cc.session().to_owned();
+    let line = cc
+        .world
+        .sj(&["log", "--json", "--session", &a])
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| {
+            v["kind"] == "PostToolUse"
+                && v["payload"]["tool_input"]["command"]
+                    .as_str()
+                    .is_some_and(|c| c.contains(MCP_MARKER))
+        })
+        .expect("session A's Bash call");
+    let (seq, hash) = (
+        line["seq"].as_u64().unwrap(),
+        line["hash"].as_str().unwrap(),
+    );
+
+    // Session B: a new session of the same project.
+    cc.session = None;
+    let r = cc.prompt("MCPB2 what did we echo in the earlier session?");
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_ne!(cc.session(), a, "a new session");
+    let reqs = cc.mock.model_requests();
+    let after = reqs
+        .iter()
+        .find(|q| q.answer == "MCPB2:2")
+        .unwrap_or_else(|| {
+            let answers: Vec<&str> = reqs.iter().map(|q| q.answer.as_str()).collect();
+            panic!("no model request after the MCP call: {answers:?}")
+        });
+    // Claude Code hands the model the tool's structured result (JSON, in the tool_result's
+    // text): the hit with its citation.
+    let cited = format!(r#""session":"{a}","seq":{seq},"hash":"{hash}""#);
+    assert_has(&after.body, &json_text(&cited), "the search hit's citation");
+    assert!(
+        !after.body.contains("other-project-session"),
+        "another project's session reached the model: {}",
+        after.body
+    );
+}

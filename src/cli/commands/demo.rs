@@ -150,6 +150,62 @@ pub fn run(args: Args) -> crate::cli::error::Result<Outcome> {
     Ok(play(args)?)
 }
 
+/// Runs this binary as `sjournal --root ROOT ARGS...` and returns what it printed.
+#[cfg(feature = "search")]
+fn sjournal(root: &Root, args: &[&str]) -> Result<String> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "the sjournal binary", e))?;
+    let out = Command::new(exe)
+        .arg("--root")
+        .arg(root.dir())
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| Error::io("run", "sjournal", e))?;
+    if !out.status.success() {
+        return Err(Error::InvalidInput {
+            reason: format!("sjournal {} exited with {}", args.join(" "), out.status),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The last step: a search over the journal (the index is built by this first search) and
+/// the record behind its best hit, as a person would run them.
+#[cfg(feature = "search")]
+fn ask_the_journal(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Result<()> {
+    const QUERY: &str = "torn failed:yes";
+    say(&format!(
+        "\n10. Ask the journal: which command failed on the torn-write test?\n      sjournal search --all '{QUERY}'"
+    ))?;
+    let text = sjournal(root, &["search", "--all", "--limit", "3", QUERY])?;
+    say(&indent(text.trim_end()))?;
+    let json = sjournal(root, &["search", "--all", "--limit", "1", "--json", QUERY])?;
+    let hit: Option<Value> = json
+        .lines()
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok());
+    let Some(seq) = hit.as_ref().and_then(|h| h["seq"].as_u64()) else {
+        say("      (no hit)")?;
+        return Ok(());
+    };
+    let seq = seq.to_string();
+    say(&format!(
+        "      sjournal show --session {SESSION} --seq {seq}   (the record behind the hit)"
+    ))?;
+    let shown = sjournal(root, &["show", "--session", SESSION, "--seq", &seq])?;
+    let lines: Vec<&str> = shown.lines().collect();
+    const SHOWN_LINES: usize = 14;
+    say(&indent(&lines[..lines.len().min(SHOWN_LINES)].join("\n")))?;
+    if lines.len() > SHOWN_LINES {
+        say(&format!(
+            "      ... ({} more lines)",
+            lines.len() - SHOWN_LINES
+        ))?;
+    }
+    Ok(())
+}
+
 /// `--keep DIR` must be new or empty: the demo's narration (seqs, counts, the session's
 /// records) is that of one run in a fresh root, and a second run into the same root would
 /// append to the first one's session.
@@ -410,6 +466,8 @@ fn play(args: Args) -> Result<Outcome> {
         "      verify after recovery: {}",
         report.summary()
     ))?;
+    #[cfg(feature = "search")]
+    ask_the_journal(&root, &mut say)?;
     if kept_dir {
         say(&format!(
             "\nExplore it: sjournal --root {} log|replay|state|show|report --session {SESSION}",

@@ -18,10 +18,19 @@ pub struct Args {
     /// The command the host runs [default: the path of this sjournal binary]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
-    /// Also register `sjournal mcp` as an MCP server, so the agent can search the journal
-    /// (its tools are then offered in every session; Claude Code: in ~/.claude.json for
-    /// --scope user and local, <project>/.mcp.json for project). Off unless asked for.
-    #[arg(long)]
+    /// Do not register `sjournal mcp` as an MCP server. By default `install` registers it
+    /// where the host loads MCP servers, so the agent can search the journal (read-only but
+    /// for proposing memory items to review): Claude Code ~/.claude.json (--scope user,
+    /// local) or <project>/.mcp.json; Codex $CODEX_HOME/config.toml or
+    /// <project>/.codex/config.toml; Gemini CLI its settings.json; OpenCode opencode.json
+    /// (`mcp`); Pi ~/.pi/agent/mcp.json or <project>/.pi/mcp.json; OpenClaw its
+    /// openclaw.json (`mcp.servers`; user scope only); Cline the CLI's
+    /// ~/.cline/data/settings/cline_mcp_settings.json (user scope only; the VS Code
+    /// extension keeps its own file: add the same entry there by hand)
+    #[arg(long, conflicts_with = "mcp")]
+    pub no_mcp: bool,
+    /// Register the MCP server (the default; kept for scripts that pass it)
+    #[arg(long, hide = true)]
     pub mcp: bool,
 }
 
@@ -209,7 +218,21 @@ fn usage(e: InstallError) -> CliError {
 pub fn run(args: Args) -> Result<Outcome> {
     let host = match Target::from(args.common.host) {
         Target::Hooks(h) => h,
-        Target::Bridge(b) => return run_bridge(b, &args.common, args.command, true),
+        Target::Bridge(b) => {
+            let command = match &args.command {
+                Some(c) => c.clone(),
+                None => this_binary()?,
+            };
+            let outcome = run_bridge(b, &args.common, args.command, true)?;
+            if !args.no_mcp {
+                mcp_server(
+                    &args.common,
+                    args.common.host,
+                    Some(&install::shell_quote(&command)),
+                )?;
+            }
+            return Ok(outcome);
+        }
     };
     let path = config_path(&args.common, host)?;
     let command = match args.command {
@@ -221,13 +244,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     let outcome = finish(
         plan,
         &args.common,
-        host,
+        host.display_name(),
         HOOKS,
         "installed",
         "already installed",
     )?;
-    if args.mcp {
-        mcp_server(&args.common, host, Some(&command))?;
+    if !args.no_mcp {
+        mcp_server(&args.common, args.common.host, Some(&command))?;
     }
     if let (Some(note), false) = (host.after_install(), dry) {
         output::line(&mut output::stdout(), &format!("note: {note}"))?;
@@ -238,45 +261,75 @@ pub fn run(args: Args) -> Result<Outcome> {
 pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
     let host = match Target::from(args.common.host) {
         Target::Hooks(h) => h,
-        Target::Bridge(b) => return run_bridge(b, &args.common, None, false),
+        Target::Bridge(b) => {
+            let outcome = run_bridge(b, &args.common, None, false)?;
+            mcp_server(&args.common, args.common.host, None)?;
+            return Ok(outcome);
+        }
     };
     let path = config_path(&args.common, host)?;
     let plan = || install::plan_uninstall(&path);
-    let outcome = finish(plan, &args.common, host, HOOKS, "removed", "not installed")?;
-    mcp_server(&args.common, host, None)?;
+    let outcome = finish(
+        plan,
+        &args.common,
+        host.display_name(),
+        HOOKS,
+        "removed",
+        "not installed",
+    )?;
+    mcp_server(&args.common, args.common.host, None)?;
     Ok(outcome)
 }
 
 const HOOKS: &str = "sjournal hooks";
 
-/// Registers (`command`) or removes (None) the MCP server where the host loads it; only
-/// Claude Code's registration is written so far.
+/// Registers (`command`) or removes (None) the MCP server where the host loads it.
 #[cfg(feature = "search")]
-fn mcp_server(c: &Common, host: Host, command: Option<&str>) -> Result<()> {
-    use sjournal::install::mcp;
-    if host != Host::ClaudeCode {
-        return Ok(());
-    }
+fn mcp_server(c: &Common, host: HostArg, command: Option<&str>) -> Result<()> {
+    use sjournal::install::mcp::{self, McpHost};
+    let host = match host {
+        HostArg::ClaudeCode => McpHost::ClaudeCode,
+        HostArg::Codex => McpHost::Codex,
+        HostArg::Gemini => McpHost::Gemini,
+        HostArg::OpenCode => McpHost::OpenCode,
+        HostArg::Pi => McpHost::Pi,
+        HostArg::OpenClaw => McpHost::OpenClaw,
+        HostArg::Cline => McpHost::Cline,
+    };
     let scope: Scope = c.scope.into();
-    let project = project(c)?;
-    let path = mcp::config_path(scope, &Homes::from_env(), &project)
-        .map_err(|m| usage(InstallError::Usage(m)))?;
+    let places = mcp::Places::from_env(project(c)?);
+    let at = match host.location(scope, &places) {
+        Ok(Some(at)) => at,
+        Ok(None) => {
+            if command.is_some() {
+                let line = format!(
+                    "note: {} reads MCP servers from the user's configuration only; the sjournal \
+                     MCP server was not registered (install with --scope user to register it)",
+                    host.display_name()
+                );
+                output::line(&mut output::stdout(), &line)?;
+            }
+            return Ok(());
+        }
+        Err(m) => return Err(usage(InstallError::Usage(m))),
+    };
     let what = "sjournal MCP server";
+    let name = host.display_name();
     match command {
         Some(cmd) => {
-            let plan = || mcp::plan_install(&path, scope, &project, cmd);
-            finish(plan, c, host, what, "registered", "already registered")?;
+            let plan = || mcp::plan_install(host, &at, cmd);
+            finish(plan, c, name, what, "registered", "already registered")?;
         }
         None => {
-            let plan = || mcp::plan_uninstall(&path, scope, &project);
-            finish(plan, c, host, what, "removed", "not registered")?;
+            let plan = || mcp::plan_uninstall(&at);
+            finish(plan, c, name, what, "removed", "not registered")?;
         }
     }
     Ok(())
 }
 
 #[cfg(not(feature = "search"))]
-fn mcp_server(_: &Common, _: Host, _: Option<&str>) -> Result<()> {
+fn mcp_server(_: &Common, _: HostArg, _: Option<&str>) -> Result<()> {
     Ok(())
 }
 
@@ -285,7 +338,7 @@ fn mcp_server(_: &Common, _: Host, _: Option<&str>) -> Result<()> {
 fn finish(
     make: impl Fn() -> std::result::Result<Plan, install::InstallError>,
     c: &Common,
-    host: Host,
+    host: &str,
     what: &str,
     did: &str,
     nothing: &str,
@@ -315,13 +368,12 @@ impl<E: Into<CliError>> From<E> for Retry {
 fn finish_once(
     plan: Plan,
     c: &Common,
-    host: Host,
+    host: &str,
     what: &str,
     did: &str,
     nothing: &str,
 ) -> std::result::Result<Outcome, Retry> {
     let mut out = output::stdout();
-    let host = host.display_name();
     if !plan.changed {
         output::line(
             &mut out,

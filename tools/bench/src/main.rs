@@ -14,6 +14,7 @@ use sjournal::fold::digest::encode_event;
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
+mod searchcmp;
 mod stats;
 mod tokens;
 mod verify;
@@ -45,6 +46,8 @@ fn main() {
         Some("hookab") => webhook::hook_ab(&args[2..]),
         Some("webhook") => webhook::rows_only(&args[2..]),
         Some("verify") => verify::run(&args[2..]),
+        // tantivy against SQLite FTS5 on the same documents (`sjournal-bench searchcmp N [RUNS]`).
+        Some("searchcmp") => searchcmp::run(&args[2..]),
         // Only the fold rows (`sjournal-bench fold [--quick]`), for iterating on the fold.
         Some("fold") => {
             let o = Opts {
@@ -72,7 +75,7 @@ fn main() {
             gen::session_bytes(Path::new(&args[2]), &args[3], mb << 20, &template);
         }
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | fold [--quick] | foldload N | foldparts N RUNS | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | fold [--quick] | foldload N | foldparts N RUNS | searchcmp N [RUNS] | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }
