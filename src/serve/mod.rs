@@ -160,6 +160,7 @@ fn router(app: App, guard: Arc<auth::Guard>) -> Router {
         .route("/api/live", get(live))
         .route("/api/session/{key}", get(session))
         .route("/api/session/{key}/records", get(records))
+        .route("/api/session/{key}/timeline", get(timeline))
         .route("/api/session/{key}/at/{seq}", get(at))
         .route("/api/search", get(search))
         .route("/api/memory", get(memory).post(memory_op))
@@ -208,6 +209,19 @@ async fn sessions(State(app): State<App>) -> Response {
 
 async fn session(State(app): State<App>, Path(key): Path<String>) -> Response {
     answer(move || app.views.session(&key)).await
+}
+
+#[derive(serde::Deserialize)]
+struct TimelineQuery {
+    before: Option<u64>,
+}
+
+async fn timeline(
+    State(app): State<App>,
+    Path(key): Path<String>,
+    Query(q): Query<TimelineQuery>,
+) -> Response {
+    answer(move || app.views.timeline(&key, q.before)).await
 }
 
 #[derive(serde::Deserialize)]
