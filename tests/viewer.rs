@@ -633,11 +633,7 @@ fn sessions_appear_live_and_the_slider_replays_the_state() {
     );
     screenshot(&tab, "verify");
     eval(&tab, "(location.hash = '#/search', true)");
-    wait_for(
-        &tab,
-        "the search page",
-        "!!document.getElementById('search-unavailable')",
-    );
+    wait_for(&tab, "the search page", "!!document.getElementById('q')");
     screenshot(&tab, "search");
 }
 
@@ -1128,4 +1124,101 @@ fn a_long_session_opens_at_its_newest_page_and_pages_back_to_seq_1() {
         "document.getElementById('at-seq')?.textContent === '7'",
     );
     screenshot(&tab, "session-long");
+}
+
+#[test]
+fn search_finds_the_record_links_to_it_and_a_hostile_hit_is_inert() {
+    let Some((browser, _profile)) = browser() else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let attack = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">\
+                  \x1b]0;owned\x07\x1b[2J ok\u{202e}gnp.exe\u{2066}";
+    start(r, "find-1");
+    prompt(r, "find-1", "the axolotl migration is flaky");
+    prompt(r, "find-1", &format!("axolotl {attack}"));
+    start(r, "other-1");
+    prompt(r, "other-1", "nothing to see");
+    let v = Served::start(r);
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(PATIENCE);
+    tab.navigate_to(&v.url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    eval(
+        &tab,
+        "(location.hash = '#/search?q=axolotl%20migration', true)",
+    );
+    wait_for(
+        &tab,
+        "a hit",
+        "document.querySelectorAll('#results .hit').length > 0",
+    );
+    assert_eq!(
+        eval(&tab, "document.querySelectorAll('#results .hit').length"),
+        json!(1)
+    );
+    let seq = seq_of(r, "find-1", "UserPromptSubmit");
+    let href = eval(
+        &tab,
+        "document.querySelector('#results a.hit-link').getAttribute('href')",
+    );
+    assert_eq!(href, json!(format!("#/session/find-1/{seq}")));
+    let marks = eval(
+        &tab,
+        "[...document.querySelectorAll('#results mark')].map(m => m.textContent).join(' ')",
+    );
+    assert_eq!(marks, json!("axolotl migration"));
+    // The same engine and syntax as `sjournal search`: a field query.
+    let api = v.json("/api/search?q=tool%3Anone%20axolotl");
+    assert_eq!(api["hits"], json!([]), "{api}");
+    // The hit opens the session at that record.
+    eval(
+        &tab,
+        "(document.querySelector('#results a.hit-link').click(), true)",
+    );
+    wait_for(
+        &tab,
+        "the record of the hit",
+        &format!("document.getElementById('at-seq')?.textContent === '{seq}'"),
+    );
+    screenshot(&tab, "search-hit");
+
+    // A hit whose snippet is hostile: shown as text, highlighted, inert.
+    eval(&tab, "(location.hash = '#/search?q=axolotl%20pwned', true)");
+    wait_for(
+        &tab,
+        "the hostile hit",
+        "document.querySelectorAll('#results .hit').length === 1",
+    );
+    let shown = eval(&tab, "document.getElementById('results').innerText");
+    let shown = shown.as_str().unwrap();
+    assert!(
+        shown.contains("<script>window.__pwned=1</script>"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains('\u{202e}') && !shown.contains('\x1b'),
+        "{shown}"
+    );
+    assert_eq!(eval(&tab, "typeof window.__pwned"), json!("undefined"));
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelectorAll('main script, main img, main iframe').length"
+        ),
+        json!(0)
+    );
+    let marks = eval(
+        &tab,
+        "[...document.querySelectorAll('#results mark')].map(m => m.textContent)",
+    );
+    assert!(
+        marks.as_array().unwrap().iter().any(|m| m == "axolotl")
+            && marks.as_array().unwrap().iter().any(|m| m == "pwned"),
+        "{marks}"
+    );
+    screenshot(&tab, "search-hostile");
 }

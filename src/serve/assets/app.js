@@ -501,9 +501,10 @@
         results.append(h('p', { class: 'muted' }, `${r.status.engine}: ${r.status.note}`));
         if (q && !r.hits.length) results.append(h('p', { class: 'muted' }, 'No hits.'));
         for (const hit of r.hits) {
-          const where = hit.key ? h('a', { href: link(hit.key, hit.seq) }, `${hit.session} · seq ${hit.seq}`) : `${hit.session} · seq ${hit.seq}`;
+          const at = `${hit.session} · ${hit.seq === null ? 'not in the journal yet' : 'seq ' + hit.seq}`;
+          const where = hit.key && hit.seq !== null ? h('a', { href: link(hit.key, hit.seq), class: 'hit-link' }, at) : at;
           results.append(h('div', { class: 'hit' },
-            h('div', {}, where, ' · ', hit.kind, ' · ', when(hit.ts), ' · ', h('span', { class: 'mono muted' }, hit.hash.slice(0, 16)),
+            h('div', {}, where, ' · ', hit.kind, ' · ', when(hit.ts), hit.hash ? [' · ', h('span', { class: 'mono muted' }, hit.hash.slice(0, 16))] : null,
               hit.mark ? [' ', pill(hit.mark, 'pending')] : null),
             h('div', {}, hit.parts.map((p) => (p.hit ? h('mark', {}, p.text) : p.text)))));
         }
