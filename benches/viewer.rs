@@ -4,12 +4,18 @@
 //!
 //! - `sessions_page/10000`: the Sessions page (every summary, as JSON) of a root holding
 //!   10,000 sessions;
-//! - `session_page/100000`: the Session page (timeline tables, recovery blocks, files,
-//!   failures, the state) of one session of 100,000 events;
-//! - `slider_step/100000`: one step of the replay slider in the middle of that session, once
-//!   its kept states exist (the first step makes them: timed once, printed).
+//! - `session_page/100000`: the Session page (the state, files, failures, and the newest
+//!   page of the timeline: tables, recovery blocks) of one session of 100,000 events, which
+//!   has a snapshot near its end as the hook leaves one (every 128 records);
+//! - `timeline_older/100000`: the page of the timeline before the middle record ("load
+//!   older");
+//! - `slider_step_near_end/100000`: one step of the replay slider near the end (from the
+//!   snapshot);
+//! - `slider_step/100000`: one step in the middle of that session, once its kept states exist
+//!   (the first step makes them with one fold of the whole journal: timed once, printed).
 //!
-//! Also printed once: how long the index takes to load every journal when the viewer starts.
+//! Also printed once: how long the index takes to load every journal when the viewer starts,
+//! and the first Session page (which also walks the journal's frames once for its places).
 //! Under `cargo test` the same code runs once over 200 sessions and 2,000 events.
 //! Run with `cargo bench --features viewer --bench viewer`.
 
@@ -183,6 +189,12 @@ fn long() -> &'static Fixture {
         let dir = tempfile::tempdir().unwrap();
         let root = Root::new(dir.path());
         write(&root, BIG, events_n(), 1, 1_767_225_600_000_000_000);
+        // The snapshot the hook would have left (it writes one every 128 records).
+        let paths = root.existing_session(BIG).unwrap();
+        let (state, info) =
+            sjournal::snapshot::load_paths(&paths, &sjournal::snapshot::LoadOptions::default())
+                .unwrap();
+        sjournal::snapshot::write(&paths, &state, &info.head.unwrap()).unwrap();
         eprintln!(
             "built a session of {} events in {:?}",
             events_n(),
@@ -208,6 +220,9 @@ fn bench(c: &mut Criterion) {
     });
     let l = long();
     let key = BIG;
+    let t = Instant::now();
+    l.views.session(key).unwrap();
+    eprintln!("the first Session page took {:?}", t.elapsed());
     g.bench_function(format!("session_page/{}", events_n()), |b| {
         b.iter(|| {
             serde_json::to_vec(&l.views.session(key).unwrap())
@@ -216,6 +231,21 @@ fn bench(c: &mut Criterion) {
         })
     });
     let mid = events_n() / 2 + 1;
+    g.bench_function(format!("timeline_older/{}", events_n()), |b| {
+        b.iter(|| {
+            serde_json::to_vec(&l.views.timeline(key, Some(mid)).unwrap())
+                .unwrap()
+                .len()
+        })
+    });
+    let near = events_n() - 10;
+    g.bench_function(format!("slider_step_near_end/{}", events_n()), |b| {
+        b.iter(|| {
+            serde_json::to_vec(&l.views.at(key, near).unwrap())
+                .unwrap()
+                .len()
+        })
+    });
     let t = Instant::now();
     l.views.at(key, mid).unwrap();
     eprintln!(

@@ -633,11 +633,7 @@ fn sessions_appear_live_and_the_slider_replays_the_state() {
     );
     screenshot(&tab, "verify");
     eval(&tab, "(location.hash = '#/search', true)");
-    wait_for(
-        &tab,
-        "the search page",
-        "!!document.getElementById('search-unavailable')",
-    );
+    wait_for(&tab, "the search page", "!!document.getElementById('q')");
     screenshot(&tab, "search");
 }
 
@@ -914,4 +910,315 @@ fn a_page_of_another_origin_cannot_read_or_write() {
     let list = run(r, &["memory", "--scope", "global", "--json", "list"], b"");
     let list: Value = serde_json::from_slice(&list.stdout).unwrap();
     assert_eq!(list["items"][0]["status"], "proposed", "{list}");
+}
+
+/// A session of `turns` turns written straight through the library's writer (hooks would take
+/// minutes): each a prompt, two tool calls (the second of every third turn fails) and a Stop,
+/// six records; record 1 is the first prompt.
+fn long_session(root: &Path, session: &str, turns: u64) {
+    use sjournal::fold::digest::encode_event;
+    use sjournal::journal::{Root, Writer, WriterOptions};
+    let common = |kind: &str| {
+        format!(
+            r#""session_id":"{session}","transcript_path":"/tmp/t.jsonl","cwd":"/home/dev/project-viewer","hook_event_name":"{kind}""#
+        )
+    };
+    let mut items: Vec<(String, Vec<u8>)> = Vec::new();
+    for t in 0..turns {
+        let mut push = |kind: &str, rest: String| {
+            let json = format!("{{{}{rest}}}", common(kind));
+            items.push((kind.to_owned(), encode_event(kind, &json)));
+        };
+        push("UserPromptSubmit", format!(r#","prompt":"step {t}""#));
+        for c in 0..2 {
+            let id = format!("t{t}c{c}");
+            let input = format!(
+                r#","tool_name":"Bash","tool_use_id":"{id}","tool_input":{{"command":"make {t}.{c}"}}"#
+            );
+            push("PreToolUse", input.clone());
+            if c == 1 && t % 3 == 0 {
+                push(
+                    "PostToolUseFailure",
+                    format!(r#"{input},"error":"Exit code 2""#),
+                );
+            } else {
+                push(
+                    "PostToolUse",
+                    format!(r#"{input},"duration_ms":20,"tool_response":{{"stdout":"ok"}}"#),
+                );
+            }
+        }
+        push("Stop", r#","stop_hook_active":false"#.to_owned());
+    }
+    let mut w = Writer::open(&Root::new(root), session, &WriterOptions::default()).unwrap();
+    let base = 1_767_225_600_000_000_000i64;
+    for (n, chunk) in items.chunks(5_000).enumerate() {
+        let batch: Vec<(&str, &[u8])> = chunk
+            .iter()
+            .map(|(k, p)| (k.as_str(), p.as_slice()))
+            .collect();
+        w.append_batch_at(base + n as i64 * 5_000_000_000_000, &batch)
+            .unwrap();
+    }
+}
+
+/// The `hash` `log --json` prints for record `seq`.
+fn hash_of(root: &Path, session: &str, seq: u64) -> Value {
+    let out = run(root, &["log", "--session", session, "--json"], b"");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["seq"] == seq)
+        .map(|v| v["hash"].clone())
+        .unwrap_or_else(|| panic!("no record {seq}"))
+}
+
+#[test]
+fn a_long_session_opens_at_its_newest_page_and_pages_back_to_seq_1() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let turns = 1_500;
+    long_session(r, "long-1", turns);
+    // Hooks on top, as a live session has: the first leaves a snapshot (the hook writes one
+    // every 128 records), the next records come after it.
+    prompt(r, "long-1", "the newest prompt");
+    let newest = turns * 6 + 1;
+    bash(r, "long-1", "x1", "make it", None);
+    let v = Served::start(r);
+    // The viewer reads the journals after it starts listening.
+    let t0 = Instant::now();
+    while v.get("/api/session/long-1", &v.cookie()).0 != 200 {
+        assert!(t0.elapsed() < PATIENCE, "the session never showed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let page = v.json("/api/session/long-1");
+    let w = &page["window"];
+    let last = page["last_seq"].as_u64().unwrap();
+    assert!(last > newest + 1, "{w}");
+    assert_eq!(w["to"], json!(last), "{w}");
+    assert_eq!(w["older"], json!(true), "{w}");
+    let from = w["from"].as_u64().unwrap();
+    assert!(from > 1 && from > last - 2_100, "{w}");
+    let turns_shown = page["turns"].as_array().unwrap();
+    assert_eq!(turns_shown.last().unwrap()["seq"], json!(newest));
+    assert_eq!(
+        turns_shown[0]["seq"],
+        json!(from),
+        "a page starts at a prompt"
+    );
+    assert!(
+        turns_shown.len() < turns as usize,
+        "the whole timeline was sent"
+    );
+    assert_eq!(page["counts"]["turns"], json!(turns + 1));
+    // The page before it ends where it starts.
+    let older = v.json(&format!("/api/session/long-1/timeline?before={from}"));
+    assert_eq!(older["window"]["to"], json!(from - 1));
+    let ot = older["turns"].as_array().unwrap();
+    assert!(ot.iter().all(|t| t["seq"].as_u64().unwrap() < from));
+    // The records table reads from the middle: the records and hashes `log` prints.
+    let recs = v.json("/api/session/long-1/records?from=4100&limit=3");
+    let seqs: Vec<u64> = recs["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [4100, 4101, 4102]);
+    assert_eq!(recs["records"][0]["hash"], hash_of(r, "long-1", 4100));
+    // The slider near the end (from the snapshot) and at the start (from the states one fold
+    // of the journal keeps) shows the state `state --at` folds.
+    for (seq, start) in [(last, "snapshot"), (10, "kept"), (newest, "kept")] {
+        let at = v.json(&format!("/api/session/long-1/at/{seq}"));
+        let state = run(
+            r,
+            &[
+                "state",
+                "--session",
+                "long-1",
+                "--at",
+                &seq.to_string(),
+                "--json",
+            ],
+            b"",
+        );
+        let state: Value = serde_json::from_slice(&state.stdout).unwrap();
+        assert_eq!(at["state_hash"], state["state_hash"], "at {seq}");
+        assert_eq!(at["record"]["seq"], json!(seq));
+        assert_eq!(
+            at["start"]["from"],
+            json!(start),
+            "at {seq}: {}",
+            at["start"]
+        );
+    }
+
+    // In the browser: the newest rows, then "load older" until the first record.
+    let Some((browser, _profile)) = browser() else {
+        return;
+    };
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(PATIENCE);
+    tab.navigate_to(&v.url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    eval(&tab, "(location.hash = '#/session/long-1', true)");
+    wait_for(
+        &tab,
+        "the newest turn",
+        &format!("!!document.querySelector('#turns a[href=\"#/session/long-1/{newest}\"]')"),
+    );
+    assert_eq!(
+        eval(
+            &tab,
+            "!!document.querySelector('#turns a[href=\"#/session/long-1/1\"]')"
+        ),
+        json!(false),
+        "the first turn is on the first page"
+    );
+    let mut clicks = 0;
+    while eval(&tab, "!!document.getElementById('load-older')") == json!(true) {
+        let shown = eval(&tab, "document.getElementById('window').textContent");
+        eval(
+            &tab,
+            "(document.getElementById('load-older').click(), true)",
+        );
+        wait_for(
+            &tab,
+            "an older page",
+            &format!(
+                "document.getElementById('window')?.textContent !== {}",
+                serde_json::to_string(&shown).unwrap()
+            ),
+        );
+        clicks += 1;
+        assert!(clicks < 20, "paging does not reach the first record");
+    }
+    assert!(clicks >= 4, "{clicks} pages");
+    assert!(eval(
+        &tab,
+        "!!document.querySelector('#turns a[href=\"#/session/long-1/1\"]')"
+    )
+    .as_bool()
+    .unwrap());
+    // Every turn and call once: no row lost or doubled between pages.
+    assert_eq!(
+        eval(&tab, "document.querySelectorAll('#turns tr').length - 1"),
+        json!(turns + 1)
+    );
+    assert_eq!(
+        eval(&tab, "document.querySelectorAll('#tools tr').length - 1"),
+        json!(turns * 2 + 1)
+    );
+    assert_eq!(
+        eval(&tab, "[...document.querySelectorAll('#tools tr')].filter(r => r.innerText.includes('no result recorded')).length"),
+        json!(0),
+        "a call was cut in two between pages"
+    );
+    // The slider still replays any seq of it.
+    eval(&tab, "(location.hash = '#/session/long-1/7', true)");
+    wait_for(
+        &tab,
+        "the step at seq 7",
+        "document.getElementById('at-seq')?.textContent === '7'",
+    );
+    screenshot(&tab, "session-long");
+}
+
+#[test]
+fn search_finds_the_record_links_to_it_and_a_hostile_hit_is_inert() {
+    let Some((browser, _profile)) = browser() else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    let attack = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">\
+                  \x1b]0;owned\x07\x1b[2J ok\u{202e}gnp.exe\u{2066}";
+    start(r, "find-1");
+    prompt(r, "find-1", "the axolotl migration is flaky");
+    prompt(r, "find-1", &format!("axolotl {attack}"));
+    start(r, "other-1");
+    prompt(r, "other-1", "nothing to see");
+    let v = Served::start(r);
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(PATIENCE);
+    tab.navigate_to(&v.url)
+        .unwrap()
+        .wait_until_navigated()
+        .unwrap();
+    eval(
+        &tab,
+        "(location.hash = '#/search?q=axolotl%20migration', true)",
+    );
+    wait_for(
+        &tab,
+        "a hit",
+        "document.querySelectorAll('#results .hit').length > 0",
+    );
+    assert_eq!(
+        eval(&tab, "document.querySelectorAll('#results .hit').length"),
+        json!(1)
+    );
+    let seq = seq_of(r, "find-1", "UserPromptSubmit");
+    let href = eval(
+        &tab,
+        "document.querySelector('#results a.hit-link').getAttribute('href')",
+    );
+    assert_eq!(href, json!(format!("#/session/find-1/{seq}")));
+    let marks = eval(
+        &tab,
+        "[...document.querySelectorAll('#results mark')].map(m => m.textContent).join(' ')",
+    );
+    assert_eq!(marks, json!("axolotl migration"));
+    // The same engine and syntax as `sjournal search`: a field query.
+    let api = v.json("/api/search?q=tool%3Anone%20axolotl");
+    assert_eq!(api["hits"], json!([]), "{api}");
+    // The hit opens the session at that record.
+    eval(
+        &tab,
+        "(document.querySelector('#results a.hit-link').click(), true)",
+    );
+    wait_for(
+        &tab,
+        "the record of the hit",
+        &format!("document.getElementById('at-seq')?.textContent === '{seq}'"),
+    );
+    screenshot(&tab, "search-hit");
+
+    // A hit whose snippet is hostile: shown as text, highlighted, inert.
+    eval(&tab, "(location.hash = '#/search?q=axolotl%20pwned', true)");
+    wait_for(
+        &tab,
+        "the hostile hit",
+        "document.querySelectorAll('#results .hit').length === 1",
+    );
+    let shown = eval(&tab, "document.getElementById('results').innerText");
+    let shown = shown.as_str().unwrap();
+    assert!(
+        shown.contains("<script>window.__pwned=1</script>"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains('\u{202e}') && !shown.contains('\x1b'),
+        "{shown}"
+    );
+    assert_eq!(eval(&tab, "typeof window.__pwned"), json!("undefined"));
+    assert_eq!(
+        eval(
+            &tab,
+            "document.querySelectorAll('main script, main img, main iframe').length"
+        ),
+        json!(0)
+    );
+    let marks = eval(
+        &tab,
+        "[...document.querySelectorAll('#results mark')].map(m => m.textContent)",
+    );
+    assert!(
+        marks.as_array().unwrap().iter().any(|m| m == "axolotl")
+            && marks.as_array().unwrap().iter().any(|m| m == "pwned"),
+        "{marks}"
+    );
+    screenshot(&tab, "search-hostile");
 }

@@ -127,6 +127,27 @@ pub fn build(reader: &JournalReader) -> crate::error::Result<Timeline> {
     Ok(b.finish())
 }
 
+/// The timeline of some records only (a window of a long journal, as the viewer pages it):
+/// no identity, and a call or turn that began before the first record shows as if it began
+/// at its end (a call) or is left out (a turn). The first problem ends the window.
+pub fn of_records<'a>(
+    records: impl IntoIterator<Item = std::result::Result<Record<'a>, Stop>>,
+) -> Timeline {
+    let mut b = Builder::default();
+    for r in records {
+        match r {
+            Ok(rec) => b.apply(&rec),
+            Err(Stop { offset, problem }) => {
+                b.t.problem = Some(format!(
+                    "the journal is damaged at offset {offset}: {problem}"
+                ));
+                break;
+            }
+        }
+    }
+    b.finish()
+}
+
 #[derive(Default)]
 struct Builder {
     t: Timeline,

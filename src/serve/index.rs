@@ -231,6 +231,30 @@ impl Index {
         self.lock().entries.get(key).map(|e| e.summary.clone())
     }
 
+    /// The session's state as the index last read it (up to its summary's seq): kept in
+    /// memory for the sessions that changed last, else loaded (the snapshot and the tail up to
+    /// that seq), as the hook loads it.
+    pub fn state(&self, key: &str) -> Option<State> {
+        let (next, hot) = {
+            let inner = self.lock();
+            let e = inner.entries.get(key)?;
+            let next = e.pos.chain.next_seq;
+            let hot = inner.hot.get(key).filter(|s| s.seq + 1 == next).cloned();
+            (next, hot)
+        };
+        if hot.is_some() {
+            return hot;
+        }
+        let opts = LoadOptions {
+            at: Some(next.saturating_sub(1)),
+            use_snapshot: true,
+            deadline: Some(Instant::now() + LOCK_WAIT),
+        };
+        load_paths(&paths_of(&self.root, key), &opts)
+            .ok()
+            .map(|(s, _)| s)
+    }
+
     /// The first load: every journal under the root, oldest file name first. Changes that
     /// arrive meanwhile load their session at once ([`Index::changed`]).
     pub fn load_all(&self) {

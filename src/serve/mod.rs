@@ -9,7 +9,9 @@
 //!   mapped, never a writer's lock, no spool merged, no snapshot written. A page is built from
 //!   the library ([`views`]) on a blocking thread; the HTTP side (axum on tokio) only routes.
 //! - **What it writes**: memory review decisions, through `memory::ops`, as
-//!   `sjournal memory accept|reject|edit|forget` writes them.
+//!   `sjournal memory accept|reject|edit|forget` writes them; and a search brings the search
+//!   index (`<root>/search/`, a derived read model) up to date first, as `sjournal search`
+//!   does.
 //! - **Live**: inotify on `sessions/`; a change reads only what that journal gained since the
 //!   last read, and is pushed to every open page as a server-sent event.
 //! - **What the page is**: one HTML page, a script and a stylesheet, embedded in the binary
@@ -37,8 +39,10 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 pub use index::{Brief, Index, Live, Summary};
+#[cfg(feature = "search")]
+pub use search::Engine as SearchEngine;
 pub use search::{Hit, NotBuilt, Query as SearchQuery, Search, Status as SearchStatus};
-pub use views::{Answer, CheckpointRequest, Failed, MemoryRequest, Views};
+pub use views::{Answer, CheckpointRequest, Failed, MemoryRequest, Views, WINDOW};
 
 use crate::context::Policy;
 use crate::error::{Error, Result};
@@ -160,6 +164,7 @@ fn router(app: App, guard: Arc<auth::Guard>) -> Router {
         .route("/api/live", get(live))
         .route("/api/session/{key}", get(session))
         .route("/api/session/{key}/records", get(records))
+        .route("/api/session/{key}/timeline", get(timeline))
         .route("/api/session/{key}/at/{seq}", get(at))
         .route("/api/search", get(search))
         .route("/api/memory", get(memory).post(memory_op))
@@ -208,6 +213,19 @@ async fn sessions(State(app): State<App>) -> Response {
 
 async fn session(State(app): State<App>, Path(key): Path<String>) -> Response {
     answer(move || app.views.session(&key)).await
+}
+
+#[derive(serde::Deserialize)]
+struct TimelineQuery {
+    before: Option<u64>,
+}
+
+async fn timeline(
+    State(app): State<App>,
+    Path(key): Path<String>,
+    Query(q): Query<TimelineQuery>,
+) -> Response {
+    answer(move || app.views.timeline(&key, q.before)).await
 }
 
 #[derive(serde::Deserialize)]
@@ -282,7 +300,7 @@ async fn search(State(app): State<App>, Query(p): Query<SearchParams>) -> Respon
                 .unwrap_or_default(),
             since_ns: None,
             until_ns: None,
-            limit: Some(p.limit.unwrap_or(50).min(500)),
+            limit: Some(p.limit.unwrap_or(50).min(200)),
         };
         let hits = app
             .search
@@ -294,38 +312,44 @@ async fn search(State(app): State<App>, Query(p): Query<SearchParams>) -> Respon
     .await
 }
 
-/// A hit as the page shows it: its snippet cut at the matches (each part escaped on its
-/// own, so the escaping does not move the highlights), linked to its session when the index
-/// has it.
+/// A hit as the page shows it: its snippet cut at the matches first, then each part escaped
+/// on its own, so escaping never moves a highlight and no highlight is ever made of the
+/// snippet's text (the page makes a `<mark>` element of each `hit` part, holding it as a text
+/// node). Linked to its session at the record when the record is in a journal the index has.
 fn shown_hit(index: &Index, h: &Hit) -> Value {
-    let chars: Vec<char> = h.snippet.chars().collect();
-    let mut parts = Vec::new();
-    let mut at = 0;
-    for &(s, e) in &h.matches {
-        let (s, e) = (s.clamp(at, chars.len()), e.clamp(at, chars.len()));
-        if s > at {
-            parts.push(
-                json!({"text": text::line(&chars[at..s].iter().collect::<String>()), "hit": false}),
-            );
-        }
-        if e > s {
-            parts.push(
-                json!({"text": text::line(&chars[s..e].iter().collect::<String>()), "hit": true}),
-            );
-        }
-        at = e.max(at);
-    }
-    if at < chars.len() {
-        parts.push(
-            json!({"text": text::line(&chars[at..].iter().collect::<String>()), "hit": false}),
-        );
-    }
+    let parts: Vec<Value> = cut(&h.snippet, &h.matches)
+        .into_iter()
+        .map(|(t, hit)| json!({"text": text::line(t), "hit": hit}))
+        .collect();
     let key = crate::journal::paths::file_stem(&h.session)
         .ok()
-        .filter(|k| index.summary(k).is_some());
+        .filter(|k| h.in_journal && index.summary(k).is_some());
     json!({"session": text::line(&h.session), "key": key, "seq": h.seq, "ts": h.ts_unix_ns,
            "kind": text::line(&h.kind), "hash": h.hash, "parts": parts,
            "mark": text::opt(h.mark.as_deref())})
+}
+
+/// `s` cut at the byte ranges `matches` (in order; a range that overlaps the one before, or
+/// does not fall on characters, is moved or dropped): the parts, each marked as a match or
+/// not.
+fn cut<'a>(s: &'a str, matches: &[(usize, usize)]) -> Vec<(&'a str, bool)> {
+    let mut parts = Vec::new();
+    let mut at = 0;
+    for &(b, e) in matches {
+        let (b, e) = (b.clamp(at, s.len()), e.clamp(at, s.len()));
+        if e <= b || !s.is_char_boundary(b) || !s.is_char_boundary(e) {
+            continue;
+        }
+        if b > at {
+            parts.push((&s[at..b], false));
+        }
+        parts.push((&s[b..e], true));
+        at = e;
+    }
+    if at < s.len() {
+        parts.push((&s[at..], false));
+    }
+    parts
 }
 
 /// Server-sent events: every change the index reads, as it reads it.
@@ -347,4 +371,31 @@ async fn live(
         Some((Ok(Event::default().data(data)), rx))
     });
     Sse::new(hello.chain(changes)).keep_alive(KeepAlive::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn a_snippet_is_cut_at_its_matches_before_anything_is_escaped() {
+        let s = "é <b>axolotl</b> \x1b[2J axolotl";
+        let b = s.find("axolotl").unwrap();
+        let l = s.rfind("axolotl").unwrap();
+        assert_eq!(
+            cut(s, &[(b, b + 7), (l, l + 7)]),
+            [
+                ("é <b>", false),
+                ("axolotl", true),
+                ("</b> \x1b[2J ", false),
+                ("axolotl", true)
+            ]
+        );
+        // Ranges that overlap, run past the end or split a character are moved or dropped.
+        assert_eq!(
+            cut("éa", &[(1, 2), (0, 2), (1, 9)]),
+            [("é", true), ("a", true)]
+        );
+        assert_eq!(cut("abc", &[(5, 9)]), [("abc", false)]);
+    }
 }

@@ -19,15 +19,19 @@ use crate::format::payload::{
     decode_system, is_system_kind, Exec, ExtrasRecord, Injected, KIND_EXEC, KIND_EXTRAS,
     KIND_INJECTED,
 };
-use crate::journal::scan::Chain;
+use crate::journal::scan::{Chain, Problem, Stop};
 use crate::journal::{JournalReader, Record, Root, VerifyOptions, WriterOptions};
 use crate::memory::{ops, Item, Scope};
 use crate::replay::session::SessionFold;
 use crate::replay::{replay_records, Range, Step};
 use crate::snapshot::LoadOptions;
 
-/// Rows of each timeline table sent with the session page (the newest); the rest are counted.
-const ROWS_MAX: usize = 400;
+/// Records in one page of the timeline (the Session page sends the newest).
+pub const WINDOW: u64 = 2_000;
+/// Records between two places [`Seeks`] keeps.
+const SEEK_EVERY: u64 = 512;
+/// Sessions whose places are kept.
+const SEEK_SESSIONS: usize = 16;
 /// Records per page of the records table.
 pub const RECORDS_PAGE_MAX: usize = 500;
 /// States kept per session for the replay slider: a step folds at most the records since the
@@ -69,10 +73,14 @@ fn deadline() -> Option<Instant> {
 }
 
 /// A state kept at a record, for the slider.
+#[derive(Clone)]
 struct Kept {
     state: State,
     offset: u64,
     chain: Chain,
+    /// Where it came from: `snapshot` (the session's snapshot and the records after it) or
+    /// `kept` (the slider's states, made by one fold of the journal).
+    from: &'static str,
 }
 
 /// Slider states of one journal as it was (its length when they were made).
@@ -81,12 +89,120 @@ struct Slider {
     kept: Vec<Kept>,
 }
 
+/// Where a record begins, with the chain it must link to.
+#[derive(Debug, Clone, Copy)]
+struct At {
+    offset: u64,
+    chain: Chain,
+}
+
+/// Where every [`SEEK_EVERY`]th record of a journal begins, so a page of records or of the
+/// timeline is read from near its first record, not from the journal's first.
+#[derive(Debug, Clone)]
+struct Seeks {
+    /// The journal's length when last walked.
+    len: u64,
+    /// The first is the header's end (seq 1).
+    points: Vec<At>,
+    /// Where the record after the last valid one walked begins.
+    end: At,
+}
+
+impl Seeks {
+    fn start(reader: &JournalReader) -> Result<Seeks> {
+        let (_, hlen, genesis) = reader.header().map_err(|e| Error::BadHeader {
+            path: reader.path().to_owned(),
+            reason: e.to_string(),
+        })?;
+        let first = At {
+            offset: hlen as u64,
+            chain: Chain::genesis(genesis),
+        };
+        Ok(Seeks {
+            len: 0,
+            points: vec![first],
+            end: first,
+        })
+    }
+
+    /// Walks the records after `end`: frames, CRCs and seqs, the first link only; hashes
+    /// only the records it keeps a place after. False if the first record after `end` does
+    /// not fit (the journal is not the one walked before).
+    fn extend(&mut self, reader: &JournalReader) -> bool {
+        let mut last = None;
+        let mut first = true;
+        for r in reader
+            .records_from(self.end.offset as usize, self.end.chain)
+            .first_link_only()
+        {
+            let Ok(rec) = r else {
+                if first
+                    && matches!(
+                        r,
+                        Err(Stop {
+                            problem: Problem::ChainBroken { .. } | Problem::SeqMismatch { .. },
+                            ..
+                        })
+                    )
+                {
+                    return false;
+                }
+                break;
+            };
+            first = false;
+            if rec.seq % SEEK_EVERY == 0 {
+                self.points.push(At {
+                    offset: rec.offset + rec.len() as u64,
+                    chain: Chain {
+                        next_seq: rec.seq + 1,
+                        prev_hash: rec.frame.hash(),
+                    },
+                });
+            }
+            last = Some(rec);
+        }
+        if let Some(rec) = last {
+            self.end = At {
+                offset: rec.offset + rec.len() as u64,
+                chain: Chain {
+                    next_seq: rec.seq + 1,
+                    prev_hash: rec.frame.hash(),
+                },
+            };
+        }
+        true
+    }
+
+    /// The nearest place at or before record `seq`.
+    fn before(&self, seq: u64) -> At {
+        self.points
+            .iter()
+            .rev()
+            .find(|p| p.chain.next_seq <= seq)
+            .copied()
+            .unwrap_or(self.points[0])
+    }
+}
+
+/// The seq of the session's snapshot, from its header alone (whether it checks out against
+/// the journal is `load_paths`'s to say).
+fn snapshot_seq(path: &std::path::Path) -> Option<u64> {
+    use std::io::Read;
+    let mut f = crate::journal::paths::open_file(path, false, false).ok()?;
+    let mut b = [0u8; crate::snapshot::HEADER_LEN];
+    f.read_exact(&mut b).ok()?;
+    crate::snapshot::SnapshotHeader::decode(&b)
+        .ok()
+        .map(|h| h.seq)
+}
+
 /// The pages' shared caches.
 pub struct Views {
     pub index: Arc<Index>,
     pub policy: Policy,
     pub writer: WriterOptions,
     sliders: Mutex<Vec<(String, Arc<Slider>)>>,
+    seeks: Mutex<Vec<(String, Arc<Seeks>)>>,
     verified: Mutex<HashMap<String, (MtimeKey, Value)>>,
 }
 
@@ -113,6 +229,7 @@ impl Views {
             policy,
             writer,
             sliders: Mutex::new(Vec::new()),
+            seeks: Mutex::new(Vec::new()),
             verified: Mutex::new(HashMap::new()),
         }
     }
@@ -141,108 +258,17 @@ impl Views {
         Ok(JournalReader::open(&paths.journal, deadline())?)
     }
 
-    /// The Session page: summary, state, timeline tables (the newest rows), the recovery
-    /// blocks the agent got after each compaction, files changed, failures, subagents.
+    /// The Session page: the summary, the state (as the index last read it: the snapshot and
+    /// the tail, never the whole journal), the files changed, failures and subagents from it,
+    /// and the newest page of the timeline ([`Views::timeline`]). Older pages are asked for
+    /// with `before`.
     pub fn session(&self, key: &str) -> Answer {
         let summary = self.index.summary(key).ok_or_else(|| not_found(key))?;
-        let paths = paths_of(self.root(), key);
-        let reader = self.reader(key)?;
-        let t = timeline::build(&reader)?;
-        let (state, info) = crate::snapshot::load_paths(
-            &paths,
-            &LoadOptions {
-                deadline: deadline(),
-                ..LoadOptions::latest()
-            },
-        )?;
-        // The full text of what was injected right after each compaction: the recovery block
-        // as the agent got it.
-        let mut wanted: BTreeMap<u64, u64> = BTreeMap::new();
-        for c in &t.compactions {
-            if let Some(i) = t.injections.iter().find(|i| i.seq > c.seq) {
-                wanted.insert(i.seq, c.seq);
-            }
-        }
-        let mut recovery = Vec::new();
-        if !t.injections.is_empty() {
-            for rec in reader.records()?.map_while(|r| r.ok()) {
-                if rec.kind != KIND_INJECTED {
-                    continue;
-                }
-                let Ok(j) = decode_system::<Injected>(rec.seq, rec.payload) else {
-                    continue;
-                };
-                // The policy names the block it made; records older than the policy are
-                // matched by place (the first injection after a compaction).
-                let after = match j.mode.as_deref() {
-                    Some("recovery") => t
-                        .compactions
-                        .iter()
-                        .rev()
-                        .find(|c| c.seq < rec.seq)
-                        .map(|c| c.seq),
-                    Some(_) => continue,
-                    None => match wanted.get(&rec.seq) {
-                        Some(&c) => Some(c),
-                        None => continue,
-                    },
-                };
-                if recovery.len() == ROWS_MAX {
-                    recovery.remove(0);
-                }
-                recovery.push(json!({
-                    "compaction_seq": after,
-                    "seq": rec.seq,
-                    "event_seq": j.event_seq,
-                    "event": text::line(&j.event_kind),
-                    "ts": rec.ts_unix_ns,
-                    "chars": j.text.chars().count(),
-                    "truncated": j.truncated,
-                    "dropped": j.dropped.iter().map(|d| text::line(d)).collect::<Vec<_>>(),
-                    "text": text::block(&j.text),
-                }));
-            }
-        }
-        drop(reader);
-        let newest = |n: usize| n.saturating_sub(ROWS_MAX);
-        let turns: Vec<Value> = t.turns[newest(t.turns.len())..]
-            .iter()
-            .map(|u| {
-                json!({"seq": u.seq, "start": u.start_ns, "end": u.end_ns,
-                       "prompt": text::line(&u.prompt), "error": text::opt(u.error.as_deref())})
-            })
-            .collect();
-        let tools: Vec<Value> = t.tools[newest(t.tools.len())..]
-            .iter()
-            .map(|c| {
-                json!({"seq": c.seq, "name": text::line(&c.name), "start": c.start_ns,
-                       "end": c.end_ns, "ms": c.duration_ms, "failed": c.failed,
-                       "error": text::opt(c.error.as_deref()), "agent": text::opt(c.agent.as_deref())})
-            })
-            .collect();
-        let compactions: Vec<Value> = t
-            .compactions
-            .iter()
-            .map(|c| {
-                json!({"seq": c.seq, "start": c.start_ns, "end": c.end_ns,
-                       "trigger": text::line(&c.trigger)})
-            })
-            .collect();
-        let marks: Vec<Value> = t.marks[newest(t.marks.len())..]
-            .iter()
-            .map(|m| {
-                json!({"seq": m.seq, "ts": m.ts_ns, "kind": text::line(&m.kind),
-                       "label": text::line(&m.label), "bad": m.bad})
-            })
-            .collect();
-        let injections: Vec<Value> = t.injections[newest(t.injections.len())..]
-            .iter()
-            .map(|i| {
-                json!({"seq": i.seq, "ts": i.ts_ns, "event_seq": i.event_seq,
-                       "event": text::opt(i.event.as_deref()), "bytes": i.bytes,
-                       "truncated": i.truncated, "text": text::line(&i.text)})
-            })
-            .collect();
+        let state = self
+            .index
+            .state(key)
+            .ok_or_else(|| Failed(500, "the session's state could not be loaded".into()))?;
+        let mut page = self.timeline(key, None)?;
         let files: Vec<Value> = state
             .files
             .by_path
@@ -278,19 +304,155 @@ impl Views {
                        "result": text::opt(a.result.as_deref())})
             })
             .collect();
+        let o = page.as_object_mut().expect("a timeline page is an object");
+        o.insert("summary".into(), json!(summary));
+        o.insert("state_hash".into(), json!(state.state_hash().to_hex()));
+        o.insert("first_seq".into(), json!(u64::from(state.seq > 0)));
+        o.insert("last_seq".into(), json!(state.seq));
+        o.insert(
+            "counts".into(),
+            json!({"turns": state.turns.count, "tools": state.tools.calls,
+                   "failed_tools": state.tools.failures,
+                   "compactions": state.compactions.count, "records": state.records}),
+        );
+        o.insert("files".into(), json!(files));
+        o.insert("failures".into(), json!(failures));
+        o.insert("subagents".into(), json!(subagents));
+        Ok(page)
+    }
+
+    /// One page of the timeline: the records before `before` (None: the newest), at most
+    /// [`WINDOW`] of them, starting at a turn's prompt where one is near, so no turn or tool
+    /// call is cut in two between pages. Turns, tool calls, compactions, marks, injections and
+    /// the recovery blocks the agent got after a compaction, as `audit::timeline` derives them
+    /// from those records alone; `window` says which records (`older`: there are more before).
+    pub fn timeline(&self, key: &str, before: Option<u64>) -> Answer {
+        let reader = self.reader(key)?;
+        let seeks = self.seeks(key, &reader)?;
+        let last = seeks.end.chain.next_seq - 1;
+        let before = before.unwrap_or(last + 1).clamp(1, last + 1);
+        let nominal = before.saturating_sub(WINDOW).max(1);
+        let at = seeks.before(nominal);
+        let mut recs: Vec<std::result::Result<Record<'_>, Stop>> = Vec::new();
+        for r in reader
+            .records_from(at.offset as usize, at.chain)
+            .first_link_only()
+        {
+            match &r {
+                Ok(rec) if rec.seq >= before => break,
+                Ok(rec) if rec.seq < nominal => continue,
+                _ => {}
+            }
+            recs.push(r);
+        }
+        // Start the page at the first prompt in it, unless it is the journal's first page or
+        // one turn fills it.
+        let start = if nominal > 1 {
+            recs.iter()
+                .position(|r| r.as_ref().is_ok_and(|r| r.kind == "UserPromptSubmit"))
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let recs = &recs[start..];
+        let from = match recs.first() {
+            Some(Ok(r)) => r.seq,
+            _ => before,
+        };
+        let first_ns = recs
+            .iter()
+            .find_map(|r| r.as_ref().ok().map(|r| r.ts_unix_ns));
+        let t = timeline::of_records(recs.iter().cloned());
+        // The full text of what was injected right after each compaction: the recovery block
+        // as the agent got it.
+        let mut wanted: BTreeMap<u64, u64> = BTreeMap::new();
+        for c in &t.compactions {
+            if let Some(i) = t.injections.iter().find(|i| i.seq > c.seq) {
+                wanted.insert(i.seq, c.seq);
+            }
+        }
+        let mut recovery = Vec::new();
+        for rec in recs.iter().filter_map(|r| r.as_ref().ok()) {
+            if rec.kind != KIND_INJECTED {
+                continue;
+            }
+            let Ok(j) = decode_system::<Injected>(rec.seq, rec.payload) else {
+                continue;
+            };
+            // The policy names the block it made; records older than the policy are matched
+            // by place (the first injection after a compaction).
+            let after = match j.mode.as_deref() {
+                Some("recovery") => t
+                    .compactions
+                    .iter()
+                    .rev()
+                    .find(|c| c.seq < rec.seq)
+                    .map(|c| c.seq),
+                Some(_) => continue,
+                None => match wanted.get(&rec.seq) {
+                    Some(&c) => Some(c),
+                    None => continue,
+                },
+            };
+            recovery.push(json!({
+                "compaction_seq": after,
+                "seq": rec.seq,
+                "event_seq": j.event_seq,
+                "event": text::line(&j.event_kind),
+                "ts": rec.ts_unix_ns,
+                "chars": j.text.chars().count(),
+                "truncated": j.truncated,
+                "dropped": j.dropped.iter().map(|d| text::line(d)).collect::<Vec<_>>(),
+                "text": text::block(&j.text),
+            }));
+        }
+        drop(reader);
+        let turns: Vec<Value> = t
+            .turns
+            .iter()
+            .map(|u| {
+                json!({"seq": u.seq, "start": u.start_ns, "end": u.end_ns,
+                       "prompt": text::line(&u.prompt), "error": text::opt(u.error.as_deref())})
+            })
+            .collect();
+        let tools: Vec<Value> = t
+            .tools
+            .iter()
+            .map(|c| {
+                json!({"seq": c.seq, "name": text::line(&c.name), "start": c.start_ns,
+                       "end": c.end_ns, "ms": c.duration_ms, "failed": c.failed,
+                       "error": text::opt(c.error.as_deref()), "agent": text::opt(c.agent.as_deref())})
+            })
+            .collect();
+        let compactions: Vec<Value> = t
+            .compactions
+            .iter()
+            .map(|c| {
+                json!({"seq": c.seq, "start": c.start_ns, "end": c.end_ns,
+                       "trigger": text::line(&c.trigger)})
+            })
+            .collect();
+        let marks: Vec<Value> = t
+            .marks
+            .iter()
+            .map(|m| {
+                json!({"seq": m.seq, "ts": m.ts_ns, "kind": text::line(&m.kind),
+                       "label": text::line(&m.label), "bad": m.bad})
+            })
+            .collect();
+        let injections: Vec<Value> = t
+            .injections
+            .iter()
+            .map(|i| {
+                json!({"seq": i.seq, "ts": i.ts_ns, "event_seq": i.event_seq,
+                       "event": text::opt(i.event.as_deref()), "bytes": i.bytes,
+                       "truncated": i.truncated, "text": text::line(&i.text)})
+            })
+            .collect();
         Ok(json!({
-            "summary": summary,
-            "state_hash": state.state_hash().to_hex(),
-            "snapshot": info.snapshot.name(),
+            "window": {"from": from, "to": before - 1, "older": from > 1,
+                       "first_ns": first_ns, "records": t.records},
             "problem": text::opt(t.problem.as_deref()),
-            "first_seq": if t.records > 0 { 1 } else { 0 },
-            "last_seq": state.seq,
-            "counts": {
-                "turns": t.turns.len(), "tools": t.tools.len(),
-                "failed_tools": t.tools.iter().filter(|c| c.failed).count(),
-                "compactions": t.compactions.len(), "injections": t.injections.len(),
-                "marks": t.marks.len(), "records": t.records,
-            },
             "kinds": t.kinds.iter().map(|(k, n)| (text::line(k), json!(n))).collect::<serde_json::Map<_, _>>(),
             "turns": turns,
             "tools": tools,
@@ -298,9 +460,6 @@ impl Views {
             "marks": marks,
             "injections": injections,
             "recovery": recovery,
-            "files": files,
-            "failures": failures,
-            "subagents": subagents,
         }))
     }
 
@@ -309,18 +468,11 @@ impl Views {
         let reader = self.reader(key)?;
         let limit = limit.clamp(1, RECORDS_PAGE_MAX);
         let mut out = Vec::with_capacity(limit);
-        let start = self.slider(key, &reader).ok().and_then(|s| {
-            s.kept
-                .iter()
-                .rev()
-                .find(|k| k.state.seq < from)
-                .map(|k| (k.offset, k.chain))
-        });
-        let records = match start {
-            Some((offset, chain)) => reader.records_from(offset as usize, chain),
-            None => reader.records()?,
-        };
-        for rec in records.map_while(|r| r.ok()) {
+        let at = self.seeks(key, &reader)?.before(from);
+        for rec in reader
+            .records_from(at.offset as usize, at.chain)
+            .map_while(|r| r.ok())
+        {
             if rec.seq < from {
                 continue;
             }
@@ -332,15 +484,52 @@ impl Views {
         Ok(json!({"records": out}))
     }
 
-    /// The slider's kept states of `key`, made on the first step asked of the journal as it
-    /// is now (one fold of the whole journal).
+    /// Where records of `key` begin, every [`SEEK_EVERY`] records: walked once (frames and
+    /// CRCs, no payload decoded, no fold), then only over what the journal gained since.
+    fn seeks(&self, key: &str, reader: &JournalReader) -> Result<Arc<Seeks>> {
+        let len = reader.bytes().len() as u64;
+        let cached = {
+            let s = self.seeks.lock().unwrap_or_else(|p| p.into_inner());
+            s.iter().find(|(k, _)| k == key).map(|(_, s)| s.clone())
+        };
+        let mut s = match cached {
+            Some(s) if s.len == len => return Ok(s),
+            Some(s) if s.len < len => {
+                let mut s = (*s).clone();
+                if s.extend(reader) {
+                    s
+                } else {
+                    // The records after what was walked do not link to it: the journal was
+                    // replaced. Walk it again.
+                    let mut s = Seeks::start(reader)?;
+                    s.extend(reader);
+                    s
+                }
+            }
+            _ => {
+                let mut s = Seeks::start(reader)?;
+                s.extend(reader);
+                s
+            }
+        };
+        s.len = len;
+        let s = Arc::new(s);
+        let mut all = self.seeks.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|(k, _)| k != key);
+        all.push((key.to_owned(), s.clone()));
+        while all.len() > SEEK_SESSIONS {
+            all.remove(0);
+        }
+        Ok(s)
+    }
+
+    /// The slider's kept states of `key`: one fold of the whole journal, made the first time
+    /// a step has no nearer start (no snapshot at or before it), kept while the journal only
+    /// grows.
     fn slider(&self, key: &str, reader: &JournalReader) -> Result<Arc<Slider>> {
         let len = reader.bytes().len() as u64;
-        {
-            let s = self.sliders.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((_, sl)) = s.iter().find(|(k, sl)| k == key && sl.len == len) {
-                return Ok(sl.clone());
-            }
+        if let Some(sl) = self.kept_slider(key, len) {
+            return Ok(sl);
         }
         let (_, hlen, genesis) = reader.header().map_err(|e| Error::BadHeader {
             path: reader.path().to_owned(),
@@ -353,6 +542,7 @@ impl Views {
             state: state.clone(),
             offset: hlen as u64,
             chain: Chain::genesis(genesis),
+            from: "kept",
         }];
         for rec in reader.records()?.map_while(|r| r.ok()) {
             state.apply(&RecordView::from(&rec));
@@ -364,6 +554,7 @@ impl Views {
                         next_seq: rec.seq + 1,
                         prev_hash: rec.hash,
                     },
+                    from: "kept",
                 });
             }
         }
@@ -377,14 +568,85 @@ impl Views {
         Ok(sl)
     }
 
+    /// The kept states of `key` if they were made for this journal or a shorter one (the
+    /// records they start from are still there: appends only add after them; a replaced
+    /// journal fails the first link the fold checks, and the states are made again).
+    fn kept_slider(&self, key: &str, len: u64) -> Option<Arc<Slider>> {
+        let s = self.sliders.lock().unwrap_or_else(|p| p.into_inner());
+        s.iter()
+            .find(|(k, sl)| k == key && sl.len <= len)
+            .map(|(_, sl)| sl.clone())
+    }
+
+    fn forget_slider(&self, key: &str) {
+        let mut s = self.sliders.lock().unwrap_or_else(|p| p.into_inner());
+        s.retain(|(k, _)| k != key);
+    }
+
+    /// The state just before record `seq` and where that record begins: from the nearest of
+    /// the slider's kept states and the session's snapshot, else from the kept states made
+    /// by one fold of the whole journal.
+    fn start_at(&self, key: &str, reader: &JournalReader, seq: u64) -> Result<Kept> {
+        let len = reader.bytes().len() as u64;
+        let kept = self
+            .kept_slider(key, len)
+            .and_then(|sl| sl.kept.iter().rev().find(|k| k.state.seq < seq).cloned());
+        let near = kept.as_ref().map_or(0, |k| k.state.seq);
+        let paths = paths_of(self.root(), key);
+        if snapshot_seq(&paths.snapshot).is_some_and(|s| s < seq && s > near) {
+            let opts = LoadOptions {
+                at: Some(seq - 1),
+                use_snapshot: true,
+                deadline: deadline(),
+            };
+            let (state, info) = crate::snapshot::load_paths(&paths, &opts)?;
+            if let (crate::snapshot::SnapshotUse::Used { .. }, Some(h)) =
+                (&info.snapshot, info.head)
+            {
+                if state.seq == h.seq && h.seq + 1 == seq {
+                    return Ok(Kept {
+                        state,
+                        offset: h.end_offset,
+                        chain: Chain {
+                            next_seq: h.seq + 1,
+                            prev_hash: h.hash,
+                        },
+                        from: "snapshot",
+                    });
+                }
+            }
+        }
+        if let Some(k) = kept {
+            return Ok(k);
+        }
+        let sl = self.slider(key, reader)?;
+        sl.kept
+            .iter()
+            .rev()
+            .find(|k| k.state.seq < seq)
+            .cloned()
+            .ok_or_else(|| Error::InvalidInput {
+                reason: "seq 0 is the header: pick a record".into(),
+            })
+    }
+
     /// The replay slider at `seq`: the record, the state after it, what it changed, and the
     /// injection of its event as journaled and as re-derived from the journal.
     pub fn at(&self, key: &str, seq: u64) -> Answer {
-        let reader = self.reader(key)?;
-        let slider = self.slider(key, &reader)?;
-        let Some(kept) = slider.kept.iter().rev().find(|k| k.state.seq < seq) else {
+        if seq == 0 {
             return Err(Failed(400, "seq 0 is the header: pick a record".into()));
-        };
+        }
+        let reader = self.reader(key)?;
+        let mut kept = self.start_at(key, &reader, seq)?;
+        if reader
+            .records_from(kept.offset as usize, kept.chain)
+            .next()
+            .is_some_and(|r| r.is_err())
+        {
+            // The kept state does not link to the journal as it is now (replaced).
+            self.forget_slider(key);
+            kept = self.start_at(key, &reader, seq)?;
+        }
         // The state after `seq`, and the record itself.
         let mut state = kept.state.clone();
         let mut record = None;
@@ -480,6 +742,7 @@ impl Views {
             "injection": injection,
             "state": state_json,
             "last_seq": self.index.summary(key).map_or(0, |s| s.seq),
+            "start": {"from": kept.from, "seq": kept.state.seq},
         }))
     }
 

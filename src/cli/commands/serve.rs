@@ -38,7 +38,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         port: args.port,
         policy: crate::cli::shared::load_policy(root),
         writer: crate::cli::shared::writer_options(root),
-        search: Arc::new(sjournal::serve::NotBuilt),
+        search: search_engine(root),
         doctor: Some(doctor),
     };
     let open = args.open;
@@ -59,6 +59,19 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
     })?;
     Ok(Outcome::Ok)
+}
+
+#[cfg(feature = "search")]
+fn search_engine(root: &Root) -> Arc<dyn sjournal::serve::Search> {
+    Arc::new(sjournal::serve::SearchEngine {
+        root: root.clone(),
+        writer: crate::cli::shared::writer_options(root),
+    })
+}
+
+#[cfg(not(feature = "search"))]
+fn search_engine(_: &Root) -> Arc<dyn sjournal::serve::Search> {
+    Arc::new(sjournal::serve::NotBuilt)
 }
 
 /// Hands the URL to the desktop's opener; a machine without one keeps the printed URL.

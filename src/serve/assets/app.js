@@ -57,14 +57,11 @@
   const pill = (word, cls) => h('span', { class: 'pill ' + (cls || word) }, word);
   const num = (v) => h('td', { class: 'num' }, v === null || v === undefined ? '-' : v);
   const seqLink = (key, seq) => h('td', { class: 'num' }, h('a', { href: link(key, seq) }, seq));
-  function table(head, rows, empty) {
-    const t = h('table', {}, h('tr', {}, head.map((c) => h('th', {}, c))));
+  function table(head, rows, empty, id) {
+    const t = h('table', { id: id || null }, h('tr', {}, head.map((c) => h('th', {}, c))));
     if (!rows.length) t.append(h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, empty || 'none')));
     for (const r of rows) t.append(r);
     return t;
-  }
-  function more(n, shown) {
-    return n > shown ? h('p', { class: 'muted' }, `… ${n - shown} older not shown`) : null;
   }
 
   // ---- talking to the viewer ---------------------------------------------------------------
@@ -245,7 +242,8 @@
 
     function laneBlock(d) {
       const s = d.summary;
-      const t0 = s.first_ns, span = Math.max(1, s.last_ns - t0);
+      // The lanes span the records loaded (the newest page, and the older ones asked for).
+      const t0 = d.window.first_ns || s.first_ns, span = Math.max(1, s.last_ns - t0);
       const x = (ns) => (100 * (Math.min(Math.max(ns, t0), s.last_ns) - t0) / span);
       const bar = (cls, a, b, tip) => {
         const i = h('i', { class: cls, title: tip });
@@ -331,9 +329,40 @@
       if (lanes && data) {
         let cur = lanes.querySelector('i.cursor');
         if (!cur) { cur = h('i', { class: 'cursor' }); lanes.firstChild.append(cur); }
-        const s = data.summary; const span = Math.max(1, s.last_ns - s.first_ns);
-        cur.style.left = (100 * (r.ts - s.first_ns) / span) + '%';
+        const s = data.summary; const t0 = data.window.first_ns || s.first_ns;
+        const span = Math.max(1, s.last_ns - t0);
+        cur.style.left = (100 * (Math.max(r.ts, t0) - t0) / span) + '%';
       }
+    }
+
+    // The timeline comes a page of records at a time, newest first: `older` is a page before
+    // `newer`'s first record; the rows of both, in seq order.
+    const ROWS = ['turns', 'tools', 'compactions', 'marks', 'injections', 'recovery'];
+    function merge(older, newer) {
+      for (const k of ROWS) newer[k] = older[k].filter((x) => x.seq < newer.window.from).concat(newer[k]);
+      if (older.window.from < newer.window.from) {
+        newer.window.from = older.window.from;
+        newer.window.older = older.window.older;
+        newer.window.first_ns = older.window.first_ns || newer.window.first_ns;
+      }
+      return newer;
+    }
+    let loadingOlder = false;
+    async function older() {
+      if (!data || loadingOlder || !data.window.older) return;
+      loadingOlder = true;
+      try {
+        const o = await api(`/api/session/${encodeURIComponent(key)}/timeline?before=${data.window.from}`);
+        data = merge(o, data);
+        tables(data);
+      } catch (e) { body.prepend(failed(e)); }
+      loadingOlder = false;
+    }
+    function pager(d) {
+      return h('div', { class: 'bar', id: 'pager' },
+        h('span', { class: 'muted', id: 'window' }, `records ${d.window.from}–${d.last_seq} of ${d.last_seq} shown`),
+        d.window.older ? h('button', { id: 'load-older', onclick: older }, `load older (before seq ${d.window.from})`)
+          : h('span', { class: 'muted' }, ' · from the first record'));
     }
 
     function tables(d) {
@@ -346,19 +375,19 @@
           ' · ', h('a', { href: link(key, b.event_seq) }, 'check its re-derivation')),
         h('pre', { class: 'recovery' }, b.text)));
       add(clear(body), 
-        h('h2', {}, 'Timeline'), laneBlock(d),
+        h('h2', {}, 'Timeline'), pager(d), laneBlock(d),
         h('h2', {}, `Recovery blocks (${d.recovery.length})`),
         recovery.length ? recovery : h('p', { class: 'muted' }, 'No compaction was followed by a recovery block.'),
-        h('h2', {}, `Turns (${c.turns})`), more(c.turns, d.turns.length),
+        h('h2', {}, `Turns (${c.turns}; ${d.turns.length} shown)`),
         table(['seq', 'start', 'duration', 'prompt', 'outcome'], d.turns.slice().reverse().map((u) => h('tr', {},
           seqTd(u.seq), h('td', {}, clock(u.start)), num(u.end ? dur(Math.round((u.end - u.start) / 1e6)) : 'open'),
           h('td', { class: 'text' }, u.prompt),
-          u.error ? h('td', { class: 'fail' }, u.error) : h('td', { class: u.end ? 'ok' : 'muted' }, u.end ? 'done' : 'open')))),
-        h('h2', {}, `Tool calls (${c.tools}, ${c.failed_tools} failed)`), more(c.tools, d.tools.length),
+          u.error ? h('td', { class: 'fail' }, u.error) : h('td', { class: u.end ? 'ok' : 'muted' }, u.end ? 'done' : 'open'))), null, 'turns'),
+        h('h2', {}, `Tool calls (${c.tools}, ${c.failed_tools} failed; ${d.tools.length} shown)`),
         table(['seq', 'start', 'tool', 'agent', 'duration', 'outcome'], d.tools.slice().reverse().map((t) => h('tr', {},
           seqTd(t.seq), h('td', {}, clock(t.start)), h('td', {}, t.name), h('td', {}, t.agent || ''), num(dur(t.ms)),
-          t.failed ? h('td', { class: 'fail text' }, 'failed: ' + (t.error || '')) : h('td', { class: t.end ? 'ok' : 'muted' }, t.end ? 'ok' : 'no result recorded')))),
-        h('h2', {}, `Compactions (${c.compactions})`),
+          t.failed ? h('td', { class: 'fail text' }, 'failed: ' + (t.error || '')) : h('td', { class: t.end ? 'ok' : 'muted' }, t.end ? 'ok' : 'no result recorded'))), null, 'tools'),
+        h('h2', {}, `Compactions (${c.compactions}; ${d.compactions.length} shown)`),
         table(['seq', 'start', 'trigger', 'duration'], d.compactions.map((k) => h('tr', {},
           seqTd(k.seq), h('td', {}, clock(k.start)), h('td', {}, k.trigger), num(k.end ? dur(Math.round((k.end - k.start) / 1e6)) : '-')))),
         h('h2', {}, `Subagents (${d.subagents.length})`),
@@ -374,7 +403,7 @@
         table(['path', 'writes', 'edits', 'lines', 'last change'], d.files.map((f) => h('tr', {},
           h('td', { class: 'text mono' }, f.path + (f.created ? ' (created)' : '')), num(f.writes), num(f.edits),
           num(`+${f.added} −${f.removed}`), seqTd(f.last_seq)))),
-        h('h2', {}, `Injected context (${c.injections})`), more(c.injections, d.injections.length),
+        h('h2', {}, `Injected context (${d.injections.length} shown)`),
         table(['seq', 'time', 'for', 'bytes', 'text'], d.injections.slice().reverse().map((i) => h('tr', {},
           seqTd(i.seq), h('td', {}, clock(i.ts)), h('td', {}, `${i.event || '?'} (seq ${i.event_seq ?? '?'})`),
           num(`${i.bytes ?? 0}${i.truncated ? ' (cut)' : ''}`), h('td', { class: 'text' }, i.text)))),
@@ -410,9 +439,12 @@
     }
 
     async function load(first) {
+      let fresh;
       try {
-        data = await api('/api/session/' + encodeURIComponent(key));
+        fresh = await api('/api/session/' + encodeURIComponent(key));
       } catch (e) { add(clear(head), failed(e)); return; }
+      // Older pages already shown stay shown.
+      data = data && !first ? merge(data, fresh) : fresh;
       header(data.summary);
       if (first || !slider) replayPanel(data);
       else {
@@ -469,9 +501,10 @@
         results.append(h('p', { class: 'muted' }, `${r.status.engine}: ${r.status.note}`));
         if (q && !r.hits.length) results.append(h('p', { class: 'muted' }, 'No hits.'));
         for (const hit of r.hits) {
-          const where = hit.key ? h('a', { href: link(hit.key, hit.seq) }, `${hit.session} · seq ${hit.seq}`) : `${hit.session} · seq ${hit.seq}`;
+          const at = `${hit.session} · ${hit.seq === null ? 'not in the journal yet' : 'seq ' + hit.seq}`;
+          const where = hit.key && hit.seq !== null ? h('a', { href: link(hit.key, hit.seq), class: 'hit-link' }, at) : at;
           results.append(h('div', { class: 'hit' },
-            h('div', {}, where, ' · ', hit.kind, ' · ', when(hit.ts), ' · ', h('span', { class: 'mono muted' }, hit.hash.slice(0, 16)),
+            h('div', {}, where, ' · ', hit.kind, ' · ', when(hit.ts), hit.hash ? [' · ', h('span', { class: 'mono muted' }, hit.hash.slice(0, 16))] : null,
               hit.mark ? [' ', pill(hit.mark, 'pending')] : null),
             h('div', {}, hit.parts.map((p) => (p.hit ? h('mark', {}, p.text) : p.text)))));
         }
