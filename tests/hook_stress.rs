@@ -389,6 +389,8 @@ fn no_hook_waits_for_a_lock_another_process_holds_on_any_file_of_the_root() {
         .count();
     assert_eq!(scopes, 2, "{names:#?}");
     let mut tags: Vec<(String, &'static str)> = Vec::new();
+    // What each hook said (stderr), for the message of an event that is not kept.
+    let mut said_by: std::collections::BTreeMap<String, String> = Default::default();
     for (i, file) in files.iter().enumerate() {
         let session = owner(file);
         let holder = Holder::hold(file);
@@ -410,6 +412,10 @@ fn no_hook_waits_for_a_lock_another_process_holds_on_any_file_of_the_root() {
         for r in runs {
             let (tag, out) = r.join().unwrap();
             assert_eq!(out.status.code(), Some(0), "{tag} ({}): {out:?}", names[i]);
+            said_by.insert(
+                tag,
+                format!("lock held on {}; stderr: {}", names[i], text(&out.stderr)),
+            );
         }
         assert!(
             holder.release(),
@@ -433,7 +439,9 @@ fn no_hook_waits_for_a_lock_another_process_holds_on_any_file_of_the_root() {
         for (tag, _) in tags.iter().filter(|(_, s)| *s == session) {
             assert!(
                 kept.contains(&format!("\"{tag}\"")),
-                "event {tag} of session {session} is not kept"
+                "event {tag} of session {session} is not kept ({}); the root holds {:#?}",
+                said_by.get(tag).map_or("", String::as_str),
+                files_under(root.path())
             );
         }
     }
