@@ -20,12 +20,30 @@
 //! # Ok::<(), sjournal::Error>(())
 //! ```
 //!
-//! Paths through the code: the hook goes `hook` (input, exec handlers) → `journal::Session`
-//! (writer, spool merge, state through the writer's storage) → fold → `context::render` →
-//! `Session::commit` → reply; the debugger goes `replay` → `journal::reader`; the auditor goes
-//! `verify` / `inspect` → `journal::reader`. The byte format is specified in
-//! `journal-format.md`. The command line is the binary's (`src/cli/`): it parses, calls the
-//! library and prints; every `--json` line it prints is a type of [`json`].
+//! # The floors
+//!
+//! Each module imports only from floors below its own (`python3 tools/modgraph.py` draws the
+//! graph and lists any import that runs back up, or a cycle; today there are none):
+//!
+//! | floor | modules | what they are |
+//! |---|---|---|
+//! | 12 | `cli` (the binary's) | parse, call the library, print |
+//! | 11 | [`hook`], [`json`], `mcp`, `serve` | the hook pipeline (read, route, plan, commit, reply, after); every `--json` line's type; the MCP server; the viewer |
+//! | 10 | [`replay`], `search` | state at any record; the full-text index (a cache) |
+//! | 9 | [`memory`], [`primitives`] | cross-session memory and its review; hook-author primitives |
+//! | 8 | [`context`], `remote`, [`webhook`] | what is injected; shipping to S3 + PostgreSQL; webhooks |
+//! | 7 | [`config`] | `config.toml` |
+//! | 6 | [`redact`] | secrets replaced before the first byte is written |
+//! | 5 | [`session`] | one session: lock, recover, merge the spool, load the state, commit |
+//! | 4 | [`audit`], [`snapshot`] | verify, inspect, checkpoints, reports; the state saved at a seq |
+//! | 3 | [`fold`], [`install`], [`journal`] | state = fold(journal); host configuration; the engine (writer, reader, scan, recovery, spool, verify) |
+//! | 2 | [`format`], [`host`], [`storage`] | the bytes; one folder per host; files, locks, fault and crash simulation |
+//! | 1 | [`error`], [`escape`], [`event`], [`limits`] | the error type; terminal-safe text; the event model; every bound |
+//!
+//! The hook goes `hook` → [`session::Session`] (writer, spool merge, state through the
+//! writer's storage) → [`fold`] → [`context`] → `Session::commit` → reply; the debugger goes
+//! [`replay`] → `journal::reader`; the auditor goes `verify` / `inspect` → `journal::reader`.
+//! The byte format is specified in `journal-format.md`.
 
 // `unsafe` lives only in `journal::reader` (the memory mapping), allowed there site by site
 // with its soundness argument; the library never prints: the command line (`src/cli/`, a
