@@ -37,7 +37,7 @@
 //! | 5 | [`session`] | one session: lock, recover, merge the spool, load the state, commit |
 //! | 4 | [`audit`], [`snapshot`] | verify, inspect, checkpoints, reports; the state saved at a seq |
 //! | 3 | [`fold`], [`install`], [`journal`] | state = fold(journal); host configuration; the engine (writer, reader, scan, recovery, spool, verify) |
-//! | 2 | [`format`], [`host`], [`storage`] | the bytes; one folder per host; files, locks, fault and crash simulation |
+//! | 2 | [`format`](mod@format), [`host`], [`storage`] | the bytes; one folder per host; files, locks, fault and crash simulation |
 //! | 1 | [`error`], [`escape`], [`event`], [`limits`] | the error type; terminal-safe text; the event model; every bound |
 //!
 //! The hook goes `hook` → [`session::Session`] (writer, spool merge, state through the
