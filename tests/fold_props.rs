@@ -278,6 +278,23 @@ fn redacted_records_fold_into_counts_by_rule() {
     );
 }
 
+/// Counts saturate: a record claiming `u64::MAX` findings left out (written around the CLI,
+/// or imported) does not overflow the fold, in any build profile.
+#[test]
+fn redaction_counts_saturate() {
+    let recs = vec![
+        (redacted(&["jwt"], u64::MAX), 1),
+        (redacted(&["jwt"], u64::MAX), 1),
+    ];
+    let state = fold(views(&recs));
+    assert_eq!(
+        state.journal.redactions[sjournal::fold::REDACTED_OTHER],
+        u64::MAX
+    );
+    let s = sjournal::redact::Summary::of_state(&state).unwrap();
+    assert_eq!(s.secrets, u64::MAX);
+}
+
 /// At most `REDACTION_RULES_MAX` rules are counted by name, the rest together.
 #[test]
 fn redaction_rules_counted_by_name_are_bounded() {

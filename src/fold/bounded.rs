@@ -38,7 +38,7 @@ pub(crate) fn bump(map: &mut BTreeMap<String, u64>, k: &str) {
     // Looked up as stored: a name longer than a key counts under its cut form.
     let k = cut_str(k, NAME_MAX_BYTES).0;
     match map.get_mut(k) {
-        Some(n) => *n += 1,
+        Some(n) => *n = n.saturating_add(1),
         None => {
             map.insert(key(k), 1);
         }

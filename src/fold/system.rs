@@ -10,7 +10,8 @@ use serde::de::DeserializeOwned;
 use super::bounded::{bump, cut, cut_str, key};
 use super::Channel;
 use super::{
-    Entry, Injection, List, ListItem, RecordView, RecoveredFact, Slot, State, REDACTED_OTHER,
+    Entry, Injection, JournalFacts, List, ListItem, RecordView, RecoveredFact, Slot, State,
+    REDACTED_OTHER,
 };
 use crate::format::payload::{self as p, decode_system};
 use crate::limits::{
@@ -135,21 +136,8 @@ impl State {
     }
 
     fn redacted(&mut self, r: p::RedactedRules) {
-        let facts = &mut self.journal;
-        facts.redacted += 1;
-        let map = &mut facts.redactions;
-        for f in &r.found {
-            let known = map.contains_key(cut_str(&f.rule, NAME_MAX_BYTES).0);
-            if known || map.len() < REDACTION_RULES_MAX {
-                bump(map, &f.rule);
-            } else {
-                *map.entry(REDACTED_OTHER.to_owned()).or_default() += 1;
-            }
-        }
-        if r.more > 0 {
-            let n = map.entry(REDACTED_OTHER.to_owned()).or_default();
-            *n = n.saturating_add(r.more);
-        }
+        self.journal.redacted = self.journal.redacted.saturating_add(1);
+        self.journal.count_redactions(&r);
     }
 
     fn context_set(&mut self, c: p::ContextSet, rec: &RecordView<'_>) {
@@ -269,6 +257,28 @@ impl State {
         });
         while list.items.len() > list.max as usize {
             list.items.pop_front();
+        }
+    }
+}
+
+impl JournalFacts {
+    /// Counts the secrets of one `sjournal.redacted` record by rule, as the fold does: at most
+    /// `REDACTION_RULES_MAX` rules by name, the others and the record's `more` under
+    /// [`REDACTED_OTHER`], saturating.
+    pub fn count_redactions(&mut self, r: &p::RedactedRules) {
+        let map = &mut self.redactions;
+        for f in &r.found {
+            let known = map.contains_key(cut_str(&f.rule, NAME_MAX_BYTES).0);
+            if known || map.len() < REDACTION_RULES_MAX {
+                bump(map, &f.rule);
+            } else {
+                let n = map.entry(REDACTED_OTHER.to_owned()).or_default();
+                *n = n.saturating_add(1);
+            }
+        }
+        if r.more > 0 {
+            let n = map.entry(REDACTED_OTHER.to_owned()).or_default();
+            *n = n.saturating_add(r.more);
         }
     }
 }

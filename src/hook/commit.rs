@@ -82,8 +82,10 @@ pub fn commit(
     match Session::open(req.root, &cap.session_id, &opts) {
         Ok(mut s) => {
             note_merge(s.merge_report(), diag);
+            (req.locked)();
             // The user is told of redactions once per session: not if its state counts some
-            // (snapshot + tail: the cost does not grow with the journal). A state that does
+            // (snapshot + tail: the cost does not grow with the journal; a fold that outlasts
+            // the deadline is the watchdog's, which rebuilds the snapshot). A state that does
             // not load tells again rather than never.
             if let Some(r) = &cap.redacted {
                 if s.state().is_ok_and(|st| st.journal.redacted > 0) {
@@ -93,7 +95,6 @@ pub fn commit(
             let seq = s.next_seq();
             let mut batch = event_batch(cap, &req.execs, seq);
             push_extras(&mut batch, req, seq);
-            (req.locked)();
             let context = if req.want_context && cap.raw_json.is_some() {
                 match preview(&mut s, req, &batch) {
                     Ok((at, state)) => render(&state, req, at),

@@ -474,7 +474,8 @@ impl Job<'_> {
         let (sh, opts, t) = (self.sh, self.opts, &self.t);
         // Under the lock the worker folds the session's state when it renders context or
         // hands the state to memory: a deadline passing then means the fold outlasted it.
-        let folds = plan.want_context || plan.want_state;
+        // (And when it redacted something: whether the user was told comes from the state.)
+        let folds = plan.want_context || plan.want_state || self.cap.redacted.is_some();
         let locked = || {
             if folds {
                 sh.folding();

@@ -286,15 +286,36 @@ pub fn plan_install(host: McpHost, at: &Location, command: &str) -> Result<Plan,
     let mut d = read_doc(&at.path)?;
     let dpath = d.path.clone();
     let map = servers(&mut d.map, keys, true, &dpath)?.expect("created");
-    let changed = match map.get(SERVER_NAME) {
-        Some(have) if have == &want => false,
+    let changed = match map.get_mut(SERVER_NAME) {
         Some(have) if !is_ours(have) => return Err(foreign(&dpath)),
-        _ => {
+        Some(have) => {
+            let merged = keep_theirs(have, &want);
+            let changed = *have != merged;
+            *have = merged;
+            changed
+        }
+        None => {
             map.insert(SERVER_NAME.into(), want);
             true
         }
     };
     Ok(plan(d, changed))
+}
+
+/// sjournal's existing entry `have` updated to run what `want` runs: `command` and `args` are
+/// sjournal's, every other key the user's (a server the user disabled stays disabled, its
+/// `env`, timeouts and approvals stay), and only keys it lacks are added from `want`.
+fn keep_theirs(have: &Value, want: &Value) -> Value {
+    let (Some(have), Some(want)) = (have.as_object(), want.as_object()) else {
+        return want.clone();
+    };
+    let mut out = have.clone();
+    for (k, v) in want {
+        if k == "command" || k == "args" || !out.contains_key(k) {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(out)
 }
 
 /// Computes the change `uninstall` makes at `at`: sjournal's entry removed, and the objects
@@ -368,12 +389,6 @@ fn toml_entry_json(item: &toml_edit::Item) -> Value {
     if let Some(a) = args {
         m.insert("args".into(), json!(a));
     }
-    // Any other key (env, cwd, enabled, ...) makes it differ from what sjournal writes.
-    for (k, _) in t.iter() {
-        if k != "command" && k != "args" {
-            m.insert(k.to_owned(), Value::Bool(true));
-        }
-    }
     Value::Object(m)
 }
 
@@ -418,16 +433,27 @@ fn toml_install(path: &Path, want: &Value) -> Result<Plan, InstallError> {
             path: target.clone(),
             message: "mcp_servers is not a table; fix it by hand first".into(),
         })?;
-    if let Some(have) = servers.get(SERVER_NAME) {
-        let have = toml_entry_json(have);
-        if &have == want {
-            return Ok(toml_plan(target, before, None));
+    match servers.get_mut(SERVER_NAME) {
+        Some(have) => {
+            let seen = toml_entry_json(have);
+            if !is_ours(&seen) {
+                return Err(foreign(&target));
+            }
+            if seen.get("command") == want.get("command") && seen.get("args") == want.get("args") {
+                return Ok(toml_plan(target, before, None));
+            }
+            // Only what runs the server is sjournal's: the user's other keys (enabled, env,
+            // timeouts) stay as they are.
+            let fresh = toml_table(want);
+            let t = have.as_table_like_mut().expect("is_ours: a table");
+            for k in ["command", "args"] {
+                t.insert(k, fresh[k].clone());
+            }
         }
-        if !is_ours(&have) {
-            return Err(foreign(&target));
+        None => {
+            servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_table(want)));
         }
     }
-    servers.insert(SERVER_NAME, toml_edit::Item::Table(toml_table(want)));
     let after = doc.to_string();
     Ok(toml_plan(target, before, Some(after)))
 }

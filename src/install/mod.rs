@@ -380,7 +380,10 @@ impl Plan {
             return Ok(Written { backup: None });
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| io("create directory", dir, e))?;
+        // Directories the host has not made yet are the user's alone (0700), as sjournal's are.
+        std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+            .create(dir)
+            .map_err(|e| io("create directory", dir, e))?;
         let lock = lock_dir(dir)?;
         let (_, now) = read_text(&self.path)?;
         if now != self.before {

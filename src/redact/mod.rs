@@ -543,7 +543,7 @@ impl Summary {
         let j = &state.journal;
         (j.redacted > 0).then(|| Summary {
             events: j.redacted,
-            secrets: j.redactions.values().sum(),
+            secrets: j.redactions.values().fold(0, |a, n| a.saturating_add(*n)),
             by_rule: j.redactions.clone(),
             ..Summary::default()
         })
@@ -571,14 +571,15 @@ impl Summary {
                     if out.seqs.len() < SUMMARY_SEQS_MAX {
                         out.seqs.push(f.seq);
                     }
-                    for x in &r.found {
-                        *out.by_rule.entry(x.rule.clone()).or_default() += 1;
-                    }
-                    if r.more > 0 {
-                        let other = crate::fold::REDACTED_OTHER.to_owned();
-                        *out.by_rule.entry(other).or_default() += r.more;
-                    }
-                    out.secrets += r.found.len() as u64 + r.more;
+                    // Counted as the fold counts them (bounded, saturating): `show` and
+                    // `verify` agree.
+                    let mut facts = crate::fold::JournalFacts {
+                        redactions: std::mem::take(&mut out.by_rule),
+                        ..Default::default()
+                    };
+                    facts.count_redactions(&r);
+                    out.by_rule = facts.redactions;
+                    out.secrets = out.by_rule.values().fold(0, |a, n| a.saturating_add(*n));
                 }
                 Err(_) if out.undecodable.len() < SUMMARY_SEQS_MAX => out.undecodable.push(f.seq),
                 Err(_) => {}

@@ -286,6 +286,26 @@ const HOOKS: &str = "sjournal hooks";
 /// Registers (`command`) or removes (None) the MCP server where the host loads it.
 #[cfg(feature = "search")]
 fn mcp_server(c: &Common, host: HostArg, command: Option<&str>) -> Result<()> {
+    // The hooks (or the bridge) are installed by now: a configuration file sjournal cannot
+    // edit (JSON5 or comments, a file too large, someone else's `sjournal` server) is a note,
+    // as it is for the bridges, not a failed install.
+    if let Err(e) = register(c, host, command) {
+        let line = format!(
+            "note: the sjournal MCP server was not {}: {e} (edit the file by hand, or pass \
+             --no-mcp)",
+            if command.is_some() {
+                "registered"
+            } else {
+                "removed"
+            }
+        );
+        output::line(&mut output::stdout(), &line)?;
+    }
+    Ok(())
+}
+
+#[cfg(feature = "search")]
+fn register(c: &Common, host: HostArg, command: Option<&str>) -> Result<()> {
     use sjournal::install::mcp::{self, McpHost};
     let host = match host {
         HostArg::ClaudeCode => McpHost::ClaudeCode,
