@@ -38,18 +38,15 @@ pub enum McpHost {
     Cline,
 }
 
-/// Where the hosts keep their configuration (the environment variables they read).
+/// Where the hosts keep their configuration (the environment variables they read): the
+/// bridges' places, and Codex's and Cline's own.
 #[derive(Debug, Clone, Default)]
 pub struct Places {
+    pub bridge: super::bridge::Places,
     pub homes: Homes,
-    pub xdg_config: Option<PathBuf>,
-    pub pi_agent_dir: Option<PathBuf>,
-    pub openclaw_state: Option<PathBuf>,
-    pub openclaw_config: Option<PathBuf>,
     pub cline_dir: Option<PathBuf>,
     pub cline_data_dir: Option<PathBuf>,
     pub cline_mcp_settings: Option<PathBuf>,
-    pub project: PathBuf,
 }
 
 impl Places {
@@ -61,15 +58,11 @@ impl Places {
                 .map(PathBuf::from)
         };
         Places {
+            bridge: super::bridge::Places::from_env(project),
             homes: Homes::from_env(),
-            xdg_config: var("XDG_CONFIG_HOME"),
-            pi_agent_dir: var("PI_CODING_AGENT_DIR"),
-            openclaw_state: var("OPENCLAW_STATE_DIR"),
-            openclaw_config: var("OPENCLAW_CONFIG_PATH"),
             cline_dir: var("CLINE_DIR"),
             cline_data_dir: var("CLINE_DATA_DIR"),
             cline_mcp_settings: var("CLINE_MCP_SETTINGS_PATH"),
-            project,
         }
     }
 
@@ -125,47 +118,48 @@ impl McpHost {
                 path: p.home()?.join(".claude.json"),
                 format: Format::Json(vec![
                     "projects".into(),
-                    project_key(&p.project),
+                    project_key(&p.bridge.project),
                     "mcpServers".into(),
                 ]),
             },
-            (McpHost::ClaudeCode, Scope::Project) => json(p.project.join(".mcp.json"), servers),
+            (McpHost::ClaudeCode, Scope::Project) => {
+                json(p.bridge.project.join(".mcp.json"), servers)
+            }
             (McpHost::Codex, Scope::User) => Location {
                 path: p.homes.codex()?.join("config.toml"),
                 format: Format::Toml,
             },
             (McpHost::Codex, Scope::Project) => Location {
-                path: p.project.join(".codex/config.toml"),
+                path: p.bridge.project.join(".codex/config.toml"),
                 format: Format::Toml,
             },
             (McpHost::Gemini, Scope::User) => {
                 json(p.home()?.join(".gemini/settings.json"), servers)
             }
             (McpHost::Gemini, Scope::Project) => {
-                json(p.project.join(".gemini/settings.json"), servers)
+                json(p.bridge.project.join(".gemini/settings.json"), servers)
             }
             (McpHost::OpenCode, Scope::User) => {
-                let dir = match &p.xdg_config {
+                let dir = match &p.bridge.xdg_config {
                     Some(x) => x.join("opencode"),
                     None => p.home()?.join(".config/opencode"),
                 };
                 json(dir.join("opencode.json"), &["mcp"])
             }
-            (McpHost::OpenCode, Scope::Project) => json(p.project.join("opencode.json"), &["mcp"]),
+            (McpHost::OpenCode, Scope::Project) => {
+                json(p.bridge.project.join("opencode.json"), &["mcp"])
+            }
             (McpHost::Pi, Scope::User) => {
-                let dir = match &p.pi_agent_dir {
+                let dir = match &p.bridge.pi_agent_dir {
                     Some(d) => d.clone(),
                     None => p.home()?.join(".pi/agent"),
                 };
                 json(dir.join("mcp.json"), servers)
             }
-            (McpHost::Pi, Scope::Project) => json(p.project.join(".pi/mcp.json"), servers),
+            (McpHost::Pi, Scope::Project) => json(p.bridge.project.join(".pi/mcp.json"), servers),
             (McpHost::OpenClaw, Scope::User) => {
-                let path = match (&p.openclaw_config, &p.openclaw_state) {
-                    (Some(c), _) => c.clone(),
-                    (None, Some(s)) => s.join("openclaw.json"),
-                    (None, None) => p.home()?.join(".openclaw/openclaw.json"),
-                };
+                let path =
+                    super::bridge::Bridge::openclaw_config(&p.bridge).map_err(|e| e.to_string())?;
                 json(path, &["mcp", "servers"])
             }
             (McpHost::Cline, Scope::User) => {
