@@ -1,5 +1,5 @@
 //! A host's hook command line, as the built binary sees it. `sjournal hook` is parsed by a
-//! hook-only parser before the full command line is built (`src/main.rs`); everything that
+//! clap-free reader before the full command line is built (`src/cli/lean.rs`); everything that
 //! parser declines goes to the full CLI. A host configures one of many spellings
 //! (`--root` before or after `hook`, `--host X` or `--host=X` or the host as a word,
 //! `--deadline-ms`), and each must journal the event and exit 0 exactly as before; help must

@@ -3,6 +3,7 @@
 
 pub mod commands;
 pub mod error;
+pub mod lean;
 pub mod output;
 pub mod pending;
 pub mod progress;
