@@ -58,6 +58,13 @@ pub enum Error {
     )]
     UnsafeDir { path: PathBuf, reason: String },
 
+    /// A directory of the root that another user could write: journals planted or altered
+    /// there would be folded, and what the hook injects from them would reach the model.
+    #[error(
+        "refusing the directory {path}: {reason}; another user could plant or alter journals          there, and what sjournal reads from them reaches the model (make it yours and not          writable by others, e.g. `chmod go-w {path}`, or use another root with --root)"
+    )]
+    UntrustedDir { path: PathBuf, reason: String },
+
     /// A file sjournal reads is not a regular file (a FIFO, socket, device or directory
     /// planted in its place). It was opened without waiting and nothing was read from it.
     #[error(

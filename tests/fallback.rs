@@ -376,3 +376,70 @@ fn records_spooled_with_their_own_times_keep_them_through_the_merge() {
     assert_eq!(recs[2], ("PostToolUse".to_owned(), times[1]));
     support::verify_all(s.root.dir());
 }
+
+/// A root (or its `sessions/`) that another user could write is not read: a journal planted
+/// or altered there would be folded into what the hook injects. The hook still exits 0 and
+/// keeps the event, in the fallback spool, and says why; once the directory is private again
+/// the event is merged in.
+#[test]
+fn a_root_other_users_can_write_is_not_read_and_the_event_is_kept_in_the_fallback() {
+    const NOTE: &str = "a standing note kept in the journal";
+    let prompt = br#"{"session_id":"fb","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#;
+    let s = setup();
+    let set = support::run(
+        s.root.dir(),
+        &["context", "set", "--session", "fb", "--key", "rule", NOTE],
+        b"",
+    );
+    assert!(set.status.success(), "{set:?}");
+    let hook = |s: &Setup| {
+        support::run(
+            s.root.dir(),
+            &[
+                "hook",
+                "--host",
+                "claude",
+                "--deadline-ms",
+                support::PATIENT_MS,
+            ],
+            prompt,
+        )
+    };
+    // Private: the note is injected (so the assertion below can fail).
+    let out = hook(&s);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(NOTE),
+        "{out:?}"
+    );
+    for dir in [s.root.dir().to_owned(), s.root.sessions_dir()] {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let out = hook(&s);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !stdout.contains(NOTE),
+            "{dir:?} is writable by others: {stdout}"
+        );
+        let n = notice(&out.stdout);
+        assert!(n.contains("other users can write"), "{n}");
+        assert!(n.contains(&dir.display().to_string()), "{n}");
+        assert_eq!(
+            files_under(&s.fallback)
+                .iter()
+                .filter(|f| f.to_string_lossy().ends_with(".spool"))
+                .count(),
+            1,
+            "{out:?}"
+        );
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let log = support::run(s.root.dir(), &["log", "--session", "fb", "--json"], b"");
+        assert!(log.status.success(), "{log:?}");
+        assert!(spool::pending(&s.root, "fb").unwrap().is_empty());
+    }
+    let prompts = support::records(s.root.dir(), "fb")
+        .iter()
+        .filter(|r| r.1 == "UserPromptSubmit")
+        .count();
+    assert_eq!(prompts, 3, "every prompt kept");
+    support::verify_all(s.root.dir());
+}

@@ -1011,3 +1011,32 @@ fn the_demo_ends_with_a_search_and_the_record_behind_its_hit() {
     let hash = hashes(&journal)[&seq].clone();
     assert!(tail.contains(&hash[..12]), "the hit's hash {hash}: {tail}");
 }
+
+/// A root another user could write is not read for the model: every MCP tool answers with the
+/// reason and the fix instead of the journals' content; private again, it answers.
+#[test]
+fn the_mcp_server_reads_nothing_from_a_root_others_can_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = world();
+    let mut m = Mcp::start(&w, &[]);
+    let (text, _, err) = m.call("search", json!({"query":"panicked"}));
+    assert!(!err && text.contains("session s1"), "{text}");
+    for dir in [w.root.dir().to_owned(), w.root.sessions_dir()] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        for (tool, args) in [
+            ("search", json!({"query":"panicked"})),
+            ("recover", json!({"session":"s1"})),
+            ("show", json!({"session":"s1","seq":3})),
+        ] {
+            let (text, _, err) = m.call(tool, args);
+            assert!(err, "{tool} answered from {dir:?}: {text}");
+            assert!(text.contains("other users can write"), "{text}");
+            assert!(!text.contains("panicked"), "{text}");
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let (text, _, err) = m.call("search", json!({"query":"panicked"}));
+    assert!(!err && text.contains("session s1"), "{text}");
+    m.close();
+}

@@ -33,6 +33,8 @@ pub struct Committed {
     pub written: crate::session::Committed,
     /// The context journaled with the event, to print.
     pub context: Option<Context>,
+    /// What the user must hear of the spool merge that ran first (files refused), if any.
+    pub notice: Option<String>,
 }
 
 /// What to commit, and how.
@@ -82,6 +84,7 @@ pub fn commit(
     match Session::open(req.root, &cap.session_id, &opts) {
         Ok(mut s) => {
             note_merge(s.merge_report(), diag);
+            let notice = merge_notice(s.merge_report());
             (req.locked)();
             // The user is told of redactions once per session: not if its state counts some
             // (snapshot + tail: the cost does not grow with the journal; a fold that outlasts
@@ -123,7 +126,11 @@ pub fn commit(
                 );
             }
             let written = s.commit_if(&batch, claim)?;
-            Some(written.map(|written| Committed { written, context }))
+            Some(written.map(|written| Committed {
+                written,
+                context,
+                notice,
+            }))
         }
         Err(e) => {
             let reason = e.to_string();
@@ -145,6 +152,7 @@ pub fn commit(
             Some(spool(req, &batch, &reason).map(|landed| Committed {
                 written: landed.into(),
                 context,
+                notice: None,
             }))
         }
     }
@@ -298,6 +306,20 @@ fn push_extras(batch: &mut Batch, req: &Request<'_>, event_seq: u64) {
     if let Some(x) = crate::memory::hook::extras_record(&req.extras, event_seq) {
         batch.push(KIND_EXTRAS, payload::encode_system(&x));
     }
+}
+
+/// The user is told (once: the files are set aside) of spool files the merge refused: written
+/// by another user, or not authenticated by the root's key, so possibly planted.
+fn merge_notice(r: &MergeReport) -> Option<String> {
+    (r.set_aside_untrusted > 0).then(|| {
+        format!(
+            "sjournal refused {} spool file(s) of this session: not written by you, or not \
+             authenticated by this root's key, so possibly planted by someone else. Nothing of \
+             them was used; they are kept aside. `sjournal flush --all` lists them with what \
+             to do.",
+            r.set_aside_untrusted
+        )
+    })
 }
 
 fn note_merge(r: &MergeReport, diag: &mut Vec<String>) {

@@ -538,8 +538,11 @@ impl Job<'_> {
         // long as the host waits for it.
         let late = !reply::timely(self.t.host_gives_up);
         let event = cap.event.as_deref();
-        let notice = plan.memory.prepared.notice.as_deref();
-        let reply = reply::reply_with(cap.protocol, event, &c, cap, late, notice);
+        let notice = match (c.notice.as_deref(), plan.memory.prepared.notice.as_deref()) {
+            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+            (a, b) => a.or(b).map(str::to_owned),
+        };
+        let reply = reply::reply_with(cap.protocol, event, &c, cap, late, notice.as_deref());
         let state = plan.want_state.then(|| c.written.state.take()).flatten();
         let memory = plan.memory.after;
         let after = AfterReply {

@@ -1,6 +1,8 @@
 //! Where journals live, and how a session id becomes a file name that can never leave the
 //! root. Every file is opened with `O_NOFOLLOW` and created 0600; every directory is created
-//! 0700 and checked not to be a symlink.
+//! 0700 and checked not to be a symlink, and a directory found there must be this user's and
+//! not writable by group or others (else [`Error::UntrustedDir`]: what is read from it reaches
+//! the model).
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -111,6 +113,30 @@ impl Root {
         Ok(sessions)
     }
 
+    /// Checks, without creating anything, that the root and `sessions/` (where they exist) are
+    /// this user's and not writable by others ([`Error::UntrustedDir`]), `sessions/` no
+    /// symlink: for readers whose answers reach the model (the MCP server). Writers check the
+    /// same through [`Root::ensure_with`].
+    pub fn check_trusted(&self) -> Result<()> {
+        for (dir, follow) in [(self.dir.clone(), true), (self.sessions_dir(), false)] {
+            let m = match if follow {
+                fs::metadata(&dir)
+            } else {
+                fs::symlink_metadata(&dir)
+            } {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io("inspect", dir, e)),
+            };
+            if m.file_type().is_symlink() {
+                return Err(Error::Symlink { path: dir });
+            }
+            crate::storage::check_dir_trusted(&m)
+                .map_err(|reason| Error::UntrustedDir { path: dir, reason })?;
+        }
+        Ok(())
+    }
+
     pub fn session(&self, session_id: &str) -> Result<SessionPaths> {
         let stem = file_stem(session_id)?;
         let dir = self.sessions_dir();
@@ -198,17 +224,20 @@ pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Res
         }
         Ok(m) => {
             // Only a symlink (allowed here) needs a second look, through the link.
-            let is_dir = match m.file_type().is_symlink() {
-                true => path.is_dir(),
-                false => m.is_dir(),
+            let m = match m.file_type().is_symlink() {
+                true => fs::metadata(path).map_err(|e| Error::io("inspect", path, e))?,
+                false => m,
             };
-            if !is_dir {
+            if !m.is_dir() {
                 return Err(Error::WrongFileType {
                     path: path.into(),
                     expected: "directory",
                 });
             }
-            Ok(())
+            crate::storage::check_dir_trusted(&m).map_err(|reason| Error::UntrustedDir {
+                path: path.into(),
+                reason,
+            })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             fs.create_dir(path)

@@ -74,6 +74,11 @@ impl Server {
         name: &str,
         args: &serde_json::Map<String, serde_json::Value>,
     ) -> std::result::Result<tools::Answer, String> {
+        // What is read from a root another user could write is not handed to the model.
+        self.config
+            .root
+            .check_trusted()
+            .map_err(|e| e.to_string())?;
         tools::call(&self.config, name, args)
     }
 }

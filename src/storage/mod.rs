@@ -326,6 +326,26 @@ pub fn check_opened(path: &Path, file: &File, owner: Owner) -> crate::error::Res
     Ok(())
 }
 
+/// Why a directory is not to be trusted with what sjournal reads, if it is not: another
+/// user's, or writable by group or others (who could plant or replace files in it).
+pub fn check_dir_trusted(m: &std::fs::Metadata) -> std::result::Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let me = rustix::process::geteuid().as_raw();
+    if m.uid() != me {
+        return Err(format!(
+            "it belongs to uid {}, not to this user (uid {me})",
+            m.uid()
+        ));
+    }
+    if m.permissions().mode() & 0o022 != 0 {
+        return Err(format!(
+            "its mode is {:o}: other users can write in it",
+            m.permissions().mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
 /// What a file that is not a regular file is, in words.
 pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;

@@ -659,3 +659,54 @@ fn child_full_runtime_dir() {
         other => panic!("the event was not kept: {other:?} {:?}", out.diagnostics),
     }
 }
+
+/// A spool file the hook's merge refuses (here one without the root's MAC, as anyone could
+/// write into a fallback place) is set aside, and the user is told through the host, once:
+/// the next event, with nothing new refused, carries no such notice.
+#[test]
+fn the_hook_tells_the_user_once_of_a_spool_file_it_refused() {
+    let v = victim();
+    let root = Root::new(&v.root);
+    root.ensure().unwrap();
+    let fs = RealFs;
+    let fallback = v.xdg.join("configured");
+    std::fs::write(
+        v.root.join("config.toml"),
+        format!("[hook]\nfallback_spool_dir = {fallback:?}\n"),
+    )
+    .unwrap();
+    let stem = root.session("s-6").unwrap().stem;
+    let dir = spool::fallback::ensure_session_dir(&fs, &root, &stem, Some(&fallback)).unwrap();
+    let planted = sjournal::format::payload::encode_event_json(
+        r#"{"session_id":"s-6","hook_event_name":"UserPromptSubmit","prompt":"PLANTED"}"#,
+    );
+    spool::write_records(
+        &fs,
+        &dir,
+        "s-6",
+        &[("UserPromptSubmit", &planted)],
+        &[],
+        "disk full",
+        None,
+        None,
+    )
+    .unwrap();
+    let notice = |out: &Output| {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["systemMessage"].as_str().unwrap_or_default().to_owned()
+    };
+    let event = |n: &str| {
+        format!(
+            r#"{{"session_id":"s-6","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"{n}"}}"#
+        )
+    };
+    let out = v.run(&["hook", "--host", "claude"], &event("t1"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let n = notice(&out);
+    assert!(n.contains("refused 1 spool file"), "{out:?}");
+    assert!(n.contains("sjournal flush --all"), "{n}");
+    assert!(!in_any_journal(&v.root, "PLANTED"), "{out:?}");
+    let out = v.run(&["hook", "--host", "claude"], &event("t2"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(!notice(&out).contains("refused"), "told again: {out:?}");
+}

@@ -52,6 +52,8 @@ pub struct MergeReport {
     /// aside as `.untrusted` where they could be renamed, except fallback files that could
     /// not be checked because the root's key is unusable (left where they are).
     pub untrusted: Vec<String>,
+    /// Of those, the ones this merge set aside (first seen now: the hook tells the user once).
+    pub set_aside_untrusted: usize,
     /// Spool files left for later because this merge was bounded (`budget`).
     pub backlog: usize,
     /// Problems that did not stop the merge (a spool file that could not be deleted...).
@@ -326,6 +328,7 @@ fn set_aside_untrusted(w: &Writer, path: &Path, name: &str, why: &str, report: &
     };
     let advice = "`sjournal flush --all` and `sjournal verify --all` list it with what to do";
     report.untrusted.push(name.to_owned());
+    report.set_aside_untrusted += usize::from(kept.is_ok());
     report.warnings.push(match kept {
         Ok(to) => format!(
             "spool file {} was not merged: {why}; kept as {} ({advice})",
