@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-pub use super::work::*;
+pub use super::progress::*;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
@@ -33,7 +33,7 @@ pub struct State {
     #[serde(deserialize_with = "super::bulk::map")]
     pub injected: BTreeMap<String, Injection>,
     pub journal: JournalFacts,
-    /// What recovery after a compaction needs (`work.rs`).
+    /// What recovery after a compaction needs (`progress.rs`, folded by `progress_rules.rs`).
     pub requests: Requests,
     pub todos: Todos,
     pub plan: Option<Plan>,
@@ -153,7 +153,7 @@ pub struct Files {
     /// Files forgotten to keep the table bounded.
     pub forgotten: u64,
     /// Shell commands that change files in ways the table does not follow (`sed -i`, `mv`,
-    /// redirections: `event::work::shell_mutates`).
+    /// redirections: `event::tool_effects::shell_mutates`).
     pub shell_mutations: u64,
 }
 

@@ -575,14 +575,14 @@ pub fn proposals(st: &State, session: &str) -> Vec<MemoryOp> {
 pub const VERIFY: &str = "verify";
 
 /// A failing shell command later followed, in the same session, by a passing variant (the
-/// fold's failures, resolved by a command of the same family, `fold::recovery`) as a "how to
+/// fold's failures, resolved by a command of the same family, `fold::progress_rules`) as a "how to
 /// verify/build" proposal: "`make check -j1` passes where `make check` fails". Its
 /// provenance: the session, the seq of the passing call, the two commands verbatim. A
 /// command that failed again after its variant passed still counts (the variant passed).
 pub fn verify_proposals(st: &State, session: &str) -> Vec<MemoryOp> {
     let mut out: Vec<MemoryOp> = Vec::new();
     for f in &st.failures.items {
-        if !crate::event::work::is_shell_tool(&f.tool) {
+        if !crate::event::tool_effects::is_shell_tool(&f.tool) {
             continue;
         }
         let Some(r) = f.resolved.as_ref().or(f.fixed_before.as_ref()) else {
@@ -645,7 +645,7 @@ pub fn stale(
         for span in spans.into_iter().take(keep) {
             let failed = session.failures.items.iter().find(|f| {
                 f.resolved.is_none()
-                    && crate::event::work::is_shell_tool(&f.tool)
+                    && crate::event::tool_effects::is_shell_tool(&f.tool)
                     && f.detail.trim() == span
             });
             if let Some(f) = failed {

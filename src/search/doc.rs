@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::context::text::{clean, cut, one_line};
-use crate::event::work::{is_shell_tool, todo_list};
+use crate::event::tool_effects::{is_shell_tool, todo_list};
 use crate::event::{Event, EventKind, RawJson};
 use crate::format::payload;
 
