@@ -258,7 +258,7 @@ pub fn run<R: Read>(opts: HookOptions, input: R, deliver: impl Deliver) -> ! {
                 hand_over(&deliver, &opts, out)
             })
     };
-    caught(&shared, || work(&shared, &opts, input, start));
+    caught(&shared, || pipeline(&shared, &opts, input, start));
     if let Err(e) = watchdog {
         // Out of threads: the work was done without a watchdog (past the deadline if it came
         // to that) rather than drop the event, and what the watchdog would settle is settled
@@ -332,8 +332,9 @@ fn caught(shared: &Shared, body: impl FnOnce()) {
     }
 }
 
-/// The worker: everything between stdin and the reply, one step after the other.
-fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
+/// The worker's pipeline: everything between stdin and the reply, one named step after the
+/// other (read, route and plan, exec, commit, settle).
+fn pipeline(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
     let mut diag = Vec::new();
     let Some(received) = read_input(sh, opts, input, &mut diag) else {
         return sh.note(&mut diag);
