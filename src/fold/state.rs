@@ -31,7 +31,7 @@ pub struct State {
     pub primitives: Primitives,
     /// The last injection per event kind (`sjournal.injected`).
     #[serde(deserialize_with = "super::bulk::map")]
-    pub injected: BTreeMap<String, Injection>,
+    pub injected: BTreeMap<String, LastInjection>,
     pub journal: JournalFacts,
     /// What recovery after a compaction needs (`progress.rs`, folded by `progress_rules.rs`).
     pub requests: Requests,
@@ -337,8 +337,10 @@ pub struct ListItem {
     pub value: String,
 }
 
+/// The last `sjournal.injected` record of one event kind: its hash and size, not its text
+/// (the text is `context::Injection`; a timeline's entry is `audit::timeline::InjectionRecord`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Injection {
+pub struct LastInjection {
     pub seq: u64,
     pub event_seq: u64,
     pub text_blake3: String,
