@@ -28,7 +28,7 @@
 //! | floor | modules | what they are |
 //! |---|---|---|
 //! | 12 | `cli` (the binary's) | parse, call the library, print |
-//! | 11 | [`hook`], [`json`], `mcp`, `serve` | the hook pipeline (read, route, plan, commit, reply, after); every `--json` line's type; the MCP server; the viewer |
+//! | 11 | [`hook`], [`report`], `mcp`, `serve` | the hook pipeline (read, route, plan, commit, reply, after); every `--json` line's type; the MCP server; the viewer |
 //! | 10 | [`replay`], `search` | state at any record; the full-text index (a cache) |
 //! | 9 | [`memory`], [`primitives`] | cross-session memory and its review; hook-author primitives |
 //! | 8 | [`context`], `remote`, [`webhook`] | what is injected; shipping to S3 + PostgreSQL; webhooks |
@@ -63,7 +63,6 @@ pub mod hook;
 pub mod host;
 pub mod install;
 pub mod journal;
-pub mod json;
 pub mod limits;
 #[cfg(feature = "search")]
 pub mod mcp;
@@ -73,6 +72,7 @@ pub mod redact;
 #[cfg(feature = "remote")]
 pub mod remote;
 pub mod replay;
+pub mod report;
 #[cfg(feature = "search")]
 pub mod search;
 #[cfg(feature = "viewer")]

@@ -12,8 +12,8 @@ use sjournal::error::{Error, Result};
 use sjournal::fold::State;
 use sjournal::format::payload;
 use sjournal::journal::{Record, Root};
-use sjournal::json;
 use sjournal::limits::INPUT_MAX_BYTES;
+use sjournal::report;
 use sjournal::snapshot::{load_state, LoadInfo, LoadOptions};
 
 /// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
@@ -64,7 +64,7 @@ pub fn print_landed(
         Landed::Rescue { appended, cause } => {
             let a = appended.first();
             let rescue = root.session(session)?.rescue;
-            output::json_line(out, &json::line(&json::RescuedLine::new(a, &rescue)))?;
+            output::json_line(out, &report::line(&report::RescuedLine::new(a, &rescue)))?;
             report_error(cause);
             output::warn(&format!(
                 "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
@@ -79,13 +79,13 @@ pub fn print_landed(
             fallback,
             ..
         } => {
-            let line = json::SpooledLine {
+            let line = report::SpooledLine {
                 spooled: true,
                 spool_file: files.first().map(|f| f.as_path()),
                 fallback: *fallback,
                 reason,
             };
-            output::json_line(out, &json::line(&line))?;
+            output::json_line(out, &report::line(&line))?;
             output::warn(&format!(
                 "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
                  and will be merged by the next writer, reader or `sjournal flush`",
@@ -202,7 +202,7 @@ pub fn load_policy(root: &Root) -> Policy {
 pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
     let payload = payload::to_json(rec.seq, rec.kind, rec.payload)?;
     if json {
-        let line = json::LogLine {
+        let line = report::LogLine {
             seq: rec.seq,
             ts: output::rfc3339(rec.ts_unix_ns),
             ts_unix_ns: rec.ts_unix_ns,
@@ -211,7 +211,7 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
             offset: rec.offset,
             payload,
         };
-        return Ok(sjournal::json::line(&line));
+        return Ok(sjournal::report::line(&line));
     }
     // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
     let mut p = sjournal::escape::text(payload.get()).into_owned();
