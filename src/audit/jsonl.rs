@@ -212,7 +212,7 @@ pub fn plan(
         let line = std::str::from_utf8(raw_line)
             .map_err(|e| line_error(name, n, format!("not UTF-8 ({e})")))?;
         let value: serde_json::Value = serde_json::from_str(line)
-            .or_else(|e| crate::event::lenient_json::value(raw_line).map_err(|_| e))
+            .or_else(|e| crate::event::lenient::value(raw_line).map_err(|_| e))
             .map_err(|e| {
                 line_error(
                     name,

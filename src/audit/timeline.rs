@@ -184,7 +184,7 @@ impl Builder {
         }
         let v: Value = payload::decode_event(rec.seq, rec.payload)
             .ok()
-            .and_then(|s| crate::event::lenient_json::value(s.as_bytes()).ok())
+            .and_then(|s| crate::event::lenient::value(s.as_bytes()).ok())
             .unwrap_or(Value::Null);
         let mark = |label: String, bad: bool| Mark {
             seq: rec.seq,

@@ -144,13 +144,11 @@ pub fn parse_json(bytes: &[u8]) -> crate::cli::error::Result<(&str, serde_json::
         Ok(v) => v,
         // A lone surrogate escape or an out-of-range number is valid JSON text that
         // serde_json refuses: read it leniently (the text is kept as it came).
-        Err(e) => {
-            sjournal::event::lenient_json::value(bytes).map_err(|_| CliError::InvalidJson {
-                message: e.to_string(),
-                line: e.line(),
-                column: e.column(),
-            })?
-        }
+        Err(e) => sjournal::event::lenient::value(bytes).map_err(|_| CliError::InvalidJson {
+            message: e.to_string(),
+            line: e.line(),
+            column: e.column(),
+        })?,
     };
     // serde_json accepted it, so it is UTF-8 (JSON text outside strings is ASCII).
     let text = std::str::from_utf8(bytes).expect("valid JSON is UTF-8");

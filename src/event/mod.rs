@@ -13,7 +13,6 @@
 mod host_id;
 mod kind;
 pub mod lenient;
-pub mod lenient_json;
 pub mod tool_effects;
 pub mod tools;
 pub(crate) mod wire;

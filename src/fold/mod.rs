@@ -129,7 +129,7 @@ impl State {
     fn apply_json(&mut self, rec: &RecordView<'_>) {
         match decode_event(rec.seq, rec.payload) {
             Ok(raw) => {
-                let raw = crate::event::lenient_json::text(raw);
+                let raw = crate::event::lenient::text(raw);
                 let event = crate::event::Event::parse(rec.kind, &raw);
                 self.apply_event(&event, rec);
             }

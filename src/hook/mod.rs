@@ -390,7 +390,7 @@ fn route_and_plan<'a>(
         route::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
         route::Routing::Unparsed(_) => (None, String::new()),
     };
-    let lenient = text.as_deref().map(crate::event::lenient_json::text);
+    let lenient = text.as_deref().map(crate::event::lenient::text);
     let parsed = lenient
         .as_deref()
         .map(|l| crate::event::Event::parse(&kind, l));

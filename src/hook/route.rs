@@ -45,7 +45,7 @@ pub struct Captured {
 
 /// An input that parsed as JSON, routed (its session, record kind and host) but not yet made
 /// a record: the record's payload carries the event's fold digest, derived from the event as
-/// the fold reads it, `Event::parse(kind, &lenient_json::text(text))`. The hook parses that
+/// the fold reads it, `Event::parse(kind, &lenient::text(text))`. The hook parses that
 /// event once and uses it for the digest ([`Routed::into_captured`]), the injection point and
 /// memory.
 #[derive(Debug, Clone)]
@@ -132,7 +132,7 @@ pub(crate) fn route(
     } else if raw.iter().all(u8::is_ascii_whitespace) {
         Err("stdin is empty".to_owned())
     } else {
-        crate::event::lenient_json::value(&raw)
+        crate::event::lenient::value(&raw)
     };
     let value = match parsed {
         Ok(v) => v,

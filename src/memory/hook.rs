@@ -269,7 +269,7 @@ pub fn plan_json(
     host_project: Option<&Path>,
     settings: Option<&Settings>,
 ) -> Plan {
-    let raw = crate::event::lenient_json::text(raw_json);
+    let raw = crate::event::lenient::text(raw_json);
     plan(
         root,
         &Event::parse(kind, &raw),

@@ -11,7 +11,7 @@ use crate::journal::Root;
 
 /// True if `kind`/`raw_json` (a journaled event) ends a turn or a session.
 pub fn ends_turn(kind: &str, raw_json: &str) -> bool {
-    let raw = crate::event::lenient_json::text(raw_json);
+    let raw = crate::event::lenient::text(raw_json);
     matches!(
         Event::parse(kind, &raw).kind,
         EventKind::Stop | EventKind::SessionEnd
