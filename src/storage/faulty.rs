@@ -169,7 +169,7 @@ impl FaultyFs {
     }
 
     /// Like [`FaultyFs::new`], with every journal file's operations going through the storage
-    /// `wrap` makes of it (a [`Faulty`] or a [`SimDisk`](super::SimDisk)); the rules apply on top.
+    /// `wrap` makes of it (a [`Faulty`] or a [`SimDisk`](super::sim::SimDisk)); the rules apply on top.
     pub fn with_journal(
         wrap: impl Fn(&Path, File) -> Box<dyn Storage> + Send + Sync + 'static,
     ) -> Self {
