@@ -32,17 +32,18 @@
 //!
 //! | floor | modules | what they are |
 //! |---|---|---|
-//! | 12 | `cli` (the binary's) | parse, call the library, print |
-//! | 11 | `hook`, `report`, `mcp`, `serve` | the hook pipeline (read, route, plan, commit, reply, after); every `--json` line's type; the MCP server; the viewer |
-//! | 10 | `replay`, `search` | state at any record; the full-text index (a cache) |
-//! | 9 | `memory`, `primitives` | cross-session memory and its review; hook-author primitives |
-//! | 8 | `context`, `remote`, `webhook` | what is injected; shipping to S3 + PostgreSQL; webhooks |
-//! | 7 | `config` | `config.toml` |
-//! | 6 | `redact` | secrets replaced before the first byte is written |
-//! | 5 | `session` | one session: lock, recover, merge the spool, load the state, commit |
-//! | 4 | `audit`, `snapshot` | verify, inspect, checkpoints, reports; the state saved at a seq |
-//! | 3 | `fold`, `install`, `journal` | state = fold(journal); host configuration; the engine (writer, reader, scan, recovery, spool, verify) |
-//! | 2 | `format`, `host`, `storage` | the bytes; one folder per host; files, locks, the storage seam |
+//! | 13 | `cli` (the binary's) | parse, call the library, print |
+//! | 12 | `hook`, `report`, `mcp`, `serve` | the hook pipeline (read, route, plan, commit, reply, after); every `--json` line's type; the MCP server; the viewer |
+//! | 11 | `replay`, `search` | state at any record; the full-text index (a cache) |
+//! | 10 | `memory`, `primitives` | cross-session memory and its review; hook-author primitives |
+//! | 9 | `context`, `remote`, `webhook` | what is injected; shipping to S3 + PostgreSQL; webhooks |
+//! | 8 | `config` | `config.toml` |
+//! | 7 | `redact` | secrets replaced before the first byte is written |
+//! | 6 | `session` | one session: lock, recover, merge the spool, load the state, commit |
+//! | 5 | `audit`, `snapshot` | verify, inspect, checkpoints, reports; the state saved at a seq |
+//! | 4 | `fold` | state = fold(journal) |
+//! | 3 | `host`, `install`, `journal`, `testing` | one folder per host; host configuration; the engine (writer, reader, scan, recovery, spool, verify); the test backends |
+//! | 2 | `format`, `storage` | the bytes; files, locks, the storage seam |
 //! | 1 | `error`, `escape`, `event`, `limits` | the error type; terminal-safe text; the event model; every bound |
 //!
 //! The hook goes `hook` → `session::Session` (writer, spool merge, state through the

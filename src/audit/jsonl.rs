@@ -24,6 +24,7 @@ use serde_json::value::RawValue;
 use crate::error::{Error, Result};
 use crate::format::payload;
 use crate::format::record::{frame_len, valid_kind};
+use crate::host::Host;
 use crate::journal::Record;
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
@@ -295,10 +296,10 @@ pub fn chunks<'i>(items: &'i [&'i ImportItem]) -> Vec<&'i [&'i ImportItem]> {
     out
 }
 
-/// The kind for an event (`append`, and plain lines of `import`): `flag`, else the
-/// payload's event name when it is a valid kind (`hook_event_name`, or Cline's `hookName`,
-/// as the hook reads them), else "event". A `flag` that is not a valid kind, or names a
-/// system kind, is an error.
+/// The kind for an event (`append`, and plain lines of `import`): `flag`, else the kind the
+/// hook would give the payload (the detected host's [`Host::event_kind`]: `hook_event_name`,
+/// Cline's `hookName`, OpenClaw's `event`, when it is a valid kind), else "event". A `flag`
+/// that is not a valid kind, or names a system kind, is an error.
 pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<String> {
     if let Some(k) = flag {
         if !valid_kind(k) || payload::is_system_kind(k) {
@@ -306,11 +307,5 @@ pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<Strin
         }
         return Ok(k.to_owned());
     }
-    Ok(value
-        .get("hook_event_name")
-        .or_else(|| value.get("hookName"))
-        .and_then(|v| v.as_str())
-        .filter(|k| valid_kind(k) && !payload::is_system_kind(k))
-        .unwrap_or("event")
-        .to_owned())
+    Ok(Host::detect(value).event_kind(value).to_owned())
 }

@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use crate::event::Event;
-use crate::format::payload::{encode_system, is_system_kind, Unparsed, KIND_UNPARSED};
-use crate::format::record::valid_kind;
+use crate::format::payload::{encode_system, Unparsed, KIND_UNPARSED};
 use crate::hook::read::Received;
 use crate::host::{Host, HostFlag};
 use crate::journal::paths::file_stem;
@@ -148,11 +147,7 @@ pub(crate) fn route(
         HostFlag::Auto => detected,
     };
     let event = protocol.event_name(&value).map(str::to_owned);
-    let kind = event
-        .as_deref()
-        .filter(|e| valid_kind(e) && !is_system_kind(e))
-        .unwrap_or("event")
-        .to_owned();
+    let kind = protocol.event_kind(&value).to_owned();
     let session = match protocol.session_id(&value) {
         Some(s) if file_stem(s).is_ok() => s.to_owned(),
         found => {
