@@ -30,7 +30,7 @@ use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
 /// One exported line. Field order is the output order.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ExportLine<'a> {
+pub(crate) struct ExportLine<'a> {
     pub seq: u64,
     #[serde(default)]
     pub ts: String,
@@ -94,7 +94,7 @@ fn null() -> Box<RawValue> {
 }
 
 /// An export line read back: the record kind, its time, and its exact payload.
-pub struct Imported<'a> {
+pub(crate) struct Imported<'a> {
     pub kind: std::borrow::Cow<'a, str>,
     /// The record's time (None if the line has none).
     pub ts_unix_ns: Option<i64>,
@@ -102,7 +102,7 @@ pub struct Imported<'a> {
 }
 
 /// What an export line carries to append.
-pub enum ImportedPayload<'a> {
+pub(crate) enum ImportedPayload<'a> {
     /// An event's JSON text, byte for byte.
     Event(std::borrow::Cow<'a, str>),
     /// A system record's payload bytes, exactly.
@@ -113,7 +113,7 @@ pub enum ImportedPayload<'a> {
 }
 
 /// True if a parsed line looks like an export line (as opposed to a plain event).
-pub fn is_export_line(v: &serde_json::Value) -> bool {
+pub(crate) fn is_export_line(v: &serde_json::Value) -> bool {
     v.get("seq").is_some_and(|s| s.is_u64())
         && v.get("kind").is_some_and(|s| s.is_string())
         && v.get("hash").is_some_and(|s| s.is_string())
@@ -121,7 +121,7 @@ pub fn is_export_line(v: &serde_json::Value) -> bool {
 }
 
 /// Reads an export line: its kind and the payload text, byte for byte as exported.
-pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
+pub(crate) fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
     let l: ExportLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let ts_unix_ns = Some(l.ts_unix_ns).filter(|&t| t != 0);
     if payload::is_system_kind(&l.kind) {
@@ -155,7 +155,7 @@ pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
 }
 
 /// An import error naming the input and line.
-pub fn line_error(input: &str, line: usize, reason: impl Into<String>) -> Error {
+pub(crate) fn line_error(input: &str, line: usize, reason: impl Into<String>) -> Error {
     Error::ImportLine {
         input: input.to_owned(),
         line,

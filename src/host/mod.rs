@@ -73,7 +73,7 @@ impl Host {
     /// The record kind of an event from this host: its event name ([`Host::event_name`]) when
     /// that is a valid kind and not a system kind, else `event`. The one rule for the hook and
     /// for `append` / `import`.
-    pub fn event_kind<'v>(self, v: &'v Value) -> &'v str {
+    pub fn event_kind(self, v: &Value) -> &str {
         self.event_name(v)
             .filter(|e| valid_kind(e) && !is_system_kind(e))
             .unwrap_or("event")

@@ -137,7 +137,7 @@ fn hooks_object<'a>(
 }
 
 /// Adds (or updates) sjournal's handlers in `doc`. Returns true if anything changed.
-pub fn install_doc(
+pub(crate) fn install_doc(
     doc: &mut Map<String, Value>,
     host: InstallTarget,
     command: &str,
@@ -195,7 +195,7 @@ pub fn install_doc(
 
 /// Removes sjournal's handlers from `doc`, and the groups, events and `hooks` object that
 /// held only them. Returns true if anything changed.
-pub fn uninstall_doc(doc: &mut Map<String, Value>) -> bool {
+pub(crate) fn uninstall_doc(doc: &mut Map<String, Value>) -> bool {
     let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) else {
         return false;
     };

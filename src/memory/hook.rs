@@ -112,7 +112,7 @@ pub fn remember_ask(e: &Event<'_>, prompt: &str) -> Option<RememberAsk> {
 /// journaled it, is taken off (`fold::model_view::user_prompt`), which needs the session's
 /// state; it is loaded only when the rest of the prompt could be a "remember" at all. None
 /// when that state could not be read in time (then no "remember" is taken from the prompt).
-pub fn own_prompt<'e>(
+pub(crate) fn own_prompt<'e>(
     root: &Root,
     e: &'e Event<'_>,
     session: &str,
@@ -156,7 +156,7 @@ pub fn remember(prompt: &str) -> Option<(bool, &str)> {
 }
 
 /// The text of a "remember: …" or "remember globally: …" prompt (see [`remember`]).
-pub fn remember_text(prompt: &str) -> Option<&str> {
+pub(crate) fn remember_text(prompt: &str) -> Option<&str> {
     remember(prompt).map(|(_, t)| t)
 }
 
@@ -389,7 +389,7 @@ pub fn prepare(
 
 /// Accepted items (project first, then global), newest first, within
 /// `limits::MEMORY_INJECT_CHARS`; those `known` says the model already has are left out.
-pub fn memory_section(
+pub(crate) fn memory_section(
     project: &State,
     global: &State,
     known: &mut dyn FnMut(&str) -> bool,
@@ -579,7 +579,7 @@ pub const VERIFY: &str = "verify";
 /// verify/build" proposal: "`make check -j1` passes where `make check` fails". Its
 /// provenance: the session, the seq of the passing call, the two commands verbatim. A
 /// command that failed again after its variant passed still counts (the variant passed).
-pub fn verify_proposals(st: &State, session: &str) -> Vec<MemoryOp> {
+pub(crate) fn verify_proposals(st: &State, session: &str) -> Vec<MemoryOp> {
     let mut out: Vec<MemoryOp> = Vec::new();
     for f in &st.failures.items {
         if !crate::event::tool_effects::is_shell_tool(&f.tool) {

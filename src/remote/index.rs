@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// The schema's DDL; `{s}` is the schema name.
-pub const SCHEMA_SQL: &str = include_str!("index.sql");
+pub(crate) const SCHEMA_SQL: &str = include_str!("index.sql");
 
 fn valid_schema(s: &str) -> bool {
     !s.is_empty()

@@ -325,7 +325,7 @@ pub fn check_opened(path: &Path, file: &File, owner: Owner) -> crate::error::Res
 }
 
 /// What a file that is not a regular file is, in words.
-pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
+pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
         "directory"
