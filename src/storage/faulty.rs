@@ -147,7 +147,7 @@ struct FsInner {
 /// rules and the log, so a test keeps a clone to change the rules or to read what happened.
 ///
 /// ```
-/// use sjournal::storage::FaultyFs;
+/// use sjournal::testing::FaultyFs;
 /// let fs = FaultyFs::new();
 /// // The disk under the root is full: every operation that needs room fails.
 /// fs.fail(libc::ENOSPC, |op, path| op.mutates() && path.starts_with("/some/root"));
