@@ -286,7 +286,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// What the lenient JSON pre-pass (`event::lenient_json::text`, run by the fold before each
+/// What the lenient JSON pre-pass (`event::lenient::text`, run by the fold before each
 /// event is parsed) costs, against parsing the event alone, over the events of the same
 /// plausible session (no event here needs rewriting: this is the cost every event pays).
 fn bench_lenient(c: &mut Criterion) {
@@ -310,7 +310,7 @@ fn bench_lenient(c: &mut Criterion) {
             texts
                 .iter()
                 .filter(|(k, t)| {
-                    let t = sjournal::event::lenient_json::text(t);
+                    let t = sjournal::event::lenient::text(t);
                     sjournal::event::Event::parse(k, &t).parsed
                 })
                 .count()
@@ -369,7 +369,7 @@ fn bench_digest(c: &mut Criterion) {
                 .iter()
                 .zip(&texts)
                 .filter(|((k, _), t)| {
-                    let t = sjournal::event::lenient_json::text(t);
+                    let t = sjournal::event::lenient::text(t);
                     sjournal::event::Event::parse(k, &t).parsed
                 })
                 .count()

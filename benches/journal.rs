@@ -22,7 +22,7 @@ use sjournal::journal::{
     verify_file, verify_file_with, JournalReader, Root, Target, VerifyOptions, Writer,
     WriterOptions,
 };
-use sjournal::storage::{JournalWith, SimDisk};
+use sjournal::testing::{JournalWith, SimDisk};
 
 fn event(i: usize, size: usize) -> String {
     let head = format!(r#"{{"hook_event_name":"PostToolUse","i":{i},"pad":""#);

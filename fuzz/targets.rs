@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use sjournal::audit::inspect::inspect;
-use sjournal::event::{lenient_json, Event, Host};
+use sjournal::event::{lenient, Event, Host};
 use sjournal::fold::{RecordView, State};
 use sjournal::format::header::Header;
 use sjournal::format::mark::Mark;
@@ -159,7 +159,7 @@ pub fn adapters(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let text = lenient_json::text(text);
+    let text = lenient::text(text);
     for host in Host::ALL {
         let e = Event::parse_as(Some(host), "Ev", &text);
         let _ = e.tool_input();
@@ -180,8 +180,8 @@ pub fn lenient(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let once = lenient_json::text(text);
-    assert_eq!(lenient_json::text(&once), once, "not idempotent");
+    let once = lenient::text(text);
+    assert_eq!(lenient::text(&once), once, "not idempotent");
     let strict = serde_json::from_str::<serde_json::Value>(text);
     let lenient = serde_json::from_str::<serde_json::Value>(&once);
     if strict.is_ok() {
@@ -294,7 +294,7 @@ pub fn recipe(data: &[u8]) -> serde_json::Value {
 
 /// Every host's reading of `text`: a "remember" accepted as said must pass [`remember_oracle`].
 pub fn check_remember(text: &str) {
-    let text = lenient_json::text(text);
+    let text = lenient::text(text);
     let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
     for host in Host::ALL.into_iter().map(Some).chain([None]) {
         let e = Event::parse_as(host, "Ev", &text);

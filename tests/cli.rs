@@ -145,6 +145,22 @@ fn kind_is_validated_and_defaults_sensibly() {
     assert_eq!(kinds, want);
 }
 
+/// `append` files an event under the kind the hook would give it: one rule, the detected
+/// host's (OpenClaw names its event in `event`, with no `hook_event_name`).
+#[test]
+fn append_kind_is_the_hooks_kind() {
+    let dir = support::scratch();
+    let root = dir.path();
+    let openclaw = r#"{"event":"session_start","sessionKey":"agent:main:k","sessionId":"s"}"#;
+    let o = run(root, &["append", "--session", "s"], openclaw.as_bytes());
+    assert!(o.status.success(), "{o:?}");
+    let kinds: Vec<String> = log_json(root, "s")
+        .iter()
+        .map(|v| v["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["session_start"]);
+}
+
 fn log_json(root: &Path, session: &str) -> Vec<serde_json::Value> {
     let o = run(root, &["log", "--json", "--session", session], b"");
     assert!(o.status.success(), "{o:?}");

@@ -209,7 +209,7 @@ fn digests_of_every_version_decode_as_the_json_parses() {
             .as_deref()
             .filter(|k| valid_kind(k))
             .unwrap_or("event");
-        let raw = sjournal::event::lenient_json::text(&p.json);
+        let raw = sjournal::event::lenient::text(&p.json);
         let mut parsed = sjournal::event::Event::parse(kind, &raw);
         parsed.turn_id = None;
         parsed.origin = Default::default();

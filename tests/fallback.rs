@@ -19,7 +19,7 @@ use sjournal::format::payload::{SpoolMerge, KIND_SPOOL_MERGE};
 use sjournal::hook::HookOutcome;
 use sjournal::journal::{spool, Root, WriterOptions};
 use sjournal::session::{Landed, Session};
-use sjournal::storage::FaultyFs;
+use sjournal::testing::FaultyFs;
 
 const EVENT: &[u8] =
     br#"{"session_id":"fb","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t1"}"#;

@@ -22,7 +22,7 @@ use proptest::prelude::*;
 use sjournal::format::payload::encode_event_json;
 use sjournal::format::Hash;
 use sjournal::journal::{verify_file, Appended, Corrupt, Root, Target, Writer, WriterOptions};
-use sjournal::storage::{FaultCounts, FaultPlan, Faulty, JournalWith, PendingFate, SimDisk};
+use sjournal::testing::{FaultCounts, FaultPlan, Faulty, JournalWith, PendingFate, SimDisk};
 use sjournal::Error;
 
 const SESSION: &str = "fault-session";

@@ -1,4 +1,4 @@
-//! The `--json` outputs are the library's documented types (`sjournal::json` and the types it
+//! The `--json` outputs are the library's documented types (`sjournal::report` and the types it
 //! names): for each command, the line it prints is byte for byte the serialization of the
 //! type built in-process from the same session, and the objects keep the field order the
 //! scripts that read them were written against.
@@ -9,7 +9,7 @@ use sjournal::audit::checkpoint::{origin_for, Checkpoint};
 use sjournal::context::{inject, Extras, InjectionPoint, Policy};
 use sjournal::event::{EventKind, Host};
 use sjournal::journal::{JournalReader, Root};
-use sjournal::json::{self, *};
+use sjournal::report::{self, *};
 use sjournal::snapshot::{load_state, LoadOptions};
 
 use crate::support::{run, temp_root};
@@ -62,7 +62,7 @@ fn append_prints_its_appended_line() {
     let (_d, root) = temp_root();
     let line = printed(root.dir(), &["append", "--session", S], r#"{"a":1}"#);
     let (seq, hash) = head(&root);
-    assert_eq!(line, json::line(&AppendedLine { seq, hash }));
+    assert_eq!(line, report::line(&AppendedLine { seq, hash }));
     assert_eq!(keys(&line), ["seq", "hash"]);
 }
 
@@ -72,7 +72,7 @@ fn state_prints_a_state_report() {
     session(&root);
     let line = printed(root.dir(), &["state", "--session", S, "--json"], "");
     let (state, info) = load_state(&root, S, &LoadOptions::latest()).unwrap();
-    assert_eq!(line, json::line(&StateReport::new(S, &state, &info)));
+    assert_eq!(line, report::line(&StateReport::new(S, &state, &info)));
     assert_eq!(
         keys(&line),
         [
@@ -119,7 +119,7 @@ fn context_show_prints_the_injection_and_its_seq() {
         injection: &r,
         seq: state.seq,
     };
-    assert_eq!(line, json::line(&show));
+    assert_eq!(line, report::line(&show));
     assert_eq!(keys(&line).last().map(String::as_str), Some("seq"));
 }
 
@@ -133,17 +133,17 @@ fn slot_and_list_print_their_values_and_seq_lines() {
         &["slot", "set", "--session", S, "phase", r#"{"n":1.5}"#],
         "",
     );
-    assert_eq!(set, json::line(&SeqLine { seq: 3 }));
+    assert_eq!(set, report::line(&SeqLine { seq: 3 }));
     let push = printed(r, &["list", "push", "--session", S, "todo", r#""a""#], "");
-    assert_eq!(push, json::line(&SeqLine { seq: 4 }));
+    assert_eq!(push, report::line(&SeqLine { seq: 4 }));
     let (state, _) = load_state(&root, S, &LoadOptions::latest()).unwrap();
 
     let got = printed(r, &["slot", "get", "--session", S, "phase"], "");
-    assert_eq!(got, json::line(&SlotValue::of(&state, "phase").unwrap()));
+    assert_eq!(got, report::line(&SlotValue::of(&state, "phase").unwrap()));
     assert_eq!(keys(&got), ["name", "value", "type", "seq"]);
 
     let shown = printed(r, &["list", "show", "--session", S, "todo", "--json"], "");
-    assert_eq!(shown, json::line(&ListShow::of(&state, "todo").unwrap()));
+    assert_eq!(shown, report::line(&ListShow::of(&state, "todo").unwrap()));
     assert_eq!(keys(&shown), ["name", "max", "pushed", "items"]);
 }
 
@@ -160,7 +160,7 @@ fn fire_prints_fired() {
         count: 1,
         max: Some(2),
     };
-    assert_eq!(line, json::line(&fired));
+    assert_eq!(line, report::line(&fired));
 }
 
 #[test]
@@ -182,7 +182,7 @@ fn checkpoint_prints_a_checkpoint_line() {
         signed: false,
         note: &note,
     };
-    assert_eq!(line, json::line(&expected));
+    assert_eq!(line, report::line(&expected));
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn import_prints_an_import_summary() {
         already_present: 0,
         syncs: v["syncs"].as_u64().unwrap() as usize,
     };
-    assert_eq!(line, json::line(&expected));
+    assert_eq!(line, report::line(&expected));
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn show_prints_the_lists_asked_for_in_order() {
         agents: None,
         redacted: None,
     };
-    assert_eq!(line, json::line(&expected));
+    assert_eq!(line, report::line(&expected));
     assert_eq!(keys(&line), ["session", "seq", "todos", "files"]);
 }
 
@@ -263,11 +263,11 @@ fn snapshot_and_sessions_print_their_lines() {
         state_hash: state.state_hash().to_hex(),
         bytes: v["bytes"].as_u64().unwrap(),
     };
-    assert_eq!(line, json::line(&written));
+    assert_eq!(line, report::line(&written));
 
     let line = printed(root.dir(), &["sessions", "--json"], "");
     let all = sjournal::audit::sessions::list(&root).unwrap();
-    assert_eq!(line, json::line(&all[0]));
+    assert_eq!(line, report::line(&all[0]));
 }
 
 /// Import's reading is the library's (`audit::jsonl::plan`): every line is checked before

@@ -380,7 +380,7 @@ fn every_event_memory_acts_on_passes_the_name_test() {
     let mut seen = 0;
     for p in crate::support::all_payloads() {
         let kind = p.event.clone().unwrap_or_else(|| "event".into());
-        let raw = sjournal::event::lenient_json::text(&p.json);
+        let raw = sjournal::event::lenient::text(&p.json);
         let e = Event::parse(&kind, &raw);
         let concerns = matches!(
             e.kind,

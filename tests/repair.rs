@@ -23,7 +23,7 @@ use sjournal::format::payload::{
 };
 use sjournal::journal::repair::{repair, RepairOptions};
 use sjournal::journal::{Root, Writer};
-use sjournal::storage::{FaultyFs, Op};
+use sjournal::testing::{FaultyFs, Op};
 
 fn cli(root: &Path) -> Command {
     let mut c = Command::new(common::bin());

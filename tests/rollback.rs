@@ -20,7 +20,7 @@ use sjournal::format::payload::encode_event_json;
 use sjournal::journal::recovery::Corruption;
 use sjournal::journal::Corrupt;
 use sjournal::journal::{hwm, verify_file, Root, Target, Writer, WriterOptions};
-use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
+use sjournal::testing::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
 use sjournal::Error;
 
 fn cli(root: &Path) -> Command {

@@ -13,7 +13,7 @@ use sjournal::journal::WriterOptions;
 use sjournal::limits::SNAPSHOT_EVERY_RECORDS;
 use sjournal::session::{Batch, Landed, Session};
 use sjournal::snapshot::{load_state, LoadOptions, SnapshotUse};
-use sjournal::storage::{FaultyFs, Op};
+use sjournal::testing::{FaultyFs, Op};
 
 fn records(n: usize) -> Vec<(String, Vec<u8>)> {
     support::real_claude()

@@ -17,7 +17,7 @@ use sjournal::format::payload::{
 use sjournal::format::spool::Attempted;
 use sjournal::journal::{spool, Root, Writer, WriterOptions};
 use sjournal::session::{keep_elsewhere, Session};
-use sjournal::storage::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
+use sjournal::testing::{FaultPlan, Faulty, FaultyFs, JournalWith, Op, PendingFate, SimDisk};
 
 const S: &str = "sess-1";
 

@@ -195,7 +195,7 @@ pub fn verifier(key: &str) -> Result<StandardVerifier, CheckpointError> {
 
 /// What the signatures of a checkpoint say for one verifier key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SignatureCheck {
+pub(crate) enum SignatureCheck {
     /// A signature by this key verifies.
     Valid,
     /// The checkpoint carries no signature by this key.
@@ -204,7 +204,7 @@ pub enum SignatureCheck {
     Invalid,
 }
 
-pub fn check_signature(parsed: &Parsed, key: StandardVerifier) -> SignatureCheck {
+pub(crate) fn check_signature(parsed: &Parsed, key: StandardVerifier) -> SignatureCheck {
     let Some(note) = &parsed.note else {
         return SignatureCheck::Missing;
     };
@@ -229,7 +229,7 @@ pub struct Extension {
 }
 
 /// Reads the journal in `reader` and checks it against `cp`.
-pub fn check_extends(
+pub(crate) fn check_extends(
     reader: &crate::journal::JournalReader,
     cp: &Checkpoint,
 ) -> crate::error::Result<Extension> {

@@ -24,12 +24,13 @@ use serde_json::value::RawValue;
 use crate::error::{Error, Result};
 use crate::format::payload;
 use crate::format::record::{frame_len, valid_kind};
+use crate::host::Host;
 use crate::journal::Record;
 use crate::limits::{BATCH_MAX_BYTES, FRAME_MAX_BYTES};
 
 /// One exported line. Field order is the output order.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct ExportLine<'a> {
+pub(crate) struct ExportLine<'a> {
     pub seq: u64,
     #[serde(default)]
     pub ts: String,
@@ -93,7 +94,7 @@ fn null() -> Box<RawValue> {
 }
 
 /// An export line read back: the record kind, its time, and its exact payload.
-pub struct Imported<'a> {
+pub(crate) struct Imported<'a> {
     pub kind: std::borrow::Cow<'a, str>,
     /// The record's time (None if the line has none).
     pub ts_unix_ns: Option<i64>,
@@ -101,7 +102,7 @@ pub struct Imported<'a> {
 }
 
 /// What an export line carries to append.
-pub enum ImportedPayload<'a> {
+pub(crate) enum ImportedPayload<'a> {
     /// An event's JSON text, byte for byte.
     Event(std::borrow::Cow<'a, str>),
     /// A system record's payload bytes, exactly.
@@ -112,7 +113,7 @@ pub enum ImportedPayload<'a> {
 }
 
 /// True if a parsed line looks like an export line (as opposed to a plain event).
-pub fn is_export_line(v: &serde_json::Value) -> bool {
+pub(crate) fn is_export_line(v: &serde_json::Value) -> bool {
     v.get("seq").is_some_and(|s| s.is_u64())
         && v.get("kind").is_some_and(|s| s.is_string())
         && v.get("hash").is_some_and(|s| s.is_string())
@@ -120,7 +121,7 @@ pub fn is_export_line(v: &serde_json::Value) -> bool {
 }
 
 /// Reads an export line: its kind and the payload text, byte for byte as exported.
-pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
+pub(crate) fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
     let l: ExportLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let ts_unix_ns = Some(l.ts_unix_ns).filter(|&t| t != 0);
     if payload::is_system_kind(&l.kind) {
@@ -154,7 +155,7 @@ pub fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
 }
 
 /// An import error naming the input and line.
-pub fn line_error(input: &str, line: usize, reason: impl Into<String>) -> Error {
+pub(crate) fn line_error(input: &str, line: usize, reason: impl Into<String>) -> Error {
     Error::ImportLine {
         input: input.to_owned(),
         line,
@@ -212,7 +213,7 @@ pub fn plan(
         let line = std::str::from_utf8(raw_line)
             .map_err(|e| line_error(name, n, format!("not UTF-8 ({e})")))?;
         let value: serde_json::Value = serde_json::from_str(line)
-            .or_else(|e| crate::event::lenient_json::value(raw_line).map_err(|_| e))
+            .or_else(|e| crate::event::lenient::value(raw_line).map_err(|_| e))
             .map_err(|e| {
                 line_error(
                     name,
@@ -295,10 +296,10 @@ pub fn chunks<'i>(items: &'i [&'i ImportItem]) -> Vec<&'i [&'i ImportItem]> {
     out
 }
 
-/// The kind for an event (`append`, and plain lines of `import`): `flag`, else the
-/// payload's event name when it is a valid kind (`hook_event_name`, or Cline's `hookName`,
-/// as the hook reads them), else "event". A `flag` that is not a valid kind, or names a
-/// system kind, is an error.
+/// The kind for an event (`append`, and plain lines of `import`): `flag`, else the kind the
+/// hook would give the payload (the detected host's [`Host::event_kind`]: `hook_event_name`,
+/// Cline's `hookName`, OpenClaw's `event`, when it is a valid kind), else "event". A `flag`
+/// that is not a valid kind, or names a system kind, is an error.
 pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<String> {
     if let Some(k) = flag {
         if !valid_kind(k) || payload::is_system_kind(k) {
@@ -306,11 +307,5 @@ pub fn event_kind(flag: Option<&str>, value: &serde_json::Value) -> Result<Strin
         }
         return Ok(k.to_owned());
     }
-    Ok(value
-        .get("hook_event_name")
-        .or_else(|| value.get("hookName"))
-        .and_then(|v| v.as_str())
-        .filter(|k| valid_kind(k) && !payload::is_system_kind(k))
-        .unwrap_or("event")
-        .to_owned())
+    Ok(Host::detect(value).event_kind(value).to_owned())
 }

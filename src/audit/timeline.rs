@@ -35,7 +35,7 @@ pub struct Timeline {
     pub turns: Vec<Turn>,
     pub tools: Vec<ToolCall>,
     pub compactions: Vec<Compaction>,
-    pub injections: Vec<Injection>,
+    pub injections: Vec<InjectionRecord>,
     /// Everything else worth a mark: session start and end, subagents, errors, system records.
     pub marks: Vec<Mark>,
     /// Why the journal could not be read to its end, if it could not.
@@ -76,8 +76,9 @@ pub struct Compaction {
     pub trigger: String,
 }
 
+/// One `sjournal.injected` record on the timeline, with the text it kept.
 #[derive(Debug, Clone, Serialize)]
-pub struct Injection {
+pub struct InjectionRecord {
     pub seq: u64,
     pub ts_ns: i64,
     /// The seq of the event the context was printed for.
@@ -183,7 +184,7 @@ impl Builder {
         }
         let v: Value = payload::decode_event(rec.seq, rec.payload)
             .ok()
-            .and_then(|s| crate::event::lenient_json::value(s.as_bytes()).ok())
+            .and_then(|s| crate::event::lenient::value(s.as_bytes()).ok())
             .unwrap_or(Value::Null);
         let mark = |label: String, bad: bool| Mark {
             seq: rec.seq,
@@ -311,7 +312,7 @@ impl Builder {
             .unwrap_or(Value::Null);
         if rec.kind == KIND_INJECTED {
             let event_seq = fields.get("event_seq").and_then(Value::as_u64);
-            self.t.injections.push(Injection {
+            self.t.injections.push(InjectionRecord {
                 seq: rec.seq,
                 ts_ns: rec.ts_unix_ns,
                 event_seq,

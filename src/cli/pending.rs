@@ -40,7 +40,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
     for p in waiting {
         let Some(file) = &p.file else {
             out.push(if json {
-                sjournal::json::line(&sjournal::json::PendingUnreadableLine {
+                sjournal::report::line(&sjournal::report::PendingUnreadableLine {
                     pending: true,
                     spool_file: &p.path,
                     damaged: p.damaged.as_deref(),
@@ -60,7 +60,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
             let ts_unix_ns = r.ts_unix_ns.unwrap_or(file.spooled_at_ns);
             let ts = output::rfc3339(ts_unix_ns);
             if json {
-                let line = sjournal::json::PendingRecordLine {
+                let line = sjournal::report::PendingRecordLine {
                     pending: true,
                     spool_file: &p.path,
                     fallback: p.fallback,
@@ -69,7 +69,7 @@ pub fn lines(waiting: &[PendingSpool], json: bool) -> Result<Vec<String>> {
                     kind: &r.kind,
                     payload,
                 };
-                out.push(sjournal::json::line(&line));
+                out.push(sjournal::report::line(&line));
             } else {
                 let mut text = payload.get().to_owned();
                 if text.len() > 120 {

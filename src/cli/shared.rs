@@ -12,8 +12,8 @@ use sjournal::error::{Error, Result};
 use sjournal::fold::State;
 use sjournal::format::payload;
 use sjournal::journal::{Record, Root};
-use sjournal::json;
 use sjournal::limits::INPUT_MAX_BYTES;
+use sjournal::report;
 use sjournal::snapshot::{load_state, LoadInfo, LoadOptions};
 
 /// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
@@ -64,7 +64,7 @@ pub fn print_landed(
         Landed::Rescue { appended, cause } => {
             let a = appended.first();
             let rescue = root.session(session)?.rescue;
-            output::json_line(out, &json::line(&json::RescuedLine::new(a, &rescue)))?;
+            output::json_line(out, &report::line(&report::RescuedLine::new(a, &rescue)))?;
             report_error(cause);
             output::warn(&format!(
                 "sjournal: the record was NOT added to the session's journal; it is kept durably as seq {} of {}",
@@ -79,13 +79,13 @@ pub fn print_landed(
             fallback,
             ..
         } => {
-            let line = json::SpooledLine {
+            let line = report::SpooledLine {
                 spooled: true,
                 spool_file: files.first().map(|f| f.as_path()),
                 fallback: *fallback,
                 reason,
             };
-            output::json_line(out, &json::line(&line))?;
+            output::json_line(out, &report::line(&line))?;
             output::warn(&format!(
                 "sjournal: the journal could not take the record now ({reason}); it is spooled to {}{} \
                  and will be merged by the next writer, reader or `sjournal flush`",
@@ -144,13 +144,11 @@ pub fn parse_json(bytes: &[u8]) -> crate::cli::error::Result<(&str, serde_json::
         Ok(v) => v,
         // A lone surrogate escape or an out-of-range number is valid JSON text that
         // serde_json refuses: read it leniently (the text is kept as it came).
-        Err(e) => {
-            sjournal::event::lenient_json::value(bytes).map_err(|_| CliError::InvalidJson {
-                message: e.to_string(),
-                line: e.line(),
-                column: e.column(),
-            })?
-        }
+        Err(e) => sjournal::event::lenient::value(bytes).map_err(|_| CliError::InvalidJson {
+            message: e.to_string(),
+            line: e.line(),
+            column: e.column(),
+        })?,
     };
     // serde_json accepted it, so it is UTF-8 (JSON text outside strings is ASCII).
     let text = std::str::from_utf8(bytes).expect("valid JSON is UTF-8");
@@ -202,7 +200,7 @@ pub fn load_policy(root: &Root) -> Policy {
 pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
     let payload = payload::to_json(rec.seq, rec.kind, rec.payload)?;
     if json {
-        let line = json::LogLine {
+        let line = report::LogLine {
             seq: rec.seq,
             ts: output::rfc3339(rec.ts_unix_ns),
             ts_unix_ns: rec.ts_unix_ns,
@@ -211,7 +209,7 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
             offset: rec.offset,
             payload,
         };
-        return Ok(sjournal::json::line(&line));
+        return Ok(sjournal::report::line(&line));
     }
     // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
     let mut p = sjournal::escape::text(payload.get()).into_owned();

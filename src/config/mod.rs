@@ -40,7 +40,7 @@ use crate::limits::{
 };
 pub use webhook::WebhookHandler;
 
-pub const FILE_NAME: &str = "config.toml";
+pub(crate) const FILE_NAME: &str = "config.toml";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

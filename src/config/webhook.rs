@@ -91,7 +91,7 @@ impl WebhookHandler {
 }
 
 /// Headers sjournal sets itself; the configuration may not set them.
-pub const RESERVED_HEADERS: &[&str] = &[
+pub(crate) const RESERVED_HEADERS: &[&str] = &[
     "content-type",
     "content-length",
     "transfer-encoding",

@@ -444,7 +444,7 @@ pub(crate) fn failures(c: &mut Ctx<'_>) -> Section {
             continue;
         }
         listed += 1;
-        let what = if crate::event::work::is_shell_tool(&f.tool) {
+        let what = if crate::event::tool_effects::is_shell_tool(&f.tool) {
             code(&f.detail, 160)
         } else {
             format!(

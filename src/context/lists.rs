@@ -60,7 +60,7 @@ pub fn prompts(reader: &JournalReader) -> Result<Vec<PromptEntry>> {
         }
         // The prompt as the state before the event reads it (the fold's own rule).
         let text = decode_event(rec.seq, rec.payload).ok().and_then(|raw| {
-            let raw = crate::event::lenient_json::text(raw);
+            let raw = crate::event::lenient::text(raw);
             let e = Event::parse(rec.kind, &raw);
             state.user_prompt(&e).map(clean)
         });

@@ -149,7 +149,7 @@ impl InjectionPoint {
     /// The injection point of a journaled event: its record kind and JSON text (read
     /// leniently, as the fold reads it).
     pub fn of_record(record_kind: &str, raw_json: &str, event_seq: u64) -> InjectionPoint {
-        let raw = crate::event::lenient_json::text(raw_json);
+        let raw = crate::event::lenient::text(raw_json);
         InjectionPoint::of_event(&Event::parse(record_kind, &raw), event_seq)
     }
 }

@@ -13,10 +13,9 @@
 mod host_id;
 mod kind;
 pub mod lenient;
-pub mod lenient_json;
+pub mod tool_effects;
 pub mod tools;
 pub(crate) mod wire;
-pub mod work;
 
 use std::borrow::Cow;
 

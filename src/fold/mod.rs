@@ -19,11 +19,11 @@ mod events;
 pub mod instructions;
 pub mod memory;
 pub mod model_view;
-mod recovery;
+mod progress;
+mod progress_rules;
 mod state;
 mod system;
 pub mod tally;
-mod work;
 
 use std::sync::LazyLock;
 
@@ -129,7 +129,7 @@ impl State {
     fn apply_json(&mut self, rec: &RecordView<'_>) {
         match decode_event(rec.seq, rec.payload) {
             Ok(raw) => {
-                let raw = crate::event::lenient_json::text(raw);
+                let raw = crate::event::lenient::text(raw);
                 let event = crate::event::Event::parse(rec.kind, &raw);
                 self.apply_event(&event, rec);
             }
@@ -162,5 +162,5 @@ pub fn fold<'a>(records: impl IntoIterator<Item = RecordView<'a>>) -> State {
 }
 
 pub use events::OTHER_TOOLS;
-pub use recovery::{command_family, failure_key, squash};
+pub use progress_rules::{command_family, failure_key, squash};
 pub use system::{json_type, valid_name};

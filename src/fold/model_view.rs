@@ -47,7 +47,7 @@ pub const HOOK_CONTEXT_OPEN: &str = "<hook_context>";
 pub const HOOK_CONTEXT_CLOSE: &str = "</hook_context>";
 
 /// `text` as Gemini CLI puts a hook's context in the conversation (`<` `>` escaped).
-pub fn gemini_escaped(text: &str) -> String {
+pub(crate) fn gemini_escaped(text: &str) -> String {
     text.replace('<', "&lt;").replace('>', "&gt;")
 }
 
@@ -114,7 +114,7 @@ pub fn user_prompt<'p>(view: &ModelView, prompt: &'p str) -> &'p str {
 }
 
 /// What Gemini CLI (0.61) puts as the model's turn right after a compressed history's summary.
-pub const GEMINI_COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
+pub(crate) const GEMINI_COMPRESSION_ACK: &str = "Got it. Thanks for the additional context!";
 const SESSION_CONTEXT_END: &str = "</session_context>";
 
 pub(crate) fn digest(bytes: &[u8]) -> u64 {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-pub use super::work::*;
+pub use super::progress::*;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct State {
@@ -31,9 +31,9 @@ pub struct State {
     pub primitives: Primitives,
     /// The last injection per event kind (`sjournal.injected`).
     #[serde(deserialize_with = "super::bulk::map")]
-    pub injected: BTreeMap<String, Injection>,
+    pub injected: BTreeMap<String, LastInjection>,
     pub journal: JournalFacts,
-    /// What recovery after a compaction needs (`work.rs`).
+    /// What recovery after a compaction needs (`progress.rs`, folded by `progress_rules.rs`).
     pub requests: Requests,
     pub todos: Todos,
     pub plan: Option<Plan>,
@@ -153,7 +153,7 @@ pub struct Files {
     /// Files forgotten to keep the table bounded.
     pub forgotten: u64,
     /// Shell commands that change files in ways the table does not follow (`sed -i`, `mv`,
-    /// redirections: `event::work::shell_mutates`).
+    /// redirections: `event::tool_effects::shell_mutates`).
     pub shell_mutations: u64,
 }
 
@@ -337,8 +337,10 @@ pub struct ListItem {
     pub value: String,
 }
 
+/// The last `sjournal.injected` record of one event kind: its hash and size, not its text
+/// (the text is `context::Injection`; a timeline's entry is `audit::timeline::InjectionRecord`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Injection {
+pub struct LastInjection {
     pub seq: u64,
     pub event_seq: u64,
     pub text_blake3: String,

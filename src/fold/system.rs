@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use super::bounded::{bump, cut, cut_str, key};
 use super::Channel;
 use super::{
-    Entry, Injection, JournalFacts, List, ListItem, RecordView, RecoveredFact, Slot, State,
+    Entry, JournalFacts, LastInjection, List, ListItem, RecordView, RecoveredFact, Slot, State,
     REDACTED_OTHER,
 };
 use crate::format::payload::{self as p, decode_system};
@@ -83,7 +83,7 @@ impl State {
                 s.note_injected(&i, rec);
                 s.injected.insert(
                     key(&i.event_kind),
-                    Injection {
+                    LastInjection {
                         seq: rec.seq,
                         event_seq: i.event_seq,
                         text_blake3: key(&i.text_blake3),

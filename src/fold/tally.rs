@@ -105,8 +105,8 @@ pub struct HostNames;
 /// Event kinds, `Other` included.
 const EVENT_KINDS: usize = EventKind::KNOWN.len() + 1;
 
-pub const KIND_SLOTS: usize = EVENT_KINDS + SYSTEM_KINDS.len();
-pub const HOST_SLOTS: usize = Host::ALL.len();
+pub(crate) const KIND_SLOTS: usize = EVENT_KINDS + SYSTEM_KINDS.len();
+pub(crate) const HOST_SLOTS: usize = Host::ALL.len();
 
 const KIND_NAMES: [&str; KIND_SLOTS] = {
     let mut names = [""; KIND_SLOTS];

@@ -144,7 +144,7 @@ fn memory(
 #[cfg(feature = "remote")]
 fn ship(root: &Root, opts: &HookOptions, cap: &Captured) -> Option<String> {
     let ended = cap.raw_json.as_deref().is_some_and(|raw| {
-        let raw = crate::event::lenient_json::text(raw);
+        let raw = crate::event::lenient::text(raw);
         crate::event::Event::parse(&cap.kind, &raw).kind == crate::event::EventKind::SessionEnd
     });
     crate::remote::spawn::after_event(root, &opts.config, &cap.session_id, ended)

@@ -258,7 +258,7 @@ pub fn run<R: Read>(opts: HookOptions, input: R, deliver: impl Deliver) -> ! {
                 hand_over(&deliver, &opts, out)
             })
     };
-    caught(&shared, || work(&shared, &opts, input, start));
+    caught(&shared, || pipeline(&shared, &opts, input, start));
     if let Err(e) = watchdog {
         // Out of threads: the work was done without a watchdog (past the deadline if it came
         // to that) rather than drop the event, and what the watchdog would settle is settled
@@ -332,8 +332,9 @@ fn caught(shared: &Shared, body: impl FnOnce()) {
     }
 }
 
-/// The worker: everything between stdin and the reply, one step after the other.
-fn work(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
+/// The worker's pipeline: everything between stdin and the reply, one named step after the
+/// other (read, route and plan, exec, commit, settle).
+fn pipeline(sh: &Shared, opts: &HookOptions, input: impl Read, start: Instant) {
     let mut diag = Vec::new();
     let Some(received) = read_input(sh, opts, input, &mut diag) else {
         return sh.note(&mut diag);
@@ -389,7 +390,7 @@ fn route_and_plan<'a>(
         route::Routing::Event(r) => (Some(r.text.clone()), r.kind.clone()),
         route::Routing::Unparsed(_) => (None, String::new()),
     };
-    let lenient = text.as_deref().map(crate::event::lenient_json::text);
+    let lenient = text.as_deref().map(crate::event::lenient::text);
     let parsed = lenient
         .as_deref()
         .map(|l| crate::event::Event::parse(&kind, l));

@@ -22,7 +22,7 @@ use crate::event::Event;
 use crate::hook::route::Captured;
 use crate::hook::HookOptions;
 use crate::host::Host;
-use crate::install::hosts::Host as Installed;
+use crate::install::InstallTarget as Installed;
 
 /// How long the OpenCode, Pi and OpenClaw bridges wait for one `sjournal hook` call before
 /// they kill it (`CALL_TIMEOUT_MS` in `tools/bridge-common/sjournal-hook.ts`). OpenCode and

@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use crate::event::Event;
-use crate::format::payload::{encode_system, is_system_kind, Unparsed, KIND_UNPARSED};
-use crate::format::record::valid_kind;
+use crate::format::payload::{encode_system, Unparsed, KIND_UNPARSED};
 use crate::hook::read::Received;
 use crate::host::{Host, HostFlag};
 use crate::journal::paths::file_stem;
@@ -45,7 +44,7 @@ pub struct Captured {
 
 /// An input that parsed as JSON, routed (its session, record kind and host) but not yet made
 /// a record: the record's payload carries the event's fold digest, derived from the event as
-/// the fold reads it, `Event::parse(kind, &lenient_json::text(text))`. The hook parses that
+/// the fold reads it, `Event::parse(kind, &lenient::text(text))`. The hook parses that
 /// event once and uses it for the digest ([`Routed::into_captured`]), the injection point and
 /// memory.
 #[derive(Debug, Clone)]
@@ -132,7 +131,7 @@ pub(crate) fn route(
     } else if raw.iter().all(u8::is_ascii_whitespace) {
         Err("stdin is empty".to_owned())
     } else {
-        crate::event::lenient_json::value(&raw)
+        crate::event::lenient::value(&raw)
     };
     let value = match parsed {
         Ok(v) => v,
@@ -148,11 +147,7 @@ pub(crate) fn route(
         HostFlag::Auto => detected,
     };
     let event = protocol.event_name(&value).map(str::to_owned);
-    let kind = event
-        .as_deref()
-        .filter(|e| valid_kind(e) && !is_system_kind(e))
-        .unwrap_or("event")
-        .to_owned();
+    let kind = protocol.event_kind(&value).to_owned();
     let session = match protocol.session_id(&value) {
         Some(s) if file_stem(s).is_ok() => s.to_owned(),
         found => {

@@ -36,6 +36,8 @@ use serde_json::Value;
 
 use crate::event::wire::Wire;
 use crate::event::{is_object, Event, EventKind};
+use crate::format::payload::is_system_kind;
+use crate::format::record::valid_kind;
 
 pub(crate) use codex::is_rollout;
 
@@ -66,6 +68,15 @@ impl Host {
             Host::OpenClaw => s("hook_event_name").or_else(|| s("event")),
             _ => s("hook_event_name"),
         }
+    }
+
+    /// The record kind of an event from this host: its event name ([`Host::event_name`]) when
+    /// that is a valid kind and not a system kind, else `event`. The one rule for the hook and
+    /// for `append` / `import`.
+    pub fn event_kind(self, v: &Value) -> &str {
+        self.event_name(v)
+            .filter(|e| valid_kind(e) && !is_system_kind(e))
+            .unwrap_or("event")
     }
 
     /// Events that get the session's context by default.

@@ -194,7 +194,7 @@ fn json_with_marker(json: &str, marker: &str) -> String {
 /// The bridge source with the shared hook module inlined in place of its import, `export`s
 /// dropped (OpenCode would call every exported function as a plugin), and `command` as the
 /// default binary.
-pub fn inline_hook(bridge_src: &str, command: &str) -> String {
+pub(crate) fn inline_hook(bridge_src: &str, command: &str) -> String {
     let shared: String = HOOK_TS
         .lines()
         .map(|l| {

@@ -5,9 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-/// A host sjournal can install its hooks into.
+/// A host sjournal can install its hooks into (the host as a target of `install`; the host that
+/// sent an event is `crate::host::Host`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
+pub enum InstallTarget {
     ClaudeCode,
     Codex,
     Gemini,
@@ -78,7 +79,7 @@ pub struct HookSpec {
     pub event: &'static str,
     /// The matcher of the group sjournal adds (None: no matcher key, i.e. every occurrence).
     pub matcher: Option<&'static str>,
-    /// In the host's unit (see [`Host::timeout_unit`]).
+    /// In the host's unit (see [`InstallTarget::timeout_unit`]).
     pub timeout: u64,
 }
 
@@ -135,43 +136,43 @@ const GEMINI: &[HookSpec] = &[
     spec("SessionEnd", None, 5_000),
 ];
 
-impl Host {
+impl InstallTarget {
     pub fn display_name(self) -> &'static str {
         match self {
-            Host::ClaudeCode => "Claude Code",
-            Host::Codex => "Codex CLI",
-            Host::Gemini => "Gemini CLI",
+            InstallTarget::ClaudeCode => "Claude Code",
+            InstallTarget::Codex => "Codex CLI",
+            InstallTarget::Gemini => "Gemini CLI",
         }
     }
 
     /// The `--host` value the installed command passes to `sjournal hook`.
     pub fn hook_flag(self) -> &'static str {
         match self {
-            Host::ClaudeCode => "claude",
-            Host::Codex => "codex",
-            Host::Gemini => "gemini",
+            InstallTarget::ClaudeCode => "claude",
+            InstallTarget::Codex => "codex",
+            InstallTarget::Gemini => "gemini",
         }
     }
 
     pub fn specs(self) -> &'static [HookSpec] {
         match self {
-            Host::ClaudeCode => CLAUDE,
-            Host::Codex => CODEX,
-            Host::Gemini => GEMINI,
+            InstallTarget::ClaudeCode => CLAUDE,
+            InstallTarget::Codex => CODEX,
+            InstallTarget::Gemini => GEMINI,
         }
     }
 
     /// What the user must still do for the host to run the hooks (printed after installing).
     pub fn after_install(self) -> Option<&'static str> {
         match self {
-            Host::ClaudeCode => None,
-            Host::Codex => Some(
+            InstallTarget::ClaudeCode => None,
+            InstallTarget::Codex => Some(
                 "Codex runs a hook only once it is trusted, and skips untrusted hooks silently: \
                  start `codex`, open `/hooks`, review sjournal's hooks and choose Trust (again \
                  after any change to them). For one unattended run, \
                  `codex exec --dangerously-bypass-hook-trust` runs them without review.",
             ),
-            Host::Gemini => Some(
+            InstallTarget::Gemini => Some(
                 "Gemini CLI loads hooks only in a trusted folder: trust the project when Gemini \
                  asks (or add it to ~/.gemini/trustedFolders.json as TRUST_FOLDER); in an \
                  untrusted folder no hook runs.",
@@ -181,7 +182,7 @@ impl Host {
 
     pub fn timeout_unit(self) -> &'static str {
         match self {
-            Host::Gemini => "ms",
+            InstallTarget::Gemini => "ms",
             _ => "s",
         }
     }
@@ -195,13 +196,15 @@ impl Host {
         project: &Path,
     ) -> Result<PathBuf, String> {
         Ok(match (self, scope) {
-            (Host::ClaudeCode, Scope::User) => homes.home()?.join(".claude/settings.json"),
-            (Host::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
-            (Host::ClaudeCode, Scope::Local) => project.join(".claude/settings.local.json"),
-            (Host::Codex, Scope::User) => homes.codex()?.join("hooks.json"),
-            (Host::Codex, Scope::Project) => project.join(".codex/hooks.json"),
-            (Host::Gemini, Scope::User) => homes.home()?.join(".gemini/settings.json"),
-            (Host::Gemini, Scope::Project) => project.join(".gemini/settings.json"),
+            (InstallTarget::ClaudeCode, Scope::User) => homes.home()?.join(".claude/settings.json"),
+            (InstallTarget::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
+            (InstallTarget::ClaudeCode, Scope::Local) => {
+                project.join(".claude/settings.local.json")
+            }
+            (InstallTarget::Codex, Scope::User) => homes.codex()?.join("hooks.json"),
+            (InstallTarget::Codex, Scope::Project) => project.join(".codex/hooks.json"),
+            (InstallTarget::Gemini, Scope::User) => homes.home()?.join(".gemini/settings.json"),
+            (InstallTarget::Gemini, Scope::Project) => project.join(".gemini/settings.json"),
             (h, Scope::Local) => {
                 return Err(format!(
                     "{} has no local (uncommitted) settings file; use --scope user or project",
@@ -215,7 +218,7 @@ impl Host {
     pub fn handler(self, command: &str, spec: &HookSpec) -> serde_json::Value {
         let cmd = format!("{command} hook --host {}", self.hook_flag());
         match self {
-            Host::Gemini => serde_json::json!({
+            InstallTarget::Gemini => serde_json::json!({
                 "type": "command", "command": cmd, "name": "sjournal", "timeout": spec.timeout,
             }),
             _ => serde_json::json!({"type": "command", "command": cmd, "timeout": spec.timeout}),

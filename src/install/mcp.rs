@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 use super::{first_word, plan, read_doc, read_text, Homes, InstallError, Plan, Scope};
 
 /// The server's name in the host's configuration.
-pub const SERVER_NAME: &str = "sjournal";
+pub(crate) const SERVER_NAME: &str = "sjournal";
 
 /// A host that loads MCP servers from a file `install` can edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

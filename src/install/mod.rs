@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 pub use crate::escape::shell_quote;
-pub use hosts::{Homes, Host, Scope};
+pub use hosts::{Homes, InstallTarget, Scope};
 
 /// Why an installation could not be planned or written.
 #[derive(Debug, thiserror::Error)]
@@ -137,9 +137,9 @@ fn hooks_object<'a>(
 }
 
 /// Adds (or updates) sjournal's handlers in `doc`. Returns true if anything changed.
-pub fn install_doc(
+pub(crate) fn install_doc(
     doc: &mut Map<String, Value>,
-    host: Host,
+    host: InstallTarget,
     command: &str,
     path: &Path,
 ) -> Result<bool, InstallError> {
@@ -195,7 +195,7 @@ pub fn install_doc(
 
 /// Removes sjournal's handlers from `doc`, and the groups, events and `hooks` object that
 /// held only them. Returns true if anything changed.
-pub fn uninstall_doc(doc: &mut Map<String, Value>) -> bool {
+pub(crate) fn uninstall_doc(doc: &mut Map<String, Value>) -> bool {
     let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) else {
         return false;
     };
@@ -346,7 +346,7 @@ fn plan(d: Doc, changed: bool) -> Plan {
 }
 
 /// Computes the change `install` makes to `path`.
-pub fn plan_install(path: &Path, host: Host, command: &str) -> Result<Plan, InstallError> {
+pub fn plan_install(path: &Path, host: InstallTarget, command: &str) -> Result<Plan, InstallError> {
     let mut d = read_doc(path)?;
     let changed = install_doc(&mut d.map, host, command, &d.path)?;
     Ok(plan(d, changed))

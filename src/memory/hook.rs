@@ -112,7 +112,7 @@ pub fn remember_ask(e: &Event<'_>, prompt: &str) -> Option<RememberAsk> {
 /// journaled it, is taken off (`fold::model_view::user_prompt`), which needs the session's
 /// state; it is loaded only when the rest of the prompt could be a "remember" at all. None
 /// when that state could not be read in time (then no "remember" is taken from the prompt).
-pub fn own_prompt<'e>(
+pub(crate) fn own_prompt<'e>(
     root: &Root,
     e: &'e Event<'_>,
     session: &str,
@@ -156,7 +156,7 @@ pub fn remember(prompt: &str) -> Option<(bool, &str)> {
 }
 
 /// The text of a "remember: …" or "remember globally: …" prompt (see [`remember`]).
-pub fn remember_text(prompt: &str) -> Option<&str> {
+pub(crate) fn remember_text(prompt: &str) -> Option<&str> {
     remember(prompt).map(|(_, t)| t)
 }
 
@@ -269,7 +269,7 @@ pub fn plan_json(
     host_project: Option<&Path>,
     settings: Option<&Settings>,
 ) -> Plan {
-    let raw = crate::event::lenient_json::text(raw_json);
+    let raw = crate::event::lenient::text(raw_json);
     plan(
         root,
         &Event::parse(kind, &raw),
@@ -389,7 +389,7 @@ pub fn prepare(
 
 /// Accepted items (project first, then global), newest first, within
 /// `limits::MEMORY_INJECT_CHARS`; those `known` says the model already has are left out.
-pub fn memory_section(
+pub(crate) fn memory_section(
     project: &State,
     global: &State,
     known: &mut dyn FnMut(&str) -> bool,
@@ -575,14 +575,14 @@ pub fn proposals(st: &State, session: &str) -> Vec<MemoryOp> {
 pub const VERIFY: &str = "verify";
 
 /// A failing shell command later followed, in the same session, by a passing variant (the
-/// fold's failures, resolved by a command of the same family, `fold::recovery`) as a "how to
+/// fold's failures, resolved by a command of the same family, `fold::progress_rules`) as a "how to
 /// verify/build" proposal: "`make check -j1` passes where `make check` fails". Its
 /// provenance: the session, the seq of the passing call, the two commands verbatim. A
 /// command that failed again after its variant passed still counts (the variant passed).
-pub fn verify_proposals(st: &State, session: &str) -> Vec<MemoryOp> {
+pub(crate) fn verify_proposals(st: &State, session: &str) -> Vec<MemoryOp> {
     let mut out: Vec<MemoryOp> = Vec::new();
     for f in &st.failures.items {
-        if !crate::event::work::is_shell_tool(&f.tool) {
+        if !crate::event::tool_effects::is_shell_tool(&f.tool) {
             continue;
         }
         let Some(r) = f.resolved.as_ref().or(f.fixed_before.as_ref()) else {
@@ -645,7 +645,7 @@ pub fn stale(
         for span in spans.into_iter().take(keep) {
             let failed = session.failures.items.iter().find(|f| {
                 f.resolved.is_none()
-                    && crate::event::work::is_shell_tool(&f.tool)
+                    && crate::event::tool_effects::is_shell_tool(&f.tool)
                     && f.detail.trim() == span
             });
             if let Some(f) = failed {

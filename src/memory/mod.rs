@@ -46,7 +46,7 @@
 //! - `rule`: the standing instructions of the session's prompts (the fold's selector,
 //!   `fold::instructions`);
 //! - `verify`: a failing shell command that a command of the same family (the same words but
-//!   for options, `fold::recovery`) later passed in the same session: text
+//!   for options, `fold::progress_rules`) later passed in the same session: text
 //!   ``"`<passing>` passes where `<failing>` fails"``, provenance seq the passing call's record,
 //!   quote `failed: <failing> (exit N); passed: <passing>`. A `verify` item goes stale only
 //!   when its passing command (its first code span) fails and is not fixed;

@@ -48,7 +48,7 @@ pub use crate::format::payload::KIND_REDACTED;
 /// Hex digits of a marker's tag.
 pub const TAG_HEX_LEN: usize = 8;
 /// At most this many findings are listed in one record; the rest are counted.
-pub const FOUND_MAX: usize = 1000;
+pub(crate) const FOUND_MAX: usize = 1000;
 
 const TAG_CONTEXT: &str = "sjournal redaction tag v1";
 const TAG_ID_CONTEXT: &str = "sjournal redaction tag v1 key id";
@@ -534,7 +534,7 @@ pub struct Summary {
 }
 
 /// Seqs a [`Summary`] lists.
-pub const SUMMARY_SEQS_MAX: usize = 20;
+pub(crate) const SUMMARY_SEQS_MAX: usize = 20;
 
 impl Summary {
     /// The summary the fold keeps (`JournalFacts::redactions`); None when nothing was

@@ -86,7 +86,7 @@ pub fn extract(kind: &str, seq: u64, payload: &[u8]) -> Facts {
     let Ok(raw) = decode_event(seq, payload) else {
         return f;
     };
-    let raw = crate::event::lenient_json::text(raw);
+    let raw = crate::event::lenient::text(raw);
     let e = Event::parse(kind, &raw);
     if let Some(p) = &e.prompt {
         if e.kind == EventKind::UserPromptSubmit || e.kind == EventKind::Stop {

@@ -46,7 +46,7 @@ pub struct Report {
 }
 
 /// The schema's DDL; `{s}` is the schema name.
-pub const SCHEMA_SQL: &str = include_str!("index.sql");
+pub(crate) const SCHEMA_SQL: &str = include_str!("index.sql");
 
 fn valid_schema(s: &str) -> bool {
     !s.is_empty()
@@ -302,7 +302,7 @@ async fn insert_segment(
         let event = to_json(r.seq, r.kind, r.payload)
             .ok()
             .filter(|j| !j.get().contains("\\u0000"))
-            .and_then(|j| crate::event::lenient_json::value(j.get().as_bytes()).ok());
+            .and_then(|j| crate::event::lenient::value(j.get().as_bytes()).ok());
         rows.event.push(event);
         let f = facts::extract(r.kind, r.seq, r.payload);
         let mut seen = std::collections::BTreeSet::new();

@@ -165,7 +165,7 @@ enum Flow {
 
 /// Where a journal file's stream goes: `<stem>.sjl` is the main journal, `<stem>.rescue.sjl`
 /// the rescue journal. None for other files.
-pub fn location_of(host: &str, journal: &Path) -> Option<Location> {
+pub(crate) fn location_of(host: &str, journal: &Path) -> Option<Location> {
     let name = journal.file_name()?.to_str()?;
     let base = name.strip_suffix(&format!(".{JOURNAL_EXT}"))?;
     let (stem, kind) = match base.strip_suffix(".rescue") {

@@ -477,7 +477,7 @@ pub(crate) fn check_note(
 
 /// The URL of a session's shipped copy (both its streams), for `sjournal fetch`: the
 /// destination part of `url` (everything before its `v1/` scope) and the session's keys.
-pub fn session_url(url: &str, loc: &Location) -> String {
+pub(crate) fn session_url(url: &str, loc: &Location) -> String {
     let main = Location::new(&loc.host, &loc.stem, StreamKind::Main);
     // The scope starts at the first `v1` path component after the bucket (s3) or the
     // directory's root (file), as `Remote::open` splits it.

@@ -31,7 +31,7 @@ impl SessionFold {
 /// None if the hook does not ask for context at this event or has nothing to say.
 pub fn derive(state: &State, policy: &Policy, event: &Record<'_>) -> Option<String> {
     let raw = decode_event(event.seq, event.payload).ok()?;
-    let v: serde_json::Value = crate::event::lenient_json::value(raw.as_bytes()).ok()?;
+    let v: serde_json::Value = crate::event::lenient::value(raw.as_bytes()).ok()?;
     let protocol = Host::detect(&v);
     let name = protocol.event_name(&v)?;
     if !policy.wants(protocol, name) {

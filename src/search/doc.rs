@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::context::text::{clean, cut, one_line};
-use crate::event::work::{is_shell_tool, todo_list};
+use crate::event::tool_effects::{is_shell_tool, todo_list};
 use crate::event::{Event, EventKind, RawJson};
 use crate::format::payload;
 
@@ -171,7 +171,7 @@ pub fn content_of_json(kind: &str, raw_json: &str) -> Content {
     if payload::is_system_kind(kind) {
         return Content::default();
     }
-    let raw = crate::event::lenient_json::text(raw_json);
+    let raw = crate::event::lenient::text(raw_json);
     let e = Event::parse(kind, &raw);
     let mut c = event(&e).unwrap_or_default();
     c.cwd = e.cwd.as_deref().map(str::to_owned);

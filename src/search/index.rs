@@ -370,7 +370,7 @@ pub fn open_or_create(dir: &Path) -> Result<tantivy::Index> {
     tantivy::Index::create_in_dir(dir, schema).map_err(ix_err)
 }
 
-pub fn create_dir_private(dir: &Path) -> Result<()> {
+pub(crate) fn create_dir_private(dir: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match std::fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => Err(Error::Symlink {

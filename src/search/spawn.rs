@@ -10,8 +10,8 @@ use crate::event::{Event, EventKind};
 use crate::journal::Root;
 
 /// True if `kind`/`raw_json` (a journaled event) ends a turn or a session.
-pub fn ends_turn(kind: &str, raw_json: &str) -> bool {
-    let raw = crate::event::lenient_json::text(raw_json);
+pub(crate) fn ends_turn(kind: &str, raw_json: &str) -> bool {
+    let raw = crate::event::lenient::text(raw_json);
     matches!(
         Event::parse(kind, &raw).kind,
         EventKind::Stop | EventKind::SessionEnd

@@ -28,9 +28,9 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 /// The header a page sends its token in.
-pub const TOKEN_HEADER: &str = "x-sjournal-token";
+pub(crate) const TOKEN_HEADER: &str = "x-sjournal-token";
 
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 

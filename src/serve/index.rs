@@ -580,7 +580,7 @@ pub fn brief(rec: &Record<'_>) -> Brief {
     } else {
         let v = payload::decode_event(rec.seq, rec.payload)
             .ok()
-            .and_then(|s| crate::event::lenient_json::value(s.as_bytes()).ok())
+            .and_then(|s| crate::event::lenient::value(s.as_bytes()).ok())
             .unwrap_or(Value::Null);
         let input = v.get("tool_input").or_else(|| v.get("toolInput"));
         let detail = input.and_then(|i| {

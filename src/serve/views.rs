@@ -33,7 +33,7 @@ const SEEK_EVERY: u64 = 512;
 /// Sessions whose places are kept.
 const SEEK_SESSIONS: usize = 16;
 /// Records per page of the records table.
-pub const RECORDS_PAGE_MAX: usize = 500;
+pub(crate) const RECORDS_PAGE_MAX: usize = 500;
 /// States kept per session for the replay slider: a step folds at most the records since the
 /// nearest one.
 const CHECKPOINTS_MAX: u64 = 64;

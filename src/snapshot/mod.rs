@@ -109,7 +109,7 @@ pub fn write_with(
 /// The lock a detached rebuild of a session's snapshot holds while it runs (`sjournal
 /// snapshot --detached`, started by a hook whose fold outlasted its deadline), so that at most
 /// one runs per session: `<stem>.snap.lock`.
-pub fn rebuild_lock_path(paths: &SessionPaths) -> std::path::PathBuf {
+pub(crate) fn rebuild_lock_path(paths: &SessionPaths) -> std::path::PathBuf {
     paths.snapshot.with_extension("snap.lock")
 }
 

@@ -67,8 +67,8 @@ pub(super) fn fold<'a>(
         last: None,
         stop: None,
     };
-    // One slot, each event decoded over the one before (see `Batch`).
-    let mut slot: Option<Slot<'a>> = None;
+    // One slot, each event decoded over the one before (see `DecodedBatch`).
+    let mut slot: Option<DecodedRecord<'a>> = None;
     for r in records {
         match r {
             Ok(rec) if at.is_some_and(|at| rec.seq > at) => break,
@@ -78,7 +78,7 @@ pub(super) fn fold<'a>(
                         slot.fill(rec);
                         slot
                     }
-                    None => slot.insert(Slot::new(rec)),
+                    None => slot.insert(DecodedRecord::new(rec)),
                 };
                 slot.apply(state);
                 f.records += 1;
@@ -96,16 +96,16 @@ pub(super) fn fold<'a>(
 /// A record read by the reader thread, and its event as its digest reads: `event` is that
 /// event when `decoded`; else the record is a system record, or an event without a digest
 /// the fold reads (folded from its JSON), and `event` holds nothing to read.
-struct Slot<'a> {
+struct DecodedRecord<'a> {
     rec: Record<'a>,
     decoded: bool,
     event: Event<'a>,
 }
 
-impl<'a> Slot<'a> {
-    /// A slot holding `rec` (see [`Slot::fill`]).
+impl<'a> DecodedRecord<'a> {
+    /// A slot holding `rec` (see [`DecodedRecord::fill`]).
     fn new(rec: Record<'a>) -> Self {
-        let mut slot = Slot {
+        let mut slot = DecodedRecord {
             rec,
             decoded: false,
             event: Event::bare(Host::Unknown, EventKind::Other, Cow::Borrowed("")),
@@ -140,14 +140,14 @@ impl<'a> Slot<'a> {
 /// slots stay when the batch comes back to be filled again, and each event is decoded over
 /// the one before it, in place: an `Event` is large, and building one aside and moving it
 /// in would copy it over and over (BENCHMARKS.md, "Speed mechanisms": decoding in place).
-struct Batch<'a> {
-    slots: Vec<Slot<'a>>,
+struct DecodedBatch<'a> {
+    slots: Vec<DecodedRecord<'a>>,
     len: usize,
 }
 
-impl<'a> Batch<'a> {
+impl<'a> DecodedBatch<'a> {
     fn new() -> Self {
-        Batch {
+        DecodedBatch {
             slots: Vec::with_capacity(BATCH),
             len: 0,
         }
@@ -157,23 +157,23 @@ impl<'a> Batch<'a> {
     fn push(&mut self, rec: Record<'a>) {
         match self.slots.get_mut(self.len) {
             Some(slot) => slot.fill(rec),
-            None => self.slots.push(Slot::new(rec)),
+            None => self.slots.push(DecodedRecord::new(rec)),
         }
         self.len += 1;
     }
 
-    fn filled(&self) -> &[Slot<'a>] {
+    fn filled(&self) -> &[DecodedRecord<'a>] {
         &self.slots[..self.len]
     }
 }
 
 fn fold_on_two_threads<'a>(records: Records<'a>, at: Option<u64>, state: &mut State) -> Folded<'a> {
-    let (full_tx, full_rx) = sync_channel::<Batch<'a>>(IN_FLIGHT);
-    let (empty_tx, empty_rx) = channel::<Batch<'a>>();
+    let (full_tx, full_rx) = sync_channel::<DecodedBatch<'a>>(IN_FLIGHT);
+    let (empty_tx, empty_rx) = channel::<DecodedBatch<'a>>();
     std::thread::scope(|s| {
         // The reader: its result is where the records stop, if they do before the end.
         let reader = s.spawn(move || {
-            let mut batch = Batch::new();
+            let mut batch = DecodedBatch::new();
             let mut stop = None;
             for r in records {
                 match r {
@@ -188,7 +188,7 @@ fn fold_on_two_threads<'a>(records: Records<'a>, at: Option<u64>, state: &mut St
                     if full_tx.send(batch).is_err() {
                         return stop;
                     }
-                    batch = empty_rx.try_recv().unwrap_or_else(|_| Batch::new());
+                    batch = empty_rx.try_recv().unwrap_or_else(|_| DecodedBatch::new());
                 }
             }
             if batch.len > 0 {

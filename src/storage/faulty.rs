@@ -147,7 +147,7 @@ struct FsInner {
 /// rules and the log, so a test keeps a clone to change the rules or to read what happened.
 ///
 /// ```
-/// use sjournal::storage::FaultyFs;
+/// use sjournal::testing::FaultyFs;
 /// let fs = FaultyFs::new();
 /// // The disk under the root is full: every operation that needs room fails.
 /// fs.fail(libc::ENOSPC, |op, path| op.mutates() && path.starts_with("/some/root"));
@@ -169,7 +169,7 @@ impl FaultyFs {
     }
 
     /// Like [`FaultyFs::new`], with every journal file's operations going through the storage
-    /// `wrap` makes of it (a [`Faulty`] or a [`SimDisk`](super::SimDisk)); the rules apply on top.
+    /// `wrap` makes of it (a [`Faulty`] or a [`SimDisk`](super::sim::SimDisk)); the rules apply on top.
     pub fn with_journal(
         wrap: impl Fn(&Path, File) -> Box<dyn Storage> + Send + Sync + 'static,
     ) -> Self {

@@ -2,10 +2,11 @@
 //! journal file's reads, writes, syncs and truncates ([`Storage`]), and every other file and
 //! directory operation — the lock file and its tail hint, quarantine copies, spool files and
 //! the merge intent, snapshots, directory syncs, links, renames and deletions ([`Fs`]).
-//! Production uses [`RealFs`]. Tests swap in [`FaultyFs`] (fail any operation its rules
-//! pick: ENOSPC or EROFS under a root, the n-th removal of a spool file, ...), [`Faulty`]
-//! (fail the n-th write, sync or truncate of a journal) or [`SimDisk`] (crash and choose the
-//! fate of every unsynced write), without a switch in production code.
+//! Production uses [`RealFs`]. Tests swap in the backends of [`crate::testing`]: `FaultyFs`
+//! (fail any operation its rules pick: ENOSPC or EROFS under a root, the n-th removal of a
+//! spool file, ...), `Faulty` (fail the n-th write, sync or truncate of a journal) or
+//! `SimDisk` (crash and choose the fate of every unsynced write), without a switch in
+//! production code.
 //!
 //! Reads that only look (listing a spool directory, reading a spool file or a snapshot,
 //! mapping a journal for readers) do not go through it: there is nothing to fail there that
@@ -21,18 +22,15 @@
 //! user) before a byte is read. `O_NONBLOCK` stays set: it changes nothing for a regular
 //! file's reads, writes or locks (`flock` blocks by its own flag).
 
-mod faulty;
+pub(crate) mod faulty;
 pub mod lock;
-mod sim;
+pub(crate) mod sim;
 
 use std::fmt;
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::Path;
-
-pub use faulty::{FaultCounts, FaultPlan, Faulty, FaultyFs};
-pub use sim::{PendingFate, SimDisk};
 
 /// The operations the writer performs on a journal file.
 #[allow(clippy::len_without_is_empty)]
@@ -124,8 +122,8 @@ pub trait Fs: Send + Sync + fmt::Debug {
 }
 
 /// The real file system, except that every journal file's operations go through the storage
-/// a function makes of it (a [`Faulty`] or a [`SimDisk`]). For tests and benches that only
-/// fail or simulate the journal file itself; [`FaultyFs`] also fails the other operations.
+/// a function makes of it (a [`Faulty`](crate::testing::Faulty) or a [`SimDisk`](crate::testing::SimDisk)). For tests and benches that only
+/// fail or simulate the journal file itself; [`FaultyFs`](crate::testing::FaultyFs) also fails the other operations.
 pub struct JournalWith(Box<WrapJournal>);
 
 /// Makes the storage of a journal file from the opened file.
@@ -347,7 +345,7 @@ pub fn check_dir_trusted(m: &std::fs::Metadata) -> std::result::Result<(), Strin
 }
 
 /// What a file that is not a regular file is, in words.
-pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
+pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
         "directory"

@@ -37,7 +37,7 @@ use crate::webhook::outbox::{self, LastAttempt, Pending};
 pub type Env = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// The process environment.
-pub fn process_env() -> Env {
+pub(crate) fn process_env() -> Env {
     Arc::new(|k: &str| std::env::var(k).ok())
 }
 
@@ -305,7 +305,7 @@ fn deliver_webhook(ctx: &Ctx<'_>, hook: &WebhookHandler) -> Result<Progress> {
 }
 
 /// The `Idempotency-Key` of an event: the same for every attempt and every run.
-pub fn idempotency_key(paths: &SessionPaths, p: &Pending) -> String {
+pub(crate) fn idempotency_key(paths: &SessionPaths, p: &Pending) -> String {
     format!("{}:{}:{}", paths.stem, p.seq, &p.hash.to_hex()[..32])
 }
 

@@ -36,7 +36,7 @@ use crate::journal::{JournalReader, Root, SessionPaths};
 use crate::limits::WEBHOOK_PLAN_MAX_EVENTS;
 use crate::storage::lock::{self, Mode};
 
-pub const STATE_EXT: &str = "webhook";
+pub(crate) const STATE_EXT: &str = "webhook";
 const LOCK_FILE: &str = "deliver.lock";
 const CURSOR_EXT: &str = "cursor";
 
@@ -271,7 +271,7 @@ pub fn scan(paths: &SessionPaths, hook: &WebhookHandler, cursor: Option<&Cursor>
 }
 
 /// [`scan`], planning at most `bound` events.
-pub fn scan_bounded(
+pub(crate) fn scan_bounded(
     paths: &SessionPaths,
     hook: &WebhookHandler,
     cursor: Option<&Cursor>,

@@ -44,6 +44,6 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         root,
         &args.session,
         &landed,
-        |a| sjournal::json::line(&sjournal::json::AppendedLine::from(a)),
+        |a| sjournal::report::line(&sjournal::report::AppendedLine::from(a)),
     )?)
 }

@@ -109,14 +109,14 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     };
     let mut out = output::stdout();
     if args.json {
-        let line = sjournal::json::CheckpointLine {
+        let line = sjournal::report::CheckpointLine {
             origin: &cp.origin,
             size: cp.size,
             hash: cp.hash.to_hex(),
             signed: args.sign.is_some(),
             note: &note,
         };
-        output::json_line(&mut out, &sjournal::json::line(&line))?;
+        output::json_line(&mut out, &sjournal::report::line(&line))?;
     } else {
         out.write_all(note.as_bytes()).map_err(output::write_err)?;
     }

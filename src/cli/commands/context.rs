@@ -176,8 +176,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             };
             let r = inject(&state, &point, &policy, &extras);
             if json {
-                let show = sjournal::json::ContextShow { injection: &r, seq };
-                output::json_line(&mut out, &sjournal::json::line(&show))?;
+                let show = sjournal::report::ContextShow { injection: &r, seq };
+                output::json_line(&mut out, &sjournal::report::line(&show))?;
             } else {
                 // Escaped for the terminal (`--json` has the exact text).
                 output::text(&mut out, &r.text)?;
@@ -228,5 +228,5 @@ fn project_of(flag: Option<PathBuf>, session_cwd: Option<&str>) -> Option<PathBu
 }
 
 fn seq_line(a: &sjournal::journal::Appended) -> String {
-    sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq })
+    sjournal::report::line(&sjournal::report::SeqLine { seq: a.seq })
 }

@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             bad += 1;
         }
         let line = if args.json {
-            sjournal::json::line(&sjournal::json::FetchLine::from(f))
+            sjournal::report::line(&sjournal::report::FetchLine::from(f))
         } else {
             format!(
                 "{} {}: {}{}",

@@ -71,8 +71,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         left |= !f.waiting.is_empty() || !m.damaged.is_empty() || !m.untrusted.is_empty();
         let line = if args.json {
             let summary =
-                sjournal::json::FlushSummary::new(id, m, f.waiting.len(), f.why.as_deref());
-            sjournal::json::line(&summary)
+                sjournal::report::FlushSummary::new(id, m, f.waiting.len(), f.why.as_deref());
+            sjournal::report::line(&summary)
         } else {
             let mut l = format!(
                 "{id}: merged {} spooled file(s) ({} records",
@@ -134,7 +134,7 @@ pub fn report_refused(
     let refused = spool::refused(root, opts)?;
     for r in &refused {
         let line = if json {
-            sjournal::json::line(&sjournal::json::RefusedSpoolLine { refused_spool: r })
+            sjournal::report::line(&sjournal::report::RefusedSpoolLine { refused_spool: r })
         } else {
             r.summary()
         };

@@ -242,7 +242,7 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     }
     let mut out = output::stdout();
     let line = match (args.json, range) {
-        (true, _) => sjournal::json::line(&sjournal::json::ImportSummary {
+        (true, _) => sjournal::report::line(&sjournal::report::ImportSummary {
             session: &args.session,
             appended: events + system,
             events,

@@ -8,7 +8,7 @@ use crate::cli::error::{CliError, Result};
 use crate::cli::{output, Outcome};
 use sjournal::error::Error;
 use sjournal::install::bridge::{self, Bridge, Places};
-use sjournal::install::{self, Homes, Host, InstallError, Plan, Scope};
+use sjournal::install::{self, Homes, InstallError, InstallTarget, Plan, Scope};
 
 /// Install sjournal's hooks into a host's configuration (kept: everything else in it)
 #[derive(Debug, clap::Args)]
@@ -41,7 +41,7 @@ pub struct UninstallArgs {
     pub common: Common,
 }
 
-/// The hosts `install` knows (the library's `install::Host`, named for the command line).
+/// The hosts `install` knows (the library's `install::InstallTarget`, named for the command line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HostArg {
     #[value(name = "claude-code")]
@@ -58,16 +58,16 @@ pub enum HostArg {
 
 /// A host with exec hooks (its settings file is edited), or one reached through a bridge.
 enum Target {
-    Hooks(Host),
+    Hooks(InstallTarget),
     Bridge(Bridge),
 }
 
 impl From<HostArg> for Target {
     fn from(h: HostArg) -> Target {
         match h {
-            HostArg::ClaudeCode => Target::Hooks(Host::ClaudeCode),
-            HostArg::Codex => Target::Hooks(Host::Codex),
-            HostArg::Gemini => Target::Hooks(Host::Gemini),
+            HostArg::ClaudeCode => Target::Hooks(InstallTarget::ClaudeCode),
+            HostArg::Codex => Target::Hooks(InstallTarget::Codex),
+            HostArg::Gemini => Target::Hooks(InstallTarget::Gemini),
             HostArg::OpenCode => Target::Bridge(Bridge::OpenCode),
             HostArg::Pi => Target::Bridge(Bridge::Pi),
             HostArg::OpenClaw => Target::Bridge(Bridge::OpenClaw),
@@ -122,7 +122,7 @@ fn project(c: &Common) -> Result<PathBuf> {
     }
 }
 
-fn config_path(c: &Common, host: Host) -> Result<PathBuf> {
+fn config_path(c: &Common, host: InstallTarget) -> Result<PathBuf> {
     host.config_path(c.scope.into(), &Homes::from_env(), &project(c)?)
         .map_err(|m| usage(InstallError::Usage(m)))
 }

@@ -8,8 +8,8 @@ use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
 use sjournal::error::Result;
 use sjournal::journal::Root;
-use sjournal::json::ListShow;
 use sjournal::primitives;
+use sjournal::report::ListShow;
 
 /// Push to, show or clear a bounded list
 #[derive(Debug, clap::Args)]
@@ -78,7 +78,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 return Ok(Outcome::Findings);
             };
             if json {
-                output::json_line(&mut out, &sjournal::json::line(&list))?;
+                output::json_line(&mut out, &sjournal::report::line(&list))?;
             } else {
                 // The values as they were stored.
                 for i in &state.primitives.lists[&name].items {
@@ -91,5 +91,5 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 fn seq_line(a: &sjournal::journal::Appended) -> String {
-    sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq })
+    sjournal::report::line(&sjournal::report::SeqLine { seq: a.seq })
 }

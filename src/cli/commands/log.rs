@@ -1,7 +1,7 @@
 //! `sjournal log --session ID [--json]`: the records in order.
 //!
-//! `--json` prints one [`json::LogLine`](sjournal::json::LogLine) per line (JSON Lines), then
-//! one [`json::PendingRecordLine`](sjournal::json::PendingRecordLine) per record of a spool file
+//! `--json` prints one [`report::LogLine`](sjournal::report::LogLine) per line (JSON Lines), then
+//! one [`report::PendingRecordLine`](sjournal::report::PendingRecordLine) per record of a spool file
 //! not yet merged.
 
 use std::io::Write;

@@ -11,10 +11,10 @@ use crate::cli::{output, Outcome};
 use sjournal::error::{Error, Result};
 use sjournal::fold::State;
 use sjournal::journal::Root;
-use sjournal::json::MemoryItem;
 use sjournal::limits::MEMORY_TEXT_MAX_BYTES;
 use sjournal::memory::ops::{self, Applied};
 use sjournal::memory::{Item, Scope};
+use sjournal::report::MemoryItem;
 use sjournal::snapshot::LoadOptions;
 
 /// Reviewable memory across sessions: propose, review, accept, reject, edit, forget
@@ -154,13 +154,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let status = a.state.memory.items.get(&id).map(|i| i.status.as_str());
                 let written = a.landed.is_some();
                 if json {
-                    let v = sjournal::json::MemoryProposed {
+                    let v = sjournal::report::MemoryProposed {
                         id: &id,
                         status,
                         written,
                         scope: scope.name(),
                     };
-                    output::json_line(&mut out, &sjournal::json::line(&v))?;
+                    output::json_line(&mut out, &sjournal::report::line(&v))?;
                 } else {
                     let how = if written { "proposed" } else { "already known" };
                     output::line(
@@ -184,13 +184,13 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                     })
                     .collect();
                 if json {
-                    let v = sjournal::json::MemoryList {
+                    let v = sjournal::report::MemoryList {
                         scope: scope.name(),
                         journal: scope.journal_id(),
                         pending: st.memory.pending(),
                         items: items.into_iter().map(MemoryItem::from).collect(),
                     };
-                    output::json_line(&mut out, &sjournal::json::line(&v))?;
+                    output::json_line(&mut out, &sjournal::report::line(&v))?;
                 } else if items.is_empty() {
                     output::line(&mut out, &format!("no {} memory items", scope.name()))?;
                 } else {
@@ -203,7 +203,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let st = state()?;
                 let i = find(&st, &id)?;
                 if json {
-                    output::json_line(&mut out, &sjournal::json::line(&MemoryItem::from(i)))?;
+                    output::json_line(&mut out, &sjournal::report::line(&MemoryItem::from(i)))?;
                 } else {
                     output::line(&mut out, &evidence(i))?;
                 }
@@ -237,7 +237,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 let i = a.state.memory.items.get(&full);
                 if json {
                     if let Some(i) = i {
-                        output::json_line(&mut out, &sjournal::json::line(&MemoryItem::from(i)))?;
+                        output::json_line(&mut out, &sjournal::report::line(&MemoryItem::from(i)))?;
                     }
                 } else if let Some(i) = i {
                     output::line(&mut out, &summary(i))?;
@@ -354,8 +354,8 @@ fn settle(
     for id in &full {
         let status = a.state.memory.items.get(id).map(|i| i.status.as_str());
         if json {
-            let v = sjournal::json::MemoryStatus { id, status };
-            output::json_line(out, &sjournal::json::line(&v))?;
+            let v = sjournal::report::MemoryStatus { id, status };
+            output::json_line(out, &sjournal::report::line(&v))?;
         } else {
             output::line(out, &format!("{id} {}", status.unwrap_or("?")))?;
         }
@@ -443,11 +443,11 @@ fn review(
     let pending = pending_by_confidence(&st);
     if json {
         // Exactly as serialized: JSON is not terminal text to escape.
-        let v = sjournal::json::MemoryReview {
+        let v = sjournal::report::MemoryReview {
             scope: scope.name(),
             pending: pending.into_iter().map(MemoryItem::from).collect(),
         };
-        output::json_line(out, &sjournal::json::line(&v))?;
+        output::json_line(out, &sjournal::report::line(&v))?;
         return Ok(Outcome::Ok);
     }
     if pending.is_empty() {

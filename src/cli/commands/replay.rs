@@ -70,11 +70,11 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         }
     })?;
     if args.json {
-        let fin = sjournal::json::ReplayFinal {
+        let fin = sjournal::report::ReplayFinal {
             is_final: true,
             end: &end,
         };
-        output::json_line(&mut out, &sjournal::json::line(&fin))?;
+        output::json_line(&mut out, &sjournal::report::line(&fin))?;
     } else {
         output::line(
             &mut out,

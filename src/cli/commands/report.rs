@@ -41,7 +41,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let failed = t.tools.iter().filter(|c| c.failed).count();
     let mut out = output::stdout();
     let line = if args.json {
-        sjournal::json::line(&sjournal::json::ReportSummary {
+        sjournal::report::line(&sjournal::report::ReportSummary {
             out: &args.html,
             bytes: page.len(),
             records: t.records,

@@ -95,7 +95,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     if args.json {
         // `wanted` is sorted: the lists come in the order `ShowLists` declares them.
         let has = |l: List| wanted.contains(&l);
-        let v = sjournal::json::ShowLists {
+        let v = sjournal::report::ShowLists {
             session: &args.session,
             seq: state.seq,
             prompts: has(List::Prompts).then_some(&prompts[..]),
@@ -105,7 +105,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             agents: has(List::Agents).then(|| lists::agents(&state)),
             redacted: redacted.clone(),
         };
-        output::json_line(&mut out, &sjournal::json::line(&v))?;
+        output::json_line(&mut out, &sjournal::report::line(&v))?;
     } else {
         let mut first = true;
         for l in &wanted {

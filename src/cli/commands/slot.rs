@@ -10,8 +10,8 @@ use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
 use sjournal::error::{Error, Result};
 use sjournal::journal::Root;
-use sjournal::json::SlotValue;
 use sjournal::primitives;
+use sjournal::report::SlotValue;
 
 /// Read or write a typed JSON slot (compare-and-set on the seq that last set it)
 #[derive(Debug, clap::Args)]
@@ -57,7 +57,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                 ));
                 return Ok(Outcome::Findings);
             };
-            output::json_line(&mut out, &sjournal::json::line(&slot))?;
+            output::json_line(&mut out, &sjournal::report::line(&slot))?;
         }
         Action::Set {
             target,
@@ -83,7 +83,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
                         root,
                         &session,
                         &landed,
-                        |a| sjournal::json::line(&sjournal::json::SeqLine { seq: a.seq }),
+                        |a| sjournal::report::line(&sjournal::report::SeqLine { seq: a.seq }),
                     )
                 }
                 Err(e @ Error::Conflict { .. }) => {

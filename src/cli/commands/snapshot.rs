@@ -107,8 +107,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut out = output::stdout();
     for s in &sessions {
         if let Some(w) = take(root, s, full)? {
-            let line = sjournal::json::SnapshotLine::new(s, &w);
-            output::json_line(&mut out, &sjournal::json::line(&line))?;
+            let line = sjournal::report::SnapshotLine::new(s, &w);
+            output::json_line(&mut out, &sjournal::report::line(&line))?;
         }
     }
     out.flush().map_err(output::write_err)?;

@@ -1,7 +1,7 @@
 //! `sjournal state --session ID [--at SEQ] [--json] [--no-snapshot]`: the session's folded
 //! state.
 //!
-//! `--json` prints one [`json::StateReport`](sjournal::json::StateReport) (its schema is there).
+//! `--json` prints one [`report::StateReport`](sjournal::report::StateReport) (its schema is there).
 
 use std::io::Write;
 
@@ -9,7 +9,7 @@ use crate::cli::shared::load;
 use crate::cli::{output, Outcome};
 use sjournal::fold::State;
 use sjournal::journal::Root;
-use sjournal::json::StateReport;
+use sjournal::report::StateReport;
 use sjournal::snapshot::LoadInfo;
 
 /// Print a session's folded state
@@ -118,7 +118,7 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     let mut out = output::stdout();
     if args.json {
         let report = StateReport::new(&args.session, &state, &info);
-        output::json_line(&mut out, &sjournal::json::line(&report))?;
+        output::json_line(&mut out, &sjournal::report::line(&report))?;
     } else {
         for line in human(&state, &info) {
             output::line(&mut out, &line)?;

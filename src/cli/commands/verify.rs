@@ -174,7 +174,7 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         };
         if let Some(r) = &redacted {
             let line = match args.json {
-                true => sjournal::json::line(&sjournal::json::VerifyRedactionsLine {
+                true => sjournal::report::line(&sjournal::report::VerifyRedactionsLine {
                     path,
                     redactions: r,
                 }),
@@ -184,7 +184,7 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         }
         if let Some(d) = digests {
             let line = if args.json {
-                sjournal::json::line(&sjournal::json::VerifyDigestsLine { path, digests: &d })
+                sjournal::report::line(&sjournal::report::VerifyDigestsLine { path, digests: &d })
             } else {
                 format!(
                     "    digests: {} events, {} checked against their JSON, {} without a digest, \
@@ -223,11 +223,11 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         }
         bad += 1;
         if args.json {
-            let line = sjournal::json::PendingSpoolLine {
+            let line = sjournal::report::PendingSpoolLine {
                 session,
                 pending_spool: &pending,
             };
-            output::json_line(&mut out, &sjournal::json::line(&line))?;
+            output::json_line(&mut out, &sjournal::report::line(&line))?;
             continue;
         }
         output::line(
@@ -265,7 +265,7 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         let pubkey = args.pubkey.as_deref();
         let report = sjournal::audit::checkpoint::verify(root, session, cp, pubkey)?;
         let line = match args.json {
-            true => sjournal::json::line(&report),
+            true => sjournal::report::line(&report),
             false => report.summary(),
         };
         output::emit(&mut out, &line, args.json)?;

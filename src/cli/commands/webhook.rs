@@ -116,11 +116,11 @@ fn run_deliver(root: &Root, a: DeliverArgs) -> Result<Outcome> {
         match run {
             Ok(SessionRun::Busy) => {
                 if a.json {
-                    let busy = sjournal::json::WebhookBusy {
+                    let busy = sjournal::report::WebhookBusy {
                         session_id: s,
                         busy: true,
                     };
-                    output::json_line(&mut out, &sjournal::json::line(&busy))?;
+                    output::json_line(&mut out, &sjournal::report::line(&busy))?;
                 } else {
                     output::line(
                         &mut out,

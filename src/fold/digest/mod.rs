@@ -74,7 +74,7 @@ fn op_code(op: FileOp) -> u8 {
 /// text as journaled. Read the way the fold reads an event without a digest; what
 /// `verify --digests` compares a stored digest with.
 pub fn derive(record_kind: &str, raw_json: &str) -> Vec<u8> {
-    let raw = crate::event::lenient_json::text(raw_json);
+    let raw = crate::event::lenient::text(raw_json);
     encode(&Event::parse(record_kind, &raw))
 }
 

@@ -68,7 +68,7 @@ pub(in crate::host) fn normalize<'a>(
             let code = e
                 .error
                 .as_deref()
-                .and_then(crate::event::work::exit_code_in);
+                .and_then(crate::event::tool_effects::exit_code_in);
             if let Some(t) = e.tool.as_mut() {
                 t.failed = true;
                 t.exit_code = code;

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use sjournal::audit::sessions::SessionSummary;
 use sjournal::install::bridge::Bridge;
 use sjournal::install::inspect::{self, InstalledHook};
-use sjournal::install::{Homes, Host, Scope};
+use sjournal::install::{Homes, InstallTarget, Scope};
 
 use super::{scope_name, shown, time, Doctor};
 
@@ -25,7 +25,7 @@ pub(super) struct Target {
 
 #[derive(Clone, Copy)]
 enum Kind {
-    Hooks(Host),
+    Hooks(InstallTarget),
     Bridge(Bridge),
 }
 
@@ -33,17 +33,17 @@ const TARGETS: [Target; 7] = [
     Target {
         name: "claude-code",
         journal_host: "claude",
-        kind: Kind::Hooks(Host::ClaudeCode),
+        kind: Kind::Hooks(InstallTarget::ClaudeCode),
     },
     Target {
         name: "codex",
         journal_host: "codex",
-        kind: Kind::Hooks(Host::Codex),
+        kind: Kind::Hooks(InstallTarget::Codex),
     },
     Target {
         name: "gemini",
         journal_host: "gemini",
-        kind: Kind::Hooks(Host::Gemini),
+        kind: Kind::Hooks(InstallTarget::Gemini),
     },
     Target {
         name: "opencode",
@@ -114,10 +114,10 @@ impl Doctor {
 
     /// Checks a host with exec hooks in each scope; returns when its installed configuration
     /// last changed (None: installed nowhere).
-    fn hook_host(&mut self, t: Target, host: Host) -> Option<i64> {
+    fn hook_host(&mut self, t: Target, host: InstallTarget) -> Option<i64> {
         let homes = Homes::from_env();
         let scopes: &[Scope] = match host {
-            Host::ClaudeCode => &[Scope::User, Scope::Project, Scope::Local],
+            InstallTarget::ClaudeCode => &[Scope::User, Scope::Project, Scope::Local],
             _ => &[Scope::User, Scope::Project],
         };
         let mut changed: Option<i64> = None;
@@ -141,12 +141,12 @@ impl Doctor {
             changed = changed.max(mtime_ns(&path));
             self.hook_lines(t, host, scope, &path, &hooks);
             match host {
-                Host::Codex => self.codex_trust(t, scope, &path, &hooks, &homes),
-                Host::Gemini => self.gemini_trust(t, homes.home.as_deref()),
-                Host::ClaudeCode => {}
+                InstallTarget::Codex => self.codex_trust(t, scope, &path, &hooks, &homes),
+                InstallTarget::Gemini => self.gemini_trust(t, homes.home.as_deref()),
+                InstallTarget::ClaudeCode => {}
             }
         }
-        if host == Host::Codex {
+        if host == InstallTarget::Codex {
             self.codex_elsewhere(t, &homes);
         }
         changed
@@ -155,7 +155,7 @@ impl Doctor {
     fn hook_lines(
         &mut self,
         t: Target,
-        host: Host,
+        host: InstallTarget,
         scope: Scope,
         path: &Path,
         hooks: &[InstalledHook],

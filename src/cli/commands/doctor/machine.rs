@@ -5,7 +5,7 @@ use std::path::Path;
 
 use sjournal::config::Config;
 use sjournal::journal::Root;
-use sjournal::json::CheckStatus;
+use sjournal::report::CheckStatus;
 use sjournal::storage::{self, Owner};
 
 use super::{shown, Doctor};

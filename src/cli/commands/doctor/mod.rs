@@ -19,7 +19,7 @@
 //! installed but silent is a finding).
 //!
 //! Exit 0 when no check is a finding, 1 when one is (a `WARN` or `FAIL` line), 2 on bad input.
-//! `--json` prints one [`DoctorReport`](sjournal::json::DoctorReport).
+//! `--json` prints one [`DoctorReport`](sjournal::report::DoctorReport).
 
 mod bridges;
 mod hosts;
@@ -35,7 +35,7 @@ use sjournal::config::Config;
 use sjournal::error::{Error, Result};
 use sjournal::install::Scope;
 use sjournal::journal::Root;
-use sjournal::json::{CheckStatus, DoctorCheck, DoctorReport};
+use sjournal::report::{CheckStatus, DoctorCheck, DoctorReport};
 use sjournal::storage::{self, Owner};
 
 /// Check that sjournal really works: install, trust, activity per host; root, spools, journals
@@ -106,7 +106,7 @@ fn project_of(args: &Args) -> Result<PathBuf> {
 fn print(report: DoctorReport, json: bool) -> Result<Outcome> {
     let mut out = output::stdout();
     if json {
-        output::json_line(&mut out, &sjournal::json::line(&report))?;
+        output::json_line(&mut out, &sjournal::report::line(&report))?;
     } else {
         for c in &report.checks {
             output::line(&mut out, &human(c))?;

@@ -1,7 +1,7 @@
 //! The state recovery needs: what the user asked and insists on, the todo list and plan,
 //! failures and what fixed them, where the last turn left off, background work, and what the
 //! model has already been shown since the last compaction (`seen`). Folded from the same
-//! records as the rest of the state (`recovery.rs`), bounded, in ordered containers.
+//! records as the rest of the state (`progress_rules.rs`), bounded, in ordered containers.
 
 use std::collections::{BTreeMap, VecDeque};
 

@@ -106,7 +106,7 @@ fn object<'a, T: Deserialize<'a> + Default>(raw: Option<RawJson<'a>>) -> Option<
 
 /// Tools that replace the whole todo list: Claude `TodoWrite`, Gemini `write_todos`, Codex
 /// `update_plan`.
-pub fn is_todo_list_tool(tool: &str) -> bool {
+pub(crate) fn is_todo_list_tool(tool: &str) -> bool {
     matches!(tool, "TodoWrite" | "write_todos" | "update_plan")
 }
 
@@ -310,7 +310,7 @@ pub struct LineChange {
 }
 
 /// Lines of a text, as an editor counts them (a final newline ends the last line).
-pub fn line_count(s: &str) -> u64 {
+pub(crate) fn line_count(s: &str) -> u64 {
     if s.is_empty() {
         0
     } else {
@@ -319,7 +319,7 @@ pub fn line_count(s: &str) -> u64 {
 }
 
 /// Lines added and removed between two texts (a line diff).
-pub fn diff_lines(old: &str, new: &str) -> (u64, u64) {
+pub(crate) fn diff_lines(old: &str, new: &str) -> (u64, u64) {
     use similar::{ChangeTag, TextDiff};
     let (mut added, mut removed) = (0, 0);
     for c in TextDiff::from_lines(old, new).iter_all_changes() {

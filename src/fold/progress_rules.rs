@@ -1,4 +1,4 @@
-//! Folding what recovery needs (`work.rs`): the rules, one per concern. Each reads only the
+//! Folding what recovery needs (`progress.rs`): the rules, one per concern. Each reads only the
 //! event and the state, like the rest of the fold.
 //!
 //! - Requests: the first prompt is the original request; every prompt's sentences that pass
@@ -17,7 +17,7 @@
 //!   of the last assistant message), StopFailure (failed), and SessionEnd or a new
 //!   SessionStart other than compact while it runs mark it interrupted, with the calls still
 //!   open. Its last main-agent tool actions are kept.
-//! - Files: a change's line counts (`event::work::line_change`), created when the host says so
+//! - Files: a change's line counts (`event::tool_effects::line_change`), created when the host says so
 //!   or when a file's first touch is a write; shell commands that change files are counted.
 //! - Subagents: a launch (Task / Agent / spawn_agent) gives the next matching SubagentStart
 //!   its description; SubagentStop its result. Agents with `agent_type` "" are the host's own
@@ -39,7 +39,7 @@ use super::{
     State, Todo,
 };
 use crate::event::lenient::{Obj, Str};
-use crate::event::work::{self, TaskChange, TodoStatus};
+use crate::event::tool_effects::{self as effects, TaskChange, TodoStatus};
 use crate::event::{Event, EventKind, FileOp};
 use crate::format::payload::Injected;
 use crate::limits::{
@@ -283,7 +283,7 @@ impl State {
 
     fn tool_starts(&mut self, e: &Event<'_>, rec: &RecordView<'_>) {
         let Some(t) = &e.tool else { return };
-        if let Some(call) = work::agent_call(&t.name, t.input) {
+        if let Some(call) = effects::agent_call(&t.name, t.input) {
             let l = &mut self.subagents.launches;
             l.push_back(Launch {
                 seq: rec.seq,
@@ -294,7 +294,7 @@ impl State {
                 l.pop_front();
             }
         }
-        if let Some(plan) = work::proposed_plan(&t.name, t.input) {
+        if let Some(plan) = effects::proposed_plan(&t.name, t.input) {
             self.plan = Some(Plan {
                 seq: rec.seq,
                 turn: self.turns.count,
@@ -344,7 +344,7 @@ impl State {
             *exit_code = t.exit_code;
             run.actions.push_back(a);
         }
-        if work::is_shell_tool(&t.name) && work::shell_mutates(&detail) {
+        if effects::is_shell_tool(&t.name) && effects::shell_mutates(&detail) {
             self.files.shell_mutations += 1;
         }
         if t.failed {
@@ -359,7 +359,7 @@ impl State {
             return;
         }
         self.succeeded(&t.name, &detail, rec);
-        if let Some(list) = work::todo_list(&t.name, t.input) {
+        if let Some(list) = effects::todo_list(&t.name, t.input) {
             let todos = &mut self.todos;
             todos.items = list
                 .into_iter()
@@ -372,7 +372,7 @@ impl State {
                 .collect();
             self.todo_changed(&t.name, rec);
         }
-        if let Some(change) = work::task_change(&t.name, t.input, t.read_response()) {
+        if let Some(change) = effects::task_change(&t.name, t.input, t.read_response()) {
             self.task_change(change);
             self.todo_changed(&t.name, rec);
         }
@@ -385,7 +385,7 @@ impl State {
             });
             p.approved = Some(true);
         }
-        if let Some(call) = work::agent_call(&t.name, t.input) {
+        if let Some(call) = effects::agent_call(&t.name, t.input) {
             // The subagent ran synchronously and is done: its launch no longer waits.
             let d = cut(&call.description, SUBAGENT_TEXT_MAX_BYTES).0;
             if let Some(i) = self
@@ -406,9 +406,9 @@ impl State {
             let single = touched.len() == 1;
             for (op, path) in touched {
                 let change = if single {
-                    work::line_change(&t.name, t.input, t.read_response())
+                    effects::line_change(&t.name, t.input, t.read_response())
                 } else {
-                    work::LineChange::default()
+                    effects::LineChange::default()
                 };
                 if let Some(f) = self.files.by_path.get_mut(&path) {
                     sized(f, op, change);
@@ -429,7 +429,7 @@ impl State {
             .map(str::to_owned)
             .or(response_text)
             .unwrap_or_default();
-        let exit_code = t.exit_code.or_else(|| work::exit_code_in(&error));
+        let exit_code = t.exit_code.or_else(|| effects::exit_code_in(&error));
         let mut lines: Vec<&str> = error
             .lines()
             .map(str::trim)
@@ -437,7 +437,7 @@ impl State {
             .collect();
         if lines
             .first()
-            .is_some_and(|l| work::exit_code_in(l).is_some())
+            .is_some_and(|l| effects::exit_code_in(l).is_some())
         {
             lines.remove(0);
         }
@@ -486,7 +486,7 @@ impl State {
         if self.failures.items.is_empty() {
             return;
         }
-        let shell = work::is_shell_tool(tool);
+        let shell = effects::is_shell_tool(tool);
         // `command_family(detail)` is not empty: compared word by word below, unbuilt.
         let has_family = family_words(detail).next().is_some();
         let turn = self.turns.count;
@@ -748,7 +748,7 @@ fn is_failure_key(key: &str, tool: &str, detail: &str) -> bool {
 }
 
 /// Applies a change's line counts to its file's stats (already touched by the fold).
-fn sized(f: &mut FileStats, op: FileOp, c: work::LineChange) {
+fn sized(f: &mut FileStats, op: FileOp, c: effects::LineChange) {
     let first_change = f.writes + f.edits == 1;
     if first_change
         && (c.created == Some(true) || (c.created.is_none() && op == FileOp::Write && f.reads == 0))
