@@ -351,7 +351,7 @@ fn version_1_journals_are_refused_and_still_verify() {
     std::fs::write(&paths.journal, &b.bytes).unwrap();
     let (code, _, err) = run(r, &["erase", "--session", S, "--seq", "1", "--reason", "x"]);
     assert_eq!(code, 2);
-    assert!(err.contains("sjournal migrate"), "{err}");
+    assert!(err.contains("format-version-1 journal"), "{err}");
     assert_eq!(read(&paths.journal)[..b.bytes.len()], b.bytes[..]);
     // Appends to a version-1 journal stay version 1.
     append(r, 1, 2);

@@ -69,8 +69,8 @@ pub fn erase(
     if w.header().format_version < 2 {
         return refuse(format!(
             "session {session_id:?} is a format-version-{} journal, whose chain commits to \
-             every payload byte, so no payload can be erased from it and still verify; run \
-             `sjournal migrate` first",
+             every payload byte, so no payload can be erased from it and still verify (sessions \
+             created since format 2 can be; this build cannot upgrade an older journal)",
             w.header().format_version
         ));
     }
