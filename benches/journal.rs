@@ -11,6 +11,10 @@
 //! - `read/verify_file_100k_1_worker`: the same with one worker: the sequential verify, the
 //!   baseline the parallel one is measured against.
 //!
+//! - `format/{verify,cold_fold}_{v1,v2}`: the same 20,000 events in a format-1 and a format-2
+//!   journal, verified sequentially and folded from the first record: the cost of the payload
+//!   digest (`journal-format.md`, "Records"); compare the two in one run.
+//!
 //! Run: `cargo bench --bench journal` (add `-- --warm-up-time 1 --measurement-time 3` for a
 //! quicker pass).
 
@@ -142,5 +146,63 @@ fn read(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, append, read);
+/// A journal of `n` events written by a writer of format `version` (a format-1 journal is
+/// made by writing its header first: the writer appends in the header's version).
+fn journal_of(root: &Root, session: &str, version: u16, n: usize) -> std::path::PathBuf {
+    let paths = root.session(session).unwrap();
+    if version == 1 {
+        std::fs::create_dir_all(paths.journal.parent().unwrap()).unwrap();
+        let h = sjournal::format::header::Header::with_version(session, 1, 1);
+        std::fs::write(&paths.journal, h.encode()).unwrap();
+    }
+    let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
+    let payloads: Vec<Vec<u8>> = (0..n)
+        .map(|i| sjournal::fold::digest::encode_event("PostToolUse", &event(i, 300)))
+        .collect();
+    for chunk in payloads.chunks(1000) {
+        let items: Vec<(&str, &[u8])> = chunk
+            .iter()
+            .map(|p| ("PostToolUse", p.as_slice()))
+            .collect();
+        w.append_batch_at(1, &items).unwrap();
+    }
+    assert_eq!(w.header().format_version, version);
+    w.path().to_owned()
+}
+
+fn format(c: &mut Criterion) {
+    const N: usize = 20_000;
+    let dir = tempdir();
+    let root = Root::new(dir.path());
+    let one = VerifyOptions {
+        workers: 1,
+        ..VerifyOptions::default()
+    };
+    let mut g = c.benchmark_group("format");
+    g.sample_size(10);
+    for version in [1u16, 2] {
+        let path = journal_of(&root, &format!("v{version}"), version, N);
+        g.bench_function(format!("verify_v{version}"), |b| {
+            b.iter(|| {
+                let report = verify_file_with(&path, None, one).unwrap();
+                assert!(report.ok && report.records == N as u64);
+            })
+        });
+        g.bench_function(format!("cold_fold_v{version}"), |b| {
+            b.iter(|| {
+                let r = JournalReader::open(&path, None).unwrap();
+                let state = sjournal::fold::fold(
+                    r.records()
+                        .unwrap()
+                        .first_link_only()
+                        .map(|rec| sjournal::fold::RecordView::from(&rec.unwrap().frame)),
+                );
+                assert_eq!(state.records, N as u64);
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, append, read, format);
 criterion_main!(benches);

@@ -45,6 +45,12 @@ fn payloads(dir: &Path) -> Vec<(String, String)> {
 }
 
 fn write(root: &Root, session: &str, records: &[(String, Vec<u8>)]) {
+    // Format 1, as these journals were first written: the compatibility fixtures of the
+    // version-1 chain (a writer appends in its journal's header's version).
+    let path = root.session(session).unwrap().journal;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let header = sjournal::format::header::Header::with_version(session, BASE_NS, 1);
+    std::fs::write(&path, header.encode()).unwrap();
     let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
     for (i, (kind, payload)) in records.iter().enumerate() {
         w.append_batch_at(BASE_NS + i as i64 * 1_500_000_000, &[(kind, payload)])

@@ -292,6 +292,38 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         121,
         "e7c4a2371e38ca12276bd30c236ced8712b7ad2994d0baac5e62ea7315be7807",
     ),
+    // Version 10: `sjournal.erased` known (`State.journal.erased`); these journals have none,
+    // and (format 1) none is erased: the new field alone moves the hashes.
+    (
+        10,
+        "claude-real-digests-v3.sjl",
+        37,
+        "bd88051660d905e02cc6e986769233827bc4e1ebe939efb72707f3973d03a52c",
+    ),
+    (
+        10,
+        "claude-real.sjl",
+        37,
+        "bd88051660d905e02cc6e986769233827bc4e1ebe939efb72707f3973d03a52c",
+    ),
+    (
+        10,
+        "hosts.sjl",
+        71,
+        "7ba95b88bd98d572794278c1549e6095d651a4b5b1760fd889eec86464ad459d",
+    ),
+    (
+        10,
+        "recovery.sjl",
+        22,
+        "43514598bedacccad5d6c2b7a10589e903c0d6522d3b46e81683eb4056f8a0ab",
+    ),
+    (
+        10,
+        "session.sjl",
+        121,
+        "291f0eb3d28038408832f64ac943b10908d86e3610aa0da8ef33a90ff064afdf",
+    ),
 ];
 
 #[test]

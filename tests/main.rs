@@ -26,6 +26,7 @@ mod context_recovery;
 mod crash_loop;
 mod digests;
 mod doctor;
+mod erase;
 mod events;
 mod export_import;
 mod fallback;

@@ -151,9 +151,11 @@ fn a_truncation_at_a_record_boundary_is_rolled_back() {
 
 #[test]
 fn a_journal_replaced_at_the_same_length_is_rolled_back() {
-    // The last record rewritten with a valid CRC: same seq, another hash.
+    // The last record rewritten with a valid CRC: same seq, another hash (format 1, whose
+    // hash covers the payload; format 2's digest check: tests/erase.rs).
     let dir = common::scratch();
     let root = Root::new(dir.path());
+    common::start_v1(&root, "s");
     let path = common::write_events(&root, "s", &["{\"a\":1}".into(), "{\"b\":2}".into()]);
     let mark = hwm::read(&path).unwrap().unwrap();
     let mut b = common::read(&path);

@@ -269,6 +269,9 @@ fn fixture_of(session: &str) -> Fixture {
     let events: Vec<String> = (0..6)
         .map(|i| support::event_json(i, 30 + 20 * i))
         .collect();
+    // Format 1: what its chain alone catches (format 2 also checks each payload's digest:
+    // tests/erase.rs).
+    support::start_v1(&root, session);
     let path = support::write_events(&root, session, &events);
     let bytes = read(&path);
     let p = parse(&bytes);

@@ -35,7 +35,7 @@ use crate::format::payload::{decode_event, event_digest, is_system_kind};
 use crate::format::{FrameRef, Hash};
 
 /// Version of the fold's semantics and of `State`'s encoding.
-pub const FOLD_VERSION: u32 = 9;
+pub const FOLD_VERSION: u32 = 10;
 
 /// Domain-separation context of the state hash.
 pub const STATE_HASH_CONTEXT: &str = "sjournal 2026-11-29 folded state v1";
@@ -127,6 +127,11 @@ impl State {
 
     /// Folds an event record from its JSON text, ignoring any digest.
     fn apply_json(&mut self, rec: &RecordView<'_>) {
+        if rec.payload.is_empty() {
+            // Erased (no event's payload is empty): nothing of it is left to fold; the
+            // `sjournal.erased` record after it is counted.
+            return;
+        }
         match decode_event(rec.seq, rec.payload) {
             Ok(raw) => {
                 let raw = crate::event::lenient::text(raw);

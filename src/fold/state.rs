@@ -367,6 +367,9 @@ pub struct JournalFacts {
     /// Secrets redacted, by rule (at most `limits::REDACTION_RULES_MAX` rules; the others, and
     /// the findings a record counts without listing, under [`REDACTED_OTHER`]).
     pub redactions: BTreeMap<String, u64>,
+    /// Erasures (`sjournal.erased` records). An erased event folds from what is left of it:
+    /// nothing for a whole payload, the rest of its JSON for a field.
+    pub erased: u64,
 }
 
 /// The key of [`JournalFacts::redactions`] for findings counted without a rule of their own.

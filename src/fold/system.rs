@@ -114,6 +114,7 @@ impl State {
             // The merged events follow as ordinary records; the merge itself is counted.
             p::KIND_SPOOL_MERGE => true,
             p::KIND_HOST => self.decoded(rec, |s, h: p::HostOverride| s.host_override(h)),
+            p::KIND_ERASED => self.decoded(rec, |s, _: p::Erased| s.journal.erased += 1),
             _ => true,
         };
         if !ok {

@@ -3,7 +3,11 @@
 //!
 //! - genesis = keyed(K_genesis, header bytes): the `prev_hash` of record 1, binding the chain
 //!   to the file header (and so to the session id and creation time);
-//! - record  = keyed(K_record, whole frame, CRC included): the `prev_hash` of the next record.
+//! - record  = keyed(K_record, whole frame, CRC included): the `prev_hash` of the next record
+//!   (version 1);
+//! - record v2 = keyed(K_record_v2, seq ‖ ts ‖ kind_len ‖ kind ‖ prev_hash ‖ payload_digest),
+//!   integers little-endian (version 2: not the payload bytes, so a payload can be erased);
+//! - payload digest = keyed(K_payload_v2, salt ‖ payload) (version 2).
 
 use std::fmt;
 use std::sync::LazyLock;
@@ -12,6 +16,14 @@ pub const HASH_LEN: usize = 32;
 
 pub const GENESIS_CONTEXT: &str = "sjournal 2026-11-29 journal genesis v1";
 pub const RECORD_CONTEXT: &str = "sjournal 2026-11-29 journal record v1";
+
+pub const RECORD_V2_CONTEXT: &str = "sjournal 2026-12-03 journal record v2";
+pub const PAYLOAD_V2_CONTEXT: &str = "sjournal 2026-12-03 journal payload v2";
+
+static RECORD_V2_KEY: LazyLock<[u8; 32]> =
+    LazyLock::new(|| blake3::derive_key(RECORD_V2_CONTEXT, b""));
+static PAYLOAD_V2_KEY: LazyLock<[u8; 32]> =
+    LazyLock::new(|| blake3::derive_key(PAYLOAD_V2_CONTEXT, b""));
 
 static GENESIS_KEY: LazyLock<[u8; 32]> = LazyLock::new(|| blake3::derive_key(GENESIS_CONTEXT, b""));
 static RECORD_KEY: LazyLock<[u8; 32]> = LazyLock::new(|| blake3::derive_key(RECORD_CONTEXT, b""));
@@ -50,6 +62,27 @@ pub fn genesis_hash(header_bytes: &[u8]) -> Hash {
 
 pub fn record_hash(frame: &[u8]) -> Hash {
     Hash(*blake3::keyed_hash(&RECORD_KEY, frame).as_bytes())
+}
+
+/// The record hash of a version-2 frame.
+pub fn record_hash_v2(seq: u64, ts_unix_ns: i64, kind: &str, prev: &Hash, digest: &Hash) -> Hash {
+    let mut h = blake3::Hasher::new_keyed(&RECORD_V2_KEY);
+    h.update(&seq.to_le_bytes());
+    h.update(&ts_unix_ns.to_le_bytes());
+    h.update(&(kind.len() as u16).to_le_bytes());
+    h.update(kind.as_bytes());
+    h.update(&prev.0);
+    h.update(&digest.0);
+    Hash(*h.finalize().as_bytes())
+}
+
+/// The payload digest of a version-2 frame: salted, so that once the salt is erased with the
+/// payload, nobody can test guesses of a low-entropy payload against the digest.
+pub fn payload_digest(salt: &[u8; 16], payload: &[u8]) -> Hash {
+    let mut h = blake3::Hasher::new_keyed(&PAYLOAD_V2_KEY);
+    h.update(salt);
+    h.update(payload);
+    Hash(*h.finalize().as_bytes())
 }
 
 /// Plain blake3 (no key) of arbitrary bytes, e.g. quarantined tails and injected text.

@@ -16,7 +16,11 @@
 use crate::limits::SESSION_ID_MAX_BYTES;
 
 pub const MAGIC: [u8; 8] = *b"SJOURNAL";
-pub const FORMAT_VERSION: u16 = 1;
+/// The version new journals are written in. Version 1 (frames without a payload digest, see
+/// `record`) is still read, verified and folded.
+pub const FORMAT_VERSION: u16 = 2;
+/// The oldest version this build reads.
+pub const FORMAT_VERSION_MIN: u16 = 1;
 
 const MAGIC_AT: usize = 0;
 const VERSION_AT: usize = MAGIC_AT + 8;
@@ -67,6 +71,14 @@ impl Header {
             format_version: FORMAT_VERSION,
             created_unix_ns,
             session_id: session_id.to_owned(),
+        }
+    }
+
+    /// A header of an older `format_version` (tests and `migrate`'s fixtures).
+    pub fn with_version(session_id: &str, created_unix_ns: i64, format_version: u16) -> Header {
+        Header {
+            format_version,
+            ..Header::new(session_id, created_unix_ns)
         }
     }
 
@@ -131,9 +143,9 @@ impl Header {
             return Err(HeaderError::Invalid("header CRC mismatch".into()));
         }
         let version = u16::from_le_bytes([bytes[VERSION_AT], bytes[VERSION_AT + 1]]);
-        if version != FORMAT_VERSION {
+        if !(FORMAT_VERSION_MIN..=FORMAT_VERSION).contains(&version) {
             return Err(HeaderError::Unsupported(format!(
-                "format version {version} is not supported (this build reads version {FORMAT_VERSION})"
+                "format version {version} is not supported (this build reads versions {FORMAT_VERSION_MIN} to {FORMAT_VERSION})"
             )));
         }
         let flags = u16::from_le_bytes([bytes[FLAGS_AT], bytes[FLAGS_AT + 1]]);
@@ -161,6 +173,8 @@ mod tests {
         let h = Header::new("abc-123", 1_700_000_000_000_000_000);
         let b = h.encode();
         assert_eq!(b.len(), 43);
+        let v1 = Header::with_version("abc-123", 1, 1);
+        assert_eq!(Header::decode(&v1.encode()).unwrap().0, v1);
         assert_eq!(Header::decode(&b).unwrap(), (h, 43));
         for cut in 0..b.len() {
             assert!(

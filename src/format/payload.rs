@@ -49,6 +49,8 @@ pub const KIND_EXTRAS: &str = "sjournal.extras";
 /// What was redacted from the event before it (written by `crate::redact`, which owns the
 /// full schema; the fold reads [`RedactedRules`]).
 pub const KIND_REDACTED: &str = "sjournal.redacted";
+/// A record's payload (or one field of it) erased after the fact ([`Erased`]).
+pub const KIND_ERASED: &str = "sjournal.erased";
 
 /// Every system kind this build writes or folds.
 pub const SYSTEM_KINDS: &[&str] = &[
@@ -71,7 +73,26 @@ pub const SYSTEM_KINDS: &[&str] = &[
     KIND_MEMORY,
     KIND_EXTRAS,
     KIND_REDACTED,
+    KIND_ERASED,
 ];
+
+/// `sjournal.erased`: what `sjournal erase` removed from record `seq`. The erased record keeps
+/// its `payload_digest` (so the chain holds); this record, chained after it, binds what is
+/// left: nothing (`field` None: the payload is empty) or the payload without `field`, whose
+/// digest with a zero salt is `new_payload_digest`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Erased {
+    pub seq: u64,
+    /// The JSON pointer of the field erased; None for the whole payload.
+    pub field: Option<String>,
+    /// Hex. Whole payload: the record's payload digest (its salt is erased with it). A field:
+    /// the payload digest of the removed value's JSON under a fresh salt that is not kept.
+    /// Either way nobody can test a guess against it; verify only reports it.
+    pub erased_digest: String,
+    /// Hex: the payload digest (zero salt) of the payload left, for a field erasure.
+    pub new_payload_digest: Option<String>,
+    pub reason: String,
+}
 
 /// What the fold reads of a `sjournal.redacted` record: the rule of each finding kept, and
 /// how many findings were left out (`crate::redact::RedactedRecord` is the whole record).

@@ -6,18 +6,23 @@
 //!      4      8 seq         u64 LE, 1 for the first record, +1 for each next one
 //!     12      8 ts_unix_ns  i64 LE, wall clock taken at append time
 //!     20      2 kind_len    u16 LE, 1..=64
-//!     22      2 flags       u16 LE, must be 0
+//!     22      2 flags       u16 LE: 0 (version 1), DIGESTED or DIGESTED|ERASED (version 2)
 //!     24     32 prev_hash   chain link: record hash of seq-1, or the genesis hash for seq 1
 //!     56      k kind        ASCII [A-Za-z0-9._-]
 //!   56+k      p payload     MessagePack (rmp-serde), schema chosen by kind
 //! 56+k+p      4 crc32       crc32fast (IEEE) of bytes [0, 56+k+p)
 //! ```
 //!
+//! A version-2 frame (flag DIGESTED) has 48 more bytes after `prev_hash`: `payload_digest`
+//! (32, [`payload_digest`] of salt and payload) and `salt` (16); the kind starts at 104. Its
+//! record hash commits to seq, ts, kind, prev_hash and payload_digest, not to the payload
+//! bytes, so a payload can be erased (flag ERASED, salt zeroed) and the chain still holds.
+//!
 //! The parser checks the length against the limits and the bytes present before it looks at
 //! anything else, then the CRC, and only then the fields a CRC-valid frame could still get
 //! wrong (kind, flags), so a torn or rotted frame is always reported as such.
 
-use super::hash::{record_hash, Hash, HASH_LEN};
+use super::hash::{payload_digest, record_hash, record_hash_v2, Hash, HASH_LEN};
 use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES};
 
 const LEN_AT: usize = 0;
@@ -28,6 +33,15 @@ const FLAGS_AT: usize = KIND_LEN_AT + 2;
 const PREV_AT: usize = FLAGS_AT + 2;
 /// Bytes before the kind.
 pub const FIXED_LEN: usize = PREV_AT + HASH_LEN;
+const DIGEST_AT: usize = FIXED_LEN;
+const SALT_AT: usize = DIGEST_AT + HASH_LEN;
+pub const SALT_LEN: usize = 16;
+/// Bytes before the kind in a version-2 frame.
+pub const FIXED_LEN_V2: usize = SALT_AT + SALT_LEN;
+/// Flag: the payload was erased (whole, or rewritten without a field) after it was written.
+pub const FLAG_ERASED: u16 = 1;
+/// Flag: a version-2 frame, with `payload_digest` and `salt`.
+pub const FLAG_DIGESTED: u16 = 2;
 const CRC_LEN: usize = 4;
 /// Frame bytes that are not kind or payload.
 pub const FRAME_OVERHEAD: usize = FIXED_LEN + CRC_LEN;
@@ -43,12 +57,46 @@ pub struct FrameRef<'a> {
     pub kind: &'a str,
     pub prev_hash: Hash,
     pub payload: &'a [u8],
+    /// 0, or [`FLAG_DIGESTED`] with or without [`FLAG_ERASED`].
+    pub flags: u16,
+    /// Version 2: the digest the chain commits to ([`Hash::ZERO`] in a version-1 frame).
+    pub payload_digest: Hash,
+    /// Version 2: the digest's salt (zero in a version-1 frame and once erased).
+    pub salt: [u8; SALT_LEN],
 }
 
 impl FrameRef<'_> {
     /// The chain hash of this record (the next record's `prev_hash`).
     pub fn hash(&self) -> Hash {
-        record_hash(self.bytes)
+        if self.digested() {
+            record_hash_v2(
+                self.seq,
+                self.ts_unix_ns,
+                self.kind,
+                &self.prev_hash,
+                &self.payload_digest,
+            )
+        } else {
+            record_hash(self.bytes)
+        }
+    }
+
+    /// A version-2 frame.
+    pub fn digested(&self) -> bool {
+        self.flags & FLAG_DIGESTED != 0
+    }
+
+    /// Its payload was erased after it was written.
+    pub fn erased(&self) -> bool {
+        self.flags & FLAG_ERASED != 0
+    }
+
+    /// True unless a version-2 frame's payload is not what its digest commits to (an
+    /// erased frame's payload is checked against its `sjournal.erased` record instead).
+    pub fn payload_matches(&self) -> bool {
+        !self.digested()
+            || self.erased()
+            || payload_digest(&self.salt, self.payload) == self.payload_digest
     }
 
     pub fn len(&self) -> usize {
@@ -189,28 +237,121 @@ pub fn parse_known(
     if stored != computed {
         return Err(FrameError::BadCrc { stored, computed });
     }
+    let flags = u16_at(bytes, FLAGS_AT);
+    let fixed = match flags {
+        0 => FIXED_LEN,
+        FLAG_DIGESTED | 3 => FIXED_LEN_V2,
+        _ => return Err(FrameError::BadField("flags")),
+    };
     let kind_len = u16_at(bytes, KIND_LEN_AT) as usize;
-    if kind_len == 0 || kind_len > KIND_MAX_BYTES || FIXED_LEN + kind_len > crc_at {
+    if kind_len == 0 || kind_len > KIND_MAX_BYTES || fixed + kind_len > crc_at {
         return Err(FrameError::BadField("kind length"));
     }
-    if u16_at(bytes, FLAGS_AT) != 0 {
-        return Err(FrameError::BadField("flags"));
-    }
-    let kind = kind_str(&bytes[FIXED_LEN..FIXED_LEN + kind_len], known)
+    let kind = kind_str(&bytes[fixed..fixed + kind_len], known)
         .ok_or(FrameError::BadField("kind name"))?;
+    let (payload_digest, salt) = if fixed == FIXED_LEN {
+        (Hash::ZERO, [0; SALT_LEN])
+    } else {
+        (
+            Hash(bytes[DIGEST_AT..SALT_AT].try_into().unwrap()),
+            bytes[SALT_AT..FIXED_LEN_V2].try_into().unwrap(),
+        )
+    };
     Ok(FrameRef {
         bytes,
         seq: u64_at(bytes, SEQ_AT),
         ts_unix_ns: u64_at(bytes, TS_AT) as i64,
         kind,
         prev_hash: Hash(bytes[PREV_AT..FIXED_LEN].try_into().unwrap()),
-        payload: &bytes[FIXED_LEN + kind_len..crc_at],
+        payload: &bytes[fixed + kind_len..crc_at],
+        flags,
+        payload_digest,
+        salt,
     })
 }
 
-/// The length a frame with this kind and payload will have.
+/// The length a version-1 frame with this kind and payload will have.
 pub fn frame_len(kind: &str, payload_len: usize) -> usize {
     FRAME_OVERHEAD + kind.len() + payload_len
+}
+
+/// The length a frame of journal format `version` with this kind and payload will have.
+pub fn frame_len_for(version: u16, kind: &str, payload_len: usize) -> usize {
+    frame_len(kind, payload_len)
+        + if version >= 2 {
+            FIXED_LEN_V2 - FIXED_LEN
+        } else {
+            0
+        }
+}
+
+/// The salts of one batch of version-2 frames: one `getrandom` per batch for a key that is
+/// never stored, and each record's salt derived from it and its seq. A salt is not reused
+/// across records, so erasing one record's salt leaves nothing in its neighbours to find it by.
+pub struct Salts([u8; 32]);
+
+impl Salts {
+    pub fn new() -> Salts {
+        use rand_core::RngCore;
+        let mut key = [0u8; 32];
+        rand_core::OsRng.fill_bytes(&mut key);
+        Salts(key)
+    }
+
+    pub fn salt(&self, seq: u64) -> [u8; SALT_LEN] {
+        let h = blake3::keyed_hash(&self.0, &seq.to_le_bytes());
+        h.as_bytes()[..SALT_LEN].try_into().unwrap()
+    }
+}
+
+impl Default for Salts {
+    fn default() -> Self {
+        Salts::new()
+    }
+}
+
+/// Appends one encoded version-2 frame to `out`: its payload digest is made with `salt`
+/// (zero and `flags` [`FLAG_ERASED`] only when an erasure rewrites a frame, keeping the
+/// digest it had: `digest` then names it). Returns the frame's record hash.
+#[allow(clippy::too_many_arguments)]
+pub fn encode_v2(
+    out: &mut Vec<u8>,
+    seq: u64,
+    ts_unix_ns: i64,
+    kind: &str,
+    prev_hash: &Hash,
+    payload: &[u8],
+    salt: &[u8; SALT_LEN],
+    erased_digest: Option<&Hash>,
+) -> Hash {
+    debug_assert!(valid_kind(kind));
+    let len = frame_len_for(2, kind, payload.len());
+    let digest = match erased_digest {
+        Some(d) => *d,
+        None => payload_digest(salt, payload),
+    };
+    let flags = FLAG_DIGESTED
+        | if erased_digest.is_some() {
+            FLAG_ERASED
+        } else {
+            0
+        };
+    let start = out.len();
+    out.reserve(len);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&ts_unix_ns.to_le_bytes());
+    out.extend_from_slice(&(kind.len() as u16).to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(&prev_hash.0);
+    out.extend_from_slice(&digest.0);
+    out.extend_from_slice(salt);
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(payload);
+    let crc = crc32fast::hash(&out[start..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(out.len() - start, len);
+    record_hash_v2(seq, ts_unix_ns, kind, prev_hash, &digest)
 }
 
 /// Appends one encoded frame to `out`. The caller has checked `kind` and the size limit.
@@ -319,6 +460,77 @@ mod tests {
             u32::from_le_bytes(b[b.len() - 4..].try_into().unwrap()),
             1_078_911_438
         );
+    }
+
+    #[test]
+    fn v2_roundtrip_hash_ignores_payload_and_erasure_keeps_the_hash() {
+        let mut b = Vec::new();
+        let h = encode_v2(
+            &mut b,
+            7,
+            1234,
+            "Stop",
+            &Hash([9; 32]),
+            b"\xa2{}",
+            &[5; 16],
+            None,
+        );
+        let f = parse(&b).unwrap();
+        assert_eq!((f.seq, f.kind, f.payload), (7, "Stop", &b"\xa2{}"[..]));
+        assert!(f.digested() && !f.erased() && f.payload_matches());
+        assert_eq!(f.hash(), h);
+        assert_eq!(b.len(), frame_len_for(2, "Stop", 3));
+        let mut e = Vec::new();
+        encode_v2(
+            &mut e,
+            7,
+            1234,
+            "Stop",
+            &Hash([9; 32]),
+            b"",
+            &[0; 16],
+            Some(&f.payload_digest),
+        );
+        let g = parse(&e).unwrap();
+        assert!(g.erased() && g.payload.is_empty());
+        assert_eq!(g.hash(), h, "erasing keeps the record hash");
+        // The same payload under another salt: another digest, another hash.
+        let mut c = Vec::new();
+        let h2 = encode_v2(
+            &mut c,
+            7,
+            1234,
+            "Stop",
+            &Hash([9; 32]),
+            b"\xa2{}",
+            &[6; 16],
+            None,
+        );
+        assert_ne!(h, h2);
+        // A payload changed with a valid CRC no longer matches its digest.
+        let mut d = Vec::new();
+        encode_v2(
+            &mut d,
+            7,
+            1234,
+            "Stop",
+            &Hash([9; 32]),
+            b"\xa2{]",
+            &[5; 16],
+            None,
+        );
+        d[DIGEST_AT..SALT_AT].copy_from_slice(&f.payload_digest.0);
+        let n = d.len() - 4;
+        let crc = crc32fast::hash(&d[..n]);
+        d[n..].copy_from_slice(&crc.to_le_bytes());
+        assert!(!parse(&d).unwrap().payload_matches());
+        // ERASED alone (without DIGESTED) is no valid frame.
+        let mut v1 = sample();
+        v1[FLAGS_AT] = 1;
+        let n = v1.len() - 4;
+        let crc = crc32fast::hash(&v1[..n]);
+        v1[n..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(parse(&v1).unwrap_err(), FrameError::BadField("flags"));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! lock, recover, append, poison), `reader`, `spool` (events the journal could not take;
 //! merged by the session), `verify`, `repair`.
 
+pub mod erase;
 pub mod error;
 pub mod hint;
 pub mod hwm;

@@ -426,7 +426,7 @@ fn salvage_main(bytes: &[u8], out: &mut Builder<'_>, rec: &mut Repaired) -> Resu
                         now: seq,
                     });
                 }
-                out.push(f.ts_unix_ns, f.kind, f.payload)?;
+                out.push_salvaged(&f)?;
                 rec.salvaged += 1;
             }
         }
@@ -597,6 +597,8 @@ fn check_written(path: &Path) -> Result<()> {
 /// Writes a journal from scratch: records chained and numbered as they are pushed.
 struct Builder<'f> {
     out: std::io::BufWriter<&'f mut std::fs::File>,
+    /// Set for a version-2 journal.
+    salts: Option<record::Salts>,
     chain: Chain,
     buf: Vec<u8>,
     records: u64,
@@ -608,8 +610,12 @@ impl<'f> Builder<'f> {
     fn new(file: &'f mut std::fs::File, header: &[u8]) -> Builder<'f> {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         let error = out.write_all(header).err();
+        let salts = Header::decode(header)
+            .is_ok_and(|(h, _)| h.format_version >= 2)
+            .then(record::Salts::new);
         Builder {
             out,
+            salts,
             chain: Chain::genesis(genesis_hash(header)),
             buf: Vec::new(),
             records: 0,
@@ -624,8 +630,17 @@ impl<'f> Builder<'f> {
         }
         self.buf.clear();
         let seq = self.chain.next_seq;
-        record::encode(&mut self.buf, seq, ts, kind, &self.chain.prev_hash, payload);
-        let hash = record_hash(&self.buf);
+        let prev = &self.chain.prev_hash;
+        let hash = match &self.salts {
+            Some(salts) => {
+                let salt = salts.salt(seq);
+                record::encode_v2(&mut self.buf, seq, ts, kind, prev, payload, &salt, None)
+            }
+            None => {
+                record::encode(&mut self.buf, seq, ts, kind, prev, payload);
+                record_hash(&self.buf)
+            }
+        };
         self.out
             .write_all(&self.buf)
             .map_err(|e| Error::io("write", "<repaired journal>", e))?;
@@ -633,6 +648,30 @@ impl<'f> Builder<'f> {
         self.chain.prev_hash = hash;
         self.records += 1;
         self.last = Some((seq, hash));
+        Ok(())
+    }
+
+    /// A salvaged record: its bytes as they were when it keeps its place in the chain (so a
+    /// version-2 record keeps its salt and digest, and an erased one stays erased), else
+    /// encoded afresh at the next seq.
+    fn push_salvaged(&mut self, f: &FrameRef<'_>) -> Result<()> {
+        let in_place = f.seq == self.chain.next_seq
+            && f.prev_hash == self.chain.prev_hash
+            && f.digested() == self.salts.is_some();
+        if !in_place {
+            return self.push(f.ts_unix_ns, f.kind, f.payload);
+        }
+        if let Some(e) = self.error.take() {
+            return Err(Error::io("write", "<repaired journal>", e));
+        }
+        let hash = f.hash();
+        self.out
+            .write_all(f.bytes)
+            .map_err(|e| Error::io("write", "<repaired journal>", e))?;
+        self.chain.next_seq += 1;
+        self.chain.prev_hash = hash;
+        self.records += 1;
+        self.last = Some((f.seq, hash));
         Ok(())
     }
 

@@ -63,6 +63,10 @@ pub enum Problem {
     ChainBroken {
         seq: u64,
     },
+    /// A CRC-valid version-2 record whose payload is not what its digest commits to.
+    PayloadAltered {
+        seq: u64,
+    },
 }
 
 impl Problem {
@@ -84,6 +88,10 @@ impl std::fmt::Display for Problem {
             Problem::ChainBroken { seq } => write!(
                 f,
                 "record seq {seq} does not link to the record before it (prev_hash mismatch: a record was altered or replaced)"
+            ),
+            Problem::PayloadAltered { seq } => write!(
+                f,
+                "record seq {seq}'s payload does not match its payload digest (the record was altered)"
             ),
         }
     }
@@ -136,6 +144,9 @@ impl Chain {
         }
         if frame.prev_hash != self.prev_hash {
             return Err(Problem::ChainBroken { seq: frame.seq });
+        }
+        if !frame.payload_matches() {
+            return Err(Problem::PayloadAltered { seq: frame.seq });
         }
         let h = frame.hash();
         self.next_seq += 1;

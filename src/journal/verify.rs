@@ -21,7 +21,7 @@ use crate::format::Hash;
 use crate::journal::paths::{file_stem, JOURNAL_EXT};
 use crate::journal::reader::{JournalReader, Records};
 use crate::journal::recovery::{self, Verdict};
-use crate::journal::scan::{Chain, Problem};
+use crate::journal::scan::{self, Chain, Problem};
 use crate::limits::VERIFY_CHUNK_BYTES;
 
 /// The first problem verify found.
@@ -55,6 +55,24 @@ pub struct VerifyReport {
     /// Every independent witness of how far the journal got, and how each compares with it
     /// (see [`witness`]).
     pub witnesses: Vec<witness::Witness>,
+    /// The records erased after the fact (`sjournal erase`), each bound by its chained
+    /// `sjournal.erased` record; an erasure that is not bound is a problem instead.
+    pub erasures: Vec<Erasure>,
+}
+
+/// An erased record, as verify reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Erasure {
+    pub seq: u64,
+    /// When the erased record was written (its `ts`).
+    pub ts_unix_ns: i64,
+    /// The JSON pointer of the field erased; None for the whole payload.
+    pub field: Option<String>,
+    /// The digest of what was erased (salted: nobody can test a guess against it).
+    pub erased_digest: String,
+    pub reason: String,
+    /// The seq of the `sjournal.erased` record.
+    pub recorded_at: u64,
 }
 
 /// A high-water mark as `verify --json` shows it.
@@ -229,6 +247,7 @@ fn verify_checked<'b>(
         acknowledged: mark.as_ref().ok().copied().flatten().map(Into::into),
         rolled_back: false,
         witnesses: Vec::new(),
+        erasures: Vec::new(),
     };
     let finding = |offset, seq, what: String| Finding {
         offset,
@@ -320,7 +339,10 @@ fn verify_checked<'b>(
             ),
             Verdict::Corrupt { reason, .. } => {
                 let mut what = reason.to_string();
-                if let Problem::SeqMismatch { .. } | Problem::ChainBroken { .. } = stop.problem {
+                if let Problem::SeqMismatch { .. }
+                | Problem::ChainBroken { .. }
+                | Problem::PayloadAltered { .. } = stop.problem
+                {
                     what.push_str(" (tampering or a copy from another journal)");
                 }
                 (what, false)
@@ -348,8 +370,128 @@ fn verify_checked<'b>(
             return Ok((report, checked));
         }
     }
+    match erasures(
+        bytes,
+        hlen,
+        checked.valid_end as usize,
+        header.format_version,
+    ) {
+        Ok(list) => report.erasures = list,
+        Err((offset, seq, what)) => {
+            report.problem = Some(finding(offset, seq, what));
+            return Ok((report, checked));
+        }
+    }
     report.ok = true;
     Ok((report, checked))
+}
+
+/// The erased records of `bytes[hlen..end]` (records the chain checks have passed), each
+/// checked against the `sjournal.erased` record that names it: salt zeroed, and the payload
+/// left empty (whole payload) or with the digest the erasure bound (a field). Also checks
+/// that every frame has the layout of the header's format version. Reads each frame's fixed
+/// fields only, and decodes just the erased and erasure records. Err: (offset, seq, what).
+fn erasures(
+    bytes: &[u8],
+    hlen: usize,
+    end: usize,
+    version: u16,
+) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
+    use crate::format::payload::{decode_system, Erased, KIND_ERASED};
+    use crate::format::record::{FIXED_LEN_V2, FLAG_DIGESTED, FLAG_ERASED};
+    use std::collections::BTreeMap;
+    let mut erased = Vec::new(); // (offset, frame)
+    let mut by: BTreeMap<u64, (u64, u64, Erased)> = BTreeMap::new(); // target -> (offset, seq, record)
+    let mut at = hlen;
+    while at < end {
+        let b = &bytes[at..];
+        let len = u32::from_le_bytes(b[..4].try_into().unwrap()) as usize;
+        let seq = u64::from_le_bytes(b[4..12].try_into().unwrap());
+        let flags = u16::from_le_bytes([b[22], b[23]]);
+        if (version >= 2) != (flags & FLAG_DIGESTED != 0) {
+            return Err((
+                at as u64,
+                seq,
+                format!("record seq {seq} has flags {flags:#x}, not the layout of format version {version} (the record was replaced)"),
+            ));
+        }
+        let kind_len = u16::from_le_bytes([b[20], b[21]]) as usize;
+        let is_erasure =
+            version >= 2 && b[FIXED_LEN_V2..FIXED_LEN_V2 + kind_len] == *KIND_ERASED.as_bytes();
+        if flags & FLAG_ERASED != 0 || is_erasure {
+            let f = scan::frame(b).expect("verified above");
+            if is_erasure {
+                let e: Erased = decode_system(f.seq, f.payload).map_err(|e| {
+                    (
+                        at as u64,
+                        seq,
+                        format!("sjournal.erased record seq {seq}: {e}"),
+                    )
+                })?;
+                if e.seq >= seq {
+                    return Err((
+                        at as u64,
+                        seq,
+                        format!(
+                            "sjournal.erased record seq {seq} names seq {}, which is not before it",
+                            e.seq
+                        ),
+                    ));
+                }
+                if let Some((_, other, _)) = by.insert(e.seq, (at as u64, seq, e)) {
+                    return Err((
+                        at as u64,
+                        seq,
+                        format!(
+                            "sjournal.erased records seq {other} and {seq} name the same record"
+                        ),
+                    ));
+                }
+            } else {
+                erased.push((at as u64, f));
+            }
+        }
+        at += len;
+    }
+    let mut out = Vec::with_capacity(erased.len());
+    for (offset, f) in erased {
+        let seq = f.seq;
+        let bad = |what: String| {
+            Err((
+                offset,
+                seq,
+                format!("record seq {seq} is marked erased but {what}"),
+            ))
+        };
+        let Some((_, recorded_at, e)) = by.remove(&seq) else {
+            return bad("no sjournal.erased record names it (the record was altered)".into());
+        };
+        if f.salt != [0; 16] {
+            return bad("its salt was kept".into());
+        }
+        let left = match (&e.field, &e.new_payload_digest) {
+            (None, None) => f.payload.is_empty() && e.erased_digest == f.payload_digest.to_hex(),
+            (Some(_), Some(d)) => *d == crate::journal::erase::left_digest(f.payload).to_hex(),
+            _ => false,
+        };
+        if !left {
+            return bad(format!(
+                "its payload is not what its erasure (seq {recorded_at}) left (the record was altered)"
+            ));
+        }
+        out.push(Erasure {
+            seq,
+            ts_unix_ns: f.ts_unix_ns,
+            field: e.field,
+            erased_digest: e.erased_digest,
+            reason: e.reason,
+            recorded_at,
+        });
+    }
+    if let Some((target, (offset, seq, _))) = by.into_iter().next() {
+        return Err((offset, seq, format!("sjournal.erased record seq {seq} names seq {target}, which is not erased (the record was restored or replaced)")));
+    }
+    Ok(out)
 }
 
 /// The session file stem a journal's name claims: `<stem>.sjl` or `<stem>.rescue.sjl`.
@@ -380,18 +522,33 @@ impl VerifyReport {
             acknowledged: None,
             rolled_back: false,
             witnesses: Vec::new(),
+            erasures: Vec::new(),
         }
     }
 
     pub fn summary(&self) -> String {
         match &self.problem {
-            None => format!(
-                "ok  {}  {} records, seq 1..={}, head {}",
-                self.path.display(),
-                self.records,
-                self.last_seq,
-                self.head.as_deref().unwrap_or("-")
-            ),
+            None => {
+                let mut s = format!(
+                    "ok  {}  {} records, seq 1..={}, head {}",
+                    self.path.display(),
+                    self.records,
+                    self.last_seq,
+                    self.head.as_deref().unwrap_or("-")
+                );
+                for e in &self.erasures {
+                    s.push_str(&format!(
+                        "\n    erased seq {} ({}, written at ts {}): digest {}, reason {:?}, recorded at seq {}",
+                        e.seq,
+                        e.field.as_deref().map_or("whole payload".into(), |f| format!("field {f}")),
+                        e.ts_unix_ns,
+                        e.erased_digest,
+                        e.reason,
+                        e.recorded_at
+                    ));
+                }
+                s
+            }
             Some(f) => format!(
                 "BAD {}  at offset {} (seq {}): {}  [{} valid records before it]",
                 self.path.display(),

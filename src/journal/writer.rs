@@ -79,6 +79,8 @@ pub struct Appended {
     pub seq: u64,
     pub hash: Hash,
     pub offset: u64,
+    /// The record's length in bytes.
+    pub len: u64,
     pub ts_unix_ns: i64,
 }
 
@@ -377,6 +379,69 @@ impl Writer {
         Error::io(op, &self.journal_path, e)
     }
 
+    /// The journal's bytes, header included, up to the end of its last valid record.
+    pub(crate) fn read_all(&self) -> Result<Vec<u8>> {
+        let mut b = vec![0u8; self.end as usize];
+        self.storage
+            .read_exact_at(&mut b, 0)
+            .map_err(|e| self.io_err("read", e))?;
+        Ok(b)
+    }
+
+    /// What the next record must carry: for a caller that builds the file's next bytes
+    /// itself ([`Writer::replace`]).
+    pub(crate) fn chain(&self) -> Chain {
+        self.chain
+    }
+
+    /// Replaces the journal by `bytes` (which end with the record `last`), atomically: a
+    /// temporary file in the same directory (0600) is written and synced, renamed over the
+    /// journal, and the directory synced. A failure before the rename leaves the journal as
+    /// it was (the temporary file is removed); one after it poisons the writer. Only the
+    /// bytes of this file are replaced: copies elsewhere (backups, shipped segments) are not.
+    pub(crate) fn replace(&mut self, bytes: &[u8], last: Appended) -> Result<()> {
+        if let Some(op) = self.poisoned {
+            return Err(Error::Poisoned {
+                path: self.journal_path.clone(),
+                op,
+            });
+        }
+        let mut tmp = self.journal_path.clone().into_os_string();
+        tmp.push(".rewrite");
+        let tmp = PathBuf::from(tmp);
+        // A temporary left by an interrupted rewrite holds nothing the journal needs.
+        let _ = self.fs.remove_file(&tmp);
+        let written = self
+            .fs
+            .write_new(&tmp, bytes)
+            .and_then(|()| self.fs.rename(&tmp, &self.journal_path));
+        if let Err(e) = written {
+            let _ = self.fs.remove_file(&tmp);
+            return Err(self.io_err("rewrite", e));
+        }
+        let dir = self.journal_path.parent().unwrap_or(Path::new("."));
+        if let Err(e) = self.fs.sync_dir(dir) {
+            return Err(self.poison("fsync directory", e));
+        }
+        let file = match paths::open_file_with(&*self.fs, &self.journal_path, true, false) {
+            Ok(f) => f,
+            Err(e) => {
+                self.poisoned = Some("reopen");
+                return Err(e);
+            }
+        };
+        self.storage = self.fs.journal(&self.journal_path, file);
+        self.end = bytes.len() as u64;
+        self.chain = Chain {
+            next_seq: last.seq + 1,
+            prev_hash: last.hash,
+        };
+        self.last_frame_at = Some(last.offset);
+        self.hwm.advance(last.seq, last.hash);
+        self.write_hint();
+        Ok(())
+    }
+
     fn poison(&mut self, op: &'static str, e: std::io::Error) -> Error {
         self.poisoned = Some(op);
         self.io_err(op, e)
@@ -497,7 +562,12 @@ impl Writer {
         let mut fb = vec![0u8; frame_len as usize];
         self.storage.read_exact_at(&mut fb, h.last_frame_at).ok()?;
         let f = scan::frame(&fb).ok()?;
-        if f.len() as u64 != frame_len || f.seq != h.last_seq || f.hash() != h.last_hash {
+        // A version-2 hash does not cover the payload: its digest is checked too.
+        if f.len() as u64 != frame_len
+            || f.seq != h.last_seq
+            || f.hash() != h.last_hash
+            || !f.payload_matches()
+        {
             return None;
         }
         let chain = Chain {
@@ -666,7 +736,7 @@ impl Writer {
                     kind: kind.to_string(),
                 });
             }
-            let len = record::frame_len(kind, p.len()) as u64;
+            let len = record::frame_len_for(self.header.format_version, kind, p.len()) as u64;
             if len > FRAME_MAX_BYTES as u64 {
                 return Err(Error::TooLarge {
                     len,
@@ -684,15 +754,26 @@ impl Writer {
         let mut chain = self.chain;
         let mut out = Vec::with_capacity(items.len());
         self.buf.clear();
+        let salts = (self.header.format_version >= 2).then(record::Salts::new);
         for (i, (kind, p)) in items.iter().enumerate() {
             let ts = ts(i);
             let start = self.buf.len();
-            record::encode(&mut self.buf, chain.next_seq, ts, kind, &chain.prev_hash, p);
-            let hash = crate::format::hash::record_hash(&self.buf[start..]);
+            let (seq, prev) = (chain.next_seq, &chain.prev_hash);
+            let hash = match &salts {
+                Some(salts) => {
+                    let salt = salts.salt(seq);
+                    record::encode_v2(&mut self.buf, seq, ts, kind, prev, p, &salt, None)
+                }
+                None => {
+                    record::encode(&mut self.buf, seq, ts, kind, prev, p);
+                    crate::format::hash::record_hash(&self.buf[start..])
+                }
+            };
             out.push(Appended {
                 seq: chain.next_seq,
                 hash,
                 offset: self.end + start as u64,
+                len: (self.buf.len() - start) as u64,
                 ts_unix_ns: ts,
             });
             chain.next_seq += 1;

@@ -75,6 +75,9 @@ pub struct Step {
     /// An `sjournal.redacted` record: what was redacted from the event before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redacted: Option<crate::redact::RedactedRecord>,
+    /// The record was erased after the fact (`sjournal erase`): it folded from what is left.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub erased: bool,
 }
 
 /// An event's injection, journaled and re-derived.
@@ -315,6 +318,7 @@ pub fn replay_records<F: Fold>(
                 redacted: (rec.kind == crate::redact::KIND_REDACTED)
                     .then(|| decode_system(rec.seq, rec.payload).ok())
                     .flatten(),
+                erased: rec.erased(),
             })?;
             end.steps += 1;
             prev = Some(after);

@@ -467,10 +467,17 @@ fn unchecked_frame(b: &[u8]) -> Option<FrameRef<'_>> {
     let ts = i64::from_le_bytes(bytes[12..20].try_into().ok()?);
     let kind_len = u16::from_le_bytes(bytes[20..22].try_into().ok()?) as usize;
     let prev: [u8; 32] = bytes[24..56].try_into().ok()?;
-    if kind_len == 0 || 56 + kind_len > len - 4 {
+    // The flags as stored say where the kind starts (they may be damaged too: then no kind).
+    let flags = u16::from_le_bytes(bytes[22..24].try_into().ok()?);
+    let fixed = match flags {
+        0 => record::FIXED_LEN,
+        2 | 3 => record::FIXED_LEN_V2,
+        _ => return None,
+    };
+    if kind_len == 0 || fixed + kind_len > len - 4 {
         return None;
     }
-    let kind = std::str::from_utf8(&bytes[56..56 + kind_len]).ok()?;
+    let kind = std::str::from_utf8(&bytes[fixed..fixed + kind_len]).ok()?;
     if !kind
         .bytes()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
@@ -483,6 +490,9 @@ fn unchecked_frame(b: &[u8]) -> Option<FrameRef<'_>> {
         ts_unix_ns: ts,
         kind,
         prev_hash: Hash(prev),
-        payload: &bytes[56 + kind_len..len - 4],
+        payload: &bytes[fixed + kind_len..len - 4],
+        flags,
+        payload_digest: Hash::ZERO,
+        salt: [0; 16],
     })
 }

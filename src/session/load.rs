@@ -3,10 +3,9 @@
 
 use std::borrow::Cow;
 
-use super::{Batch, Session};
+use super::Session;
 use crate::error::Result;
 use crate::fold::{RecordView, State};
-use crate::format::record;
 use crate::journal::reader::JournalReader;
 use crate::journal::scan::{self, Chain, Links};
 use crate::journal::writer::Appended;
@@ -199,9 +198,8 @@ fn fold_past_damage(
 }
 
 /// The head to snapshot at, if a snapshot is due after `appended` (the batch's records).
-pub(super) fn due(l: &Loaded, appended: &[Appended], batch: &Batch) -> Option<Head> {
+pub(super) fn due(l: &Loaded, appended: &[Appended]) -> Option<Head> {
     let last = appended.last()?;
-    let (kind, payload) = batch.records.last()?;
     let due = l.state.seq.saturating_sub(l.snapshot_seq) >= SNAPSHOT_EVERY_RECORDS.max(1)
         || l.snapshot_rejected;
     if !due || l.skipped_damage || l.state.seq != last.seq {
@@ -210,7 +208,7 @@ pub(super) fn due(l: &Loaded, appended: &[Appended], batch: &Batch) -> Option<He
     Some(Head {
         seq: last.seq,
         frame_offset: last.offset,
-        end_offset: last.offset + record::frame_len(kind, payload.len()) as u64,
+        end_offset: last.offset + last.len,
         hash: last.hash,
     })
 }

@@ -265,13 +265,11 @@ impl Session {
             batch.fold_into(&mut l.state, first);
         }
         let snapshot = match (&landed, &loaded) {
-            (Landed::Journal { appended }, Some(l)) => {
-                due(l, appended, batch).map(|head| SnapshotDue {
-                    paths: self.paths.clone(),
-                    head,
-                    fs: self.opts.fs.clone(),
-                })
-            }
+            (Landed::Journal { appended }, Some(l)) => due(l, appended).map(|head| SnapshotDue {
+                paths: self.paths.clone(),
+                head,
+                fs: self.opts.fs.clone(),
+            }),
             _ => None,
         };
         Some(Ok(Committed {
@@ -304,7 +302,8 @@ fn split<'a, 'b>(items: &'b [(&'a str, &'a [u8])]) -> Vec<&'b [(&'a str, &'a [u8
     let mut out = Vec::new();
     let (mut start, mut bytes) = (0, 0u64);
     for (i, (k, p)) in items.iter().enumerate() {
-        let len = record::frame_len(k, p.len()) as u64;
+        // The larger (version-2) frame, whichever version the journal is.
+        let len = record::frame_len_for(2, k, p.len()) as u64;
         if bytes + len > BATCH_MAX_BYTES && i > start {
             out.push(&items[start..i]);
             (start, bytes) = (i, 0);

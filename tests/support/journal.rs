@@ -116,6 +116,15 @@ pub fn read(path: &Path) -> Vec<u8> {
     fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
 }
 
+/// Creates the session's journal as a format-1 journal (its header alone): a writer appends
+/// to it in format 1. For tests of what the version-1 chain alone does and does not catch.
+pub fn start_v1(root: &Root, session: &str) {
+    let paths = root.session(session).unwrap();
+    fs::create_dir_all(paths.journal.parent().unwrap()).unwrap();
+    let h = Header::with_version(session, 1_700_000_000_000_000_000, 1);
+    fs::write(&paths.journal, h.encode()).unwrap();
+}
+
 /// Appends `events` (JSON texts) as kind "Ev" through one writer; returns the journal path.
 pub fn write_events(root: &Root, session: &str, events: &[String]) -> PathBuf {
     let mut w = Writer::open(root, session, &opts()).expect("open writer");
@@ -206,7 +215,8 @@ impl Built {
 /// kinds, the JSON object of the record's fields), the header
 /// created at `created_ns` and record i stamped `created_ns + i` seconds.
 pub fn build_journal(session: &str, created_ns: i64, events: &[(&str, &str)]) -> Built {
-    let header = Header::new(session, created_ns).encode();
+    // Version 1: these journals are checked in, written as the format wrote them then.
+    let header = Header::with_version(session, created_ns, 1).encode();
     let mut prev = genesis_hash(&header);
     let mut bytes = header.clone();
     let mut frames = Vec::new();

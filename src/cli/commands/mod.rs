@@ -3,6 +3,7 @@ pub mod checkpoint;
 pub mod context;
 pub mod demo;
 pub mod doctor;
+pub mod erase;
 pub mod export;
 #[cfg(feature = "remote")]
 pub mod fetch;

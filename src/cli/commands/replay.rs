@@ -132,6 +132,12 @@ fn render(
     for line in diff::render(&shown, 100) {
         output::line(out, &format!("    {line}"))?;
     }
+    if step.erased {
+        output::line(
+            out,
+            "    erased: its payload (or a field of it) was removed after the fact; verify lists why",
+        )?;
+    }
     if let Some(r) = &step.redacted {
         output::line(
             out,

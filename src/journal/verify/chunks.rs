@@ -237,7 +237,7 @@ fn plausible_start(bytes: &[u8], at: usize) -> bool {
     (FRAME_MIN_BYTES..=FRAME_MAX_BYTES as usize).contains(&(len as usize))
         && len as usize <= bytes.len() - at
         && (1..=KIND_MAX_BYTES).contains(&kind_len)
-        && flags == 0
+        && matches!(flags, 0 | 2 | 3)
 }
 
 /// Checks the records of the range `[from, to)`: from its first record (`from` itself for the

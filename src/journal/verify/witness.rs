@@ -771,6 +771,7 @@ pub fn missing_journal_report(path: &Path) -> VerifyReport {
         acknowledged: None,
         rolled_back: true,
         witnesses: list,
+        erasures: Vec::new(),
     }
 }
 
