@@ -17,7 +17,7 @@ use sjournal::format::header::Header;
 use sjournal::format::record::{self, FLAG_ERASED};
 use sjournal::journal::erase::{erase, EraseError, Request};
 use sjournal::journal::{verify_file, Root, Writer, WriterOptions};
-use sjournal::storage::{FaultyFs, Op};
+use sjournal::testing::{FaultyFs, Op};
 use support::{fix_crc, parse, read, sjournal};
 
 const S: &str = "erase";
