@@ -7,7 +7,8 @@ Each binary gets its own root on the same filesystem, seeded with 10 events of t
 then, RUNS times, each binary runs `sjournal hook` once (spawn to exit, the payload on stdin),
 alternating which goes first. EVENT is PostToolUse (journaled only; the default) or
 UserPromptSubmit (the hook also folds and renders context). Prints the median and p90 of
-each, and the candidate's ratio to the baseline. The payloads are the real Claude Code ones
+each (wall, and CPU: user + system time of the process, which a loaded machine moves less),
+and the candidate's ratio to the baseline. The payloads are the real Claude Code ones
 of tests/fixtures/claude-code. Both run with --deadline-ms 10000, so that a slow moment of a
 loaded machine does not turn a run into a spool.
 """
@@ -29,21 +30,31 @@ assert payload, f"no {event} payload in the fixture"
 work = tempfile.mkdtemp(prefix="sjournal-hook-ab-", dir=os.environ.get("TMPDIR", "/tmp"))
 roots = {b: os.path.join(work, name) for b, name in ((base, "a"), (cand, "b"))}
 
+cpu = {}
+
 def hook(binary):
     t = time.perf_counter()
     # A long deadline: on a loaded machine a hook past the default 250 ms would spool, and
     # this measures the ordinary path.
-    p = subprocess.run([binary, "--root", roots[binary], "hook", "--host", "claude",
-                        "--deadline-ms", "10000"],
-                       input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen([binary, "--root", roots[binary], "hook", "--host", "claude",
+                          "--deadline-ms", "10000"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(payload)
+    p.stdin.close()
+    p.stdout.read()
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
     took = time.perf_counter() - t
-    assert p.returncode == 0 and not p.stderr, p.stderr
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 0 and not err, err
+    cpu.setdefault(binary, []).append(ru.ru_utime + ru.ru_stime)
     return took
 
 for b in (base, cand):
     for _ in range(10):
         hook(b)
 times = {base: [], cand: []}
+cpu.clear()
 for i in range(runs):
     order = (base, cand) if i % 2 == 0 else (cand, base)
     for b in order:
@@ -56,8 +67,10 @@ def q(v, p):
 fs = subprocess.run(["df", "-T", work], capture_output=True, text=True).stdout.split("\n")[1].split()[1]
 print(f"{event}, {runs} runs each, interleaved; work dir on {fs}")
 for name, b in (("baseline", base), ("candidate", cand)):
-    print(f"{name:10} p50 {statistics.median(times[b])*1e3:7.3f} ms   p90 {q(times[b], 0.9)*1e3:7.3f} ms   ({b})")
+    print(f"{name:10} p50 {statistics.median(times[b])*1e3:7.3f} ms   p90 {q(times[b], 0.9)*1e3:7.3f} ms   "
+          f"CPU p50 {statistics.median(cpu[b])*1e3:6.3f} ms   ({b})")
 r50 = statistics.median(times[cand]) / statistics.median(times[base])
 r90 = q(times[cand], 0.9) / q(times[base], 0.9)
-print(f"ratio candidate/baseline: p50 {r50:.3f}x, p90 {r90:.3f}x")
+rc = statistics.median(cpu[cand]) / statistics.median(cpu[base])
+print(f"ratio candidate/baseline: p50 {r50:.3f}x, p90 {r90:.3f}x, CPU p50 {rc:.3f}x")
 subprocess.run(["rm", "-rf", work])

@@ -1,11 +1,15 @@
-//! The scanner: where in a text the secrets are. One Aho-Corasick pass over the text finds
-//! the rules' keywords (ASCII case ignored); only the rules whose keyword occurs run their
-//! regex, each compiled the first time a text needs it. Text without any keyword costs that
-//! one pass and nothing else, which is the common case.
+//! The scanner: where in a text the secrets are. One pass over the text finds the rules'
+//! keywords (ASCII case ignored); only the rules whose keyword occurs run their regex, each
+//! compiled the first time a text needs it. Text without any keyword costs that one pass and
+//! nothing else, which is the common case. The keywords are searched by a packed (SIMD,
+//! Teddy) searcher over the text in lower case where the CPU has one: building it costs a
+//! small fraction of building an Aho-Corasick automaton of the same keywords, which was most
+//! of a hook's instructions (BENCHMARKS.md, "Redaction"); elsewhere, by that automaton.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{LazyLock, OnceLock};
 
+use aho_corasick::packed;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -90,11 +94,93 @@ pub struct Hit {
     pub rule: usize,
 }
 
+/// The keyword searcher: packed where the CPU has one, else an Aho-Corasick automaton.
+#[derive(Debug)]
+enum Keywords {
+    /// Over the text in ASCII lower case (the keywords are lower case). Leftmost-longest,
+    /// searched again from each match's start + 1: every start where a keyword begins, with
+    /// the longest one there; the others there are its prefixes (`prefixes[p]`).
+    Packed {
+        searcher: packed::Searcher,
+        prefixes: Vec<Vec<usize>>,
+    },
+    Automaton(AhoCorasick),
+}
+
+impl Keywords {
+    fn new(patterns: &[String]) -> Keywords {
+        let lower: Vec<String> = patterns.iter().map(|p| p.to_ascii_lowercase()).collect();
+        let searcher = packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostLongest)
+            .heuristic_pattern_limits(false)
+            .builder()
+            .extend(&lower)
+            .build();
+        if let Some(searcher) = searcher {
+            let prefixes = lower
+                .iter()
+                .map(|p| {
+                    (0..lower.len())
+                        .filter(|&q| lower[q].len() < p.len() && p.starts_with(&lower[q]))
+                        .collect()
+                })
+                .collect();
+            return Keywords::Packed { searcher, prefixes };
+        }
+        // A contiguous NFA, not the DFA the builder would pick for this many keywords: it is
+        // built in the process that scans, where the DFA's build cost more than scanning a
+        // typical event with the NFA.
+        Keywords::Automaton(
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .build(patterns)
+                .expect("keywords are plain literals"),
+        )
+    }
+
+    fn is_match(&self, text: &[u8]) -> bool {
+        match self {
+            Keywords::Packed { searcher, .. } => searcher.find(text.to_ascii_lowercase()).is_some(),
+            Keywords::Automaton(ac) => ac.is_match(text),
+        }
+    }
+
+    /// Every occurrence of every keyword, overlapping ones included: (pattern, start).
+    fn each(&self, text: &[u8], mut f: impl FnMut(usize, usize)) {
+        match self {
+            Keywords::Packed { searcher, prefixes } => {
+                let lower = text.to_ascii_lowercase();
+                let mut at = 0;
+                while at < lower.len() {
+                    let Some(m) =
+                        searcher.find_in(&lower, aho_corasick::Span::from(at..lower.len()))
+                    else {
+                        break;
+                    };
+                    let p = m.pattern().as_usize();
+                    f(p, m.start());
+                    for &q in &prefixes[p] {
+                        f(q, m.start());
+                    }
+                    at = m.start() + 1;
+                }
+            }
+            Keywords::Automaton(ac) => {
+                for m in ac.find_overlapping_iter(text) {
+                    f(m.pattern().as_usize(), m.start());
+                }
+            }
+        }
+    }
+}
+
 /// A set of rules with their keyword automaton.
 #[derive(Debug)]
 pub struct RuleSet {
     rules: Vec<Rule>,
-    ac: Option<AhoCorasick>,
+    ac: Option<Keywords>,
     /// For each keyword pattern of `ac`, the rules it starts.
     by_keyword: Vec<Vec<usize>>,
     /// Rules without keywords: they run on every text.
@@ -131,18 +217,7 @@ impl RuleSet {
                 }
             }
         }
-        let ac = (!patterns.is_empty()).then(|| {
-            // A contiguous NFA, not the DFA the builder would pick for this many keywords:
-            // the automaton is built once per hook process, and the DFA's build (its tables
-            // allocated and filled) cost more than scanning a typical event with the NFA
-            // (BENCHMARKS.md, "Redaction").
-            AhoCorasick::builder()
-                .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::Standard)
-                .build(&patterns)
-                .expect("keywords are plain literals")
-        });
+        let ac = (!patterns.is_empty()).then(|| Keywords::new(&patterns));
         RuleSet {
             rules,
             ac,
@@ -174,7 +249,7 @@ impl RuleSet {
             out.push(text.len().saturating_sub(1));
         }
         if let Some(ac) = &self.ac {
-            out.extend(ac.find_overlapping_iter(text).map(|m| m.start()));
+            ac.each(text, |_, start| out.push(start));
         }
     }
 
@@ -184,11 +259,11 @@ impl RuleSet {
         let mut set: BTreeMap<usize, Vec<usize>> =
             self.always.iter().map(|&i| (i, Vec::new())).collect();
         if let Some(ac) = &self.ac {
-            for m in ac.find_overlapping_iter(text) {
-                for &i in &self.by_keyword[m.pattern().as_usize()] {
-                    set.entry(i).or_default().push(m.start());
+            ac.each(text, |p, start| {
+                for &i in &self.by_keyword[p] {
+                    set.entry(i).or_default().push(start);
                 }
-            }
+            });
         }
         set
     }
@@ -573,6 +648,72 @@ mod tests {
             assert_eq!(v.source(0, v.text.len()), (0, t.len()));
         }
         assert!(Unescaped::of(b"plain \\u00e9 text").is_none());
+    }
+
+    /// The packed keyword search finds exactly what the Aho-Corasick automaton of the same
+    /// keywords finds: every keyword at every start, overlapping ones, keywords that are
+    /// prefixes of others, and any ASCII case.
+    #[test]
+    fn the_packed_keyword_search_finds_what_aho_corasick_finds() {
+        let mut patterns: Vec<String> = Vec::new();
+        for r in RULES {
+            for k in r.keywords {
+                for f in [k.to_string(), k.replace('/', "\\/")] {
+                    if !patterns.contains(&f) {
+                        patterns.push(f);
+                    }
+                }
+            }
+        }
+        // Prefixes of one another, as user rules may have.
+        patterns.extend(["sk".into(), "sk-a".into(), "k-an".into()]);
+        let packed = Keywords::new(&patterns);
+        if !matches!(packed, Keywords::Packed { .. }) {
+            eprintln!("no packed searcher on this CPU: the automaton is the only one");
+            return;
+        }
+        let ac = Keywords::Automaton(
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&patterns)
+                .unwrap(),
+        );
+        let mut r = fastrand::Rng::with_seed(7);
+        for round in 0..600 {
+            let mut text = Vec::new();
+            for _ in 0..r.usize(1..60) {
+                match r.u8(0..4) {
+                    0 => {
+                        let p = &patterns[r.usize(0..patterns.len())];
+                        let cut = if round % 5 == 0 {
+                            r.usize(0..=p.len())
+                        } else {
+                            p.len()
+                        };
+                        text.extend(p.bytes().take(cut).map(|b| match r.bool() {
+                            true => b.to_ascii_uppercase(),
+                            false => b,
+                        }));
+                    }
+                    1 => text.extend(b"sk-sk-ant-akiaakia://:\\/password=pwd "),
+                    2 => text.push(r.u8(..)),
+                    _ => text.extend((0..r.usize(0..12)).map(|_| r.alphanumeric() as u8)),
+                }
+            }
+            let found = |k: &Keywords| {
+                let mut v = Vec::new();
+                k.each(&text, |p, start| v.push((p, start)));
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(
+                found(&packed),
+                found(&ac),
+                "{:?}",
+                String::from_utf8_lossy(&text)
+            );
+            assert_eq!(packed.is_match(&text), ac.is_match(&text));
+        }
     }
 
     /// Windowed rules find what they find in the whole text: secrets at the start, the end,
