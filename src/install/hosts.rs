@@ -29,6 +29,9 @@ pub struct Homes {
     pub home: Option<PathBuf>,
     /// `$CODEX_HOME`, made absolute (Codex resolves a relative one from its working directory).
     pub codex_home: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`, made absolute: where Claude Code then reads `settings.json` and
+    /// `.claude.json` (else `~/.claude/settings.json` and `~/.claude.json`).
+    pub claude_config_dir: Option<PathBuf>,
 }
 
 impl Homes {
@@ -42,6 +45,26 @@ impl Homes {
         Homes {
             home: var("HOME"),
             codex_home: var("CODEX_HOME").map(|p| std::path::absolute(&p).unwrap_or(p)),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR")
+                .map(|p| std::path::absolute(&p).unwrap_or(p)),
+        }
+    }
+
+    /// Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else
+    /// `~/.claude/settings.json`.
+    pub fn claude_settings(&self) -> Result<PathBuf, String> {
+        match &self.claude_config_dir {
+            Some(d) => Ok(d.join("settings.json")),
+            None => Ok(self.home()?.join(".claude/settings.json")),
+        }
+    }
+
+    /// Claude Code's own state file, with its MCP servers: `$CLAUDE_CONFIG_DIR/.claude.json`,
+    /// else `~/.claude.json`.
+    pub fn claude_json(&self) -> Result<PathBuf, String> {
+        match &self.claude_config_dir {
+            Some(d) => Ok(d.join(".claude.json")),
+            None => Ok(self.home()?.join(".claude.json")),
         }
     }
 
@@ -187,7 +210,8 @@ impl Host {
     }
 
     /// The configuration file for a scope: the user's under `homes` (Codex's under
-    /// `$CODEX_HOME`), the project's under `project`, its root.
+    /// `$CODEX_HOME`, Claude Code's under `$CLAUDE_CONFIG_DIR`), the project's under
+    /// `project`, its root.
     pub fn config_path(
         self,
         scope: Scope,
@@ -195,7 +219,7 @@ impl Host {
         project: &Path,
     ) -> Result<PathBuf, String> {
         Ok(match (self, scope) {
-            (Host::ClaudeCode, Scope::User) => homes.home()?.join(".claude/settings.json"),
+            (Host::ClaudeCode, Scope::User) => homes.claude_settings()?,
             (Host::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
             (Host::ClaudeCode, Scope::Local) => project.join(".claude/settings.local.json"),
             (Host::Codex, Scope::User) => homes.codex()?.join("hooks.json"),
