@@ -8,7 +8,7 @@
 //!   own rules, less the allowlists ([`config`]). A keyword prefilter decides which rules run
 //!   at all ([`scan`]).
 //! - **Where**: inside every JSON string value, after its escapes are undone, and inside
-//!   strings that hold JSON themselves, to any depth ([`json`]); input that is not JSON is
+//!   strings that hold JSON themselves, to any depth (`json`); input that is not JSON is
 //!   scanned as text. The JSON stays valid, and every byte outside a changed string stays as
 //!   it came.
 //! - **The marker**: `[REDACTED:<rule>:<tag>]`, where the tag is the first 8 hex digits of
