@@ -18,7 +18,8 @@ fn cli(home: &Path, args: &[&str]) -> Output {
     cmd.args(args)
         .env("HOME", home)
         .env_remove("SJOURNAL_HOME")
-        .env_remove("CODEX_HOME");
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR");
     // Where the hosts' MCP settings are found: under HOME only.
     for k in [
         "XDG_CONFIG_HOME",
@@ -338,6 +339,82 @@ fn codex_hooks_go_where_codex_home_says() {
     assert_eq!(
         read_json(&home.join(".codex/hooks.json")),
         serde_json::json!({})
+    );
+}
+
+/// Gemini CLI keeps its MCP servers in the settings file its hooks are in: `install gemini`
+/// writes both at once, with one backup of the file as it was.
+#[cfg(feature = "search")]
+#[test]
+fn gemini_hooks_and_mcp_server_are_one_write_with_one_backup() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, GEMINI_SETTINGS).unwrap();
+    let out = cli(
+        home.path(),
+        &["install", "gemini", "--command", "/opt/bin/sjournal"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(said.contains("sjournal MCP server registered"), "{said}");
+    let v = read_json(&file);
+    assert_eq!(ours(&v).len(), 9, "{v}");
+    assert_eq!(
+        v["mcpServers"]["sjournal"],
+        serde_json::json!({"command": "/opt/bin/sjournal", "args": ["mcp"]})
+    );
+    let b = backups(&file);
+    assert_eq!(b.len(), 1, "{b:?}");
+    assert_eq!(std::fs::read_to_string(&b[0]).unwrap(), GEMINI_SETTINGS);
+    // Again: nothing to change, nothing written.
+    let out = cli(
+        home.path(),
+        &["install", "gemini", "--command", "/opt/bin/sjournal"],
+    );
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("sjournal MCP server already registered"),
+        "{said}"
+    );
+    assert_eq!(backups(&file).len(), 1);
+}
+
+/// Claude Code reads its user settings and its `.claude.json` (the MCP servers) from
+/// `$CLAUDE_CONFIG_DIR` when it is set: `install claude-code` writes both there, nothing under
+/// HOME, and `uninstall` removes them from there.
+#[test]
+fn claude_code_follows_claude_config_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let config = dir.path().join("claude-config");
+    let run = |args: &[&str]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("sjournal").unwrap();
+        cmd.args(args)
+            .env("HOME", &home)
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .env_remove("SJOURNAL_HOME");
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let settings = config.join("settings.json");
+    let state = config.join(".claude.json");
+    let said = run(&["install", "claude-code", "--command", "/opt/bin/sjournal"]);
+    assert!(said.contains(&settings.display().to_string()), "{said}");
+    assert!(!ours(&read_json(&settings)).is_empty());
+    assert_eq!(
+        read_json(&state)["mcpServers"]["sjournal"]["command"],
+        serde_json::json!("/opt/bin/sjournal")
+    );
+    assert!(!home.join(".claude").exists() && !home.join(".claude.json").exists());
+    run(&["uninstall", "claude-code"]);
+    assert_eq!(read_json(&settings), serde_json::json!({}));
+    assert!(
+        read_json(&state).get("mcpServers").is_none(),
+        "{}",
+        read_json(&state)
     );
 }
 

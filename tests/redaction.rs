@@ -1016,3 +1016,35 @@ fn verify_lists_what_was_redacted() {
     assert_eq!(r[0]["redactions"]["by_rule"]["github-token"], 1);
     assert_eq!(r[0]["redactions"]["seqs"], json!([redacted_seq]));
 }
+
+/// `verify`'s redaction summary reads the journal a second time: it is of the journal
+/// verified only if that read's record N is the verified head. Bytes whose record N has
+/// another hash (a journal renamed over it between the reads), or with fewer records, are
+/// not summarised.
+#[test]
+fn verify_summarises_redactions_only_of_the_journal_it_verified() {
+    let c = corpus(17);
+    let dir = support::scratch();
+    let root = dir.path().join("root");
+    let mut p = base_payload(HOSTS[0].2, HOSTS[0].3);
+    p["tool_response"] = json!({"stdout": text(&c)});
+    hook(&root, "claude", &p, support::PATIENT_MS);
+    let session = p["session_id"].as_str().unwrap();
+    let path = Root::new(&root).existing_session(session).unwrap().journal;
+    let report = sjournal::journal::verify_file(&path, None).unwrap();
+    assert!(report.ok, "{}", report.summary());
+    let head = report.head.clone().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let n = report.records;
+    let s = sjournal::redact::Summary::of_verified(&bytes, n, &head).expect("the same journal");
+    assert_eq!(s.events, 1);
+    assert_eq!(s.secrets, c.len() as u64);
+    // Another journal's head: not this one.
+    let other = "0".repeat(head.len());
+    assert!(sjournal::redact::Summary::of_verified(&bytes, n, &other).is_none());
+    // A head one record short of these bytes: record N is not the head.
+    assert!(sjournal::redact::Summary::of_verified(&bytes, n - 1, &head).is_none());
+    // Fewer records than verified.
+    let cut = bytes.len() - 1;
+    assert!(sjournal::redact::Summary::of_verified(&bytes[..cut], n, &head).is_none());
+}

@@ -1222,3 +1222,213 @@ fn search_finds_the_record_links_to_it_and_a_hostile_hit_is_inert() {
     );
     screenshot(&tab, "search-hostile");
 }
+
+/// The viewer's pages over `root`, as `sjournal serve` builds them, after the first load.
+fn views(root: &Path) -> sjournal::serve::Views {
+    use sjournal::journal::{Root, WriterOptions};
+    let index = Arc::new(sjournal::serve::Index::new(
+        Root::new(root),
+        WriterOptions::default(),
+    ));
+    index.load_all();
+    sjournal::serve::Views::new(
+        index,
+        sjournal::context::Policy::default(),
+        WriterOptions::default(),
+    )
+}
+
+/// `turns` turns of a prompt and a Bash call written straight to `session`'s journal, each
+/// prompt padded with `pad` bytes of `fill`.
+fn write_turns(root: &Path, session: &str, turns: u64, pad: usize, fill: &str) {
+    use sjournal::fold::digest::encode_event;
+    use sjournal::journal::{Root, Writer, WriterOptions};
+    let pad = fill.repeat(pad);
+    let mut items: Vec<(String, Vec<u8>)> = Vec::new();
+    for t in 0..turns {
+        for (kind, rest) in [
+            ("UserPromptSubmit", format!(r#","prompt":"step {t} {pad}""#)),
+            (
+                "PreToolUse",
+                format!(
+                    r#","tool_name":"Bash","tool_use_id":"c{t}","tool_input":{{"command":"make {t}"}}"#
+                ),
+            ),
+        ] {
+            let json = format!(
+                r#"{{"session_id":"{session}","cwd":"/home/dev/p","hook_event_name":"{kind}"{rest}}}"#
+            );
+            items.push((kind.to_owned(), encode_event(kind, &json)));
+        }
+    }
+    let mut w = Writer::open(&Root::new(root), session, &WriterOptions::default()).unwrap();
+    let batch: Vec<(&str, &[u8])> = items
+        .iter()
+        .map(|(k, p)| (k.as_str(), p.as_slice()))
+        .collect();
+    w.append_batch_at(1_767_225_600_000_000_000, &batch)
+        .unwrap();
+}
+
+fn journal_of(root: &Path, session: &str) -> PathBuf {
+    sjournal::journal::Root::new(root)
+        .existing_session(session)
+        .unwrap()
+        .journal
+}
+
+#[test]
+fn the_session_page_counts_the_whole_session_and_says_how_its_state_was_loaded() {
+    use sjournal::journal::{JournalReader, Root};
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    start(r, "count-1");
+    prompt(r, "count-1", "first");
+    bash(r, "count-1", "b1", "make", Some("Exit code 2"));
+    hook(
+        r,
+        "count-1",
+        json!({"hook_event_name": "PreCompact", "trigger": "auto"}),
+    );
+    hook(
+        r,
+        "count-1",
+        json!({"hook_event_name": "SessionStart", "source": "compact", "model": "claude-test"}),
+    );
+    prompt(r, "count-1", "after the compaction");
+    hook(
+        r,
+        "count-1",
+        json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+    );
+    let reader = JournalReader::open(&journal_of(r, "count-1"), None).unwrap();
+    let whole = sjournal::audit::timeline::build(&reader).unwrap();
+    drop(reader);
+    assert!(
+        !whole.injections.is_empty(),
+        "the compaction's recovery block"
+    );
+    assert!(whole.marks.len() >= 3, "{:?}", whole.marks);
+
+    let page = views(r).session("count-1").unwrap();
+    assert_eq!(page["counts"]["injections"], json!(whole.injections.len()));
+    assert_eq!(page["counts"]["marks"], json!(whole.marks.len()));
+    assert_eq!(page["marks"].as_array().unwrap().len(), whole.marks.len());
+    assert_eq!(page["snapshot"], json!("none"), "no snapshot yet");
+
+    // With the snapshot the hook leaves on long sessions, the state starts from it.
+    let paths = Root::new(r).existing_session("count-1").unwrap();
+    let (state, info) =
+        sjournal::snapshot::load_paths(&paths, &sjournal::snapshot::LoadOptions::default())
+            .unwrap();
+    sjournal::snapshot::write(&paths, &state, &info.head.unwrap()).unwrap();
+    let page = views(r).session("count-1").unwrap();
+    assert_eq!(page["snapshot"], json!("used"));
+    assert_eq!(page["state_hash"], json!(state.state_hash().to_hex()));
+    assert_eq!(page["counts"]["injections"], json!(whole.injections.len()));
+}
+
+#[test]
+fn a_state_that_cannot_be_loaded_says_why_escaped() {
+    // A root whose path holds a bidi override and a terminal escape: the error names it.
+    let root = tempfile::Builder::new()
+        .prefix("viewer-\u{202e}gnp-\x1b[2J-")
+        .tempdir()
+        .unwrap();
+    let r = root.path();
+    // More sessions than the index keeps states of: some state is loaded from its journal.
+    let n = sjournal::serve::HOT_STATES + 2;
+    let keys: Vec<String> = (0..n).map(|i| format!("s-{i:03}")).collect();
+    for k in &keys {
+        write_turns(r, k, 1, 0, "p");
+    }
+    let v = views(r);
+    for k in &keys {
+        std::fs::write(journal_of(r, k), b"not a journal at all").unwrap();
+    }
+    let mut failed = 0;
+    for k in &keys {
+        // A state kept in memory is shown; the page's timeline then says the journal is bad.
+        let Err(sjournal::serve::Failed(status, why)) = v.session(k) else {
+            panic!("{k}: a page of a journal that is not one");
+        };
+        if !why.starts_with("the session's state could not be loaded") {
+            continue;
+        }
+        failed += 1;
+        assert_eq!(status, 500, "{why}");
+        assert!(why.contains(&format!("{k}.sjl")), "the why: {why}");
+        assert!(
+            why.contains("\\u{202e}") && !why.contains('\u{202e}') && !why.contains('\x1b'),
+            "escaped: {why:?}"
+        );
+    }
+    assert!(failed >= 2, "{failed} of {n} failed to load");
+}
+
+#[test]
+fn a_journal_renamed_over_is_walked_again() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    // Record 600 is in the second place kept (every 512th record): paged from there.
+    write_turns(a.path(), "swap-1", 400, 10, "p");
+    let v = views(a.path());
+    let seqs = |v: &Value| -> Vec<u64> {
+        v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["seq"].as_u64().unwrap())
+            .collect()
+    };
+    let before = v.records("swap-1", 600, 3).unwrap();
+    assert_eq!(seqs(&before), [600, 601, 602]);
+    // Another journal of the session renamed over it (as repair, erase and migrate do): as
+    // long, its records where the old ones were, but other records (other hashes).
+    write_turns(b.path(), "swap-1", 400, 10, "q");
+    let len = |p: &Path| std::fs::metadata(journal_of(p, "swap-1")).unwrap().len();
+    assert_eq!(len(a.path()), len(b.path()));
+    std::fs::rename(
+        journal_of(b.path(), "swap-1"),
+        journal_of(a.path(), "swap-1"),
+    )
+    .unwrap();
+    let after = v.records("swap-1", 600, 3).unwrap();
+    assert_eq!(seqs(&after), [600, 601, 602], "{after}");
+    assert_eq!(
+        after["records"][0]["hash"],
+        hash_of(a.path(), "swap-1", 600)
+    );
+    assert_ne!(after["records"][0]["hash"], before["records"][0]["hash"]);
+    // Then longer: a third journal, with more records, renamed over it.
+    let c = tempfile::tempdir().unwrap();
+    write_turns(c.path(), "swap-1", 420, 40, "r");
+    std::fs::rename(
+        journal_of(c.path(), "swap-1"),
+        journal_of(a.path(), "swap-1"),
+    )
+    .unwrap();
+    let after = v.records("swap-1", 600, 3).unwrap();
+    assert_eq!(seqs(&after), [600, 601, 602], "{after}");
+    assert_eq!(
+        after["records"][0]["hash"],
+        hash_of(a.path(), "swap-1", 600)
+    );
+    let page = v.timeline("swap-1", None).unwrap();
+    assert_eq!(page["window"]["to"], json!(840), "{}", page["window"]);
+}
+
+/// Built without the `search` feature, the Search page says search needs it (its API: not
+/// available, the note naming the feature, no hits).
+#[cfg(not(feature = "search"))]
+#[test]
+fn without_the_search_feature_the_search_page_says_it_needs_it() {
+    let root = tempfile::tempdir().unwrap();
+    start(root.path(), "nosearch-1");
+    let v = Served::start(root.path());
+    let r = v.json("/api/search?q=anything");
+    assert_eq!(r["status"]["available"], json!(false), "{r}");
+    let note = r["status"]["note"].as_str().unwrap();
+    assert!(note.contains("needs the `search` feature"), "{note}");
+    assert_eq!(r["hits"], json!([]));
+}

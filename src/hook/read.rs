@@ -6,7 +6,7 @@
 //!   may leave stdin open after the event. The input is complete at end of file, or as soon as
 //!   a JSON object or array is closed with nothing but whitespace after it and nothing more
 //!   waiting to be read: the event is that value, and nothing the host writes later belongs to
-//!   it. [`Completion`] follows the value's nesting as the bytes arrive (each byte is looked at
+//!   it. `Completion` follows the value's nesting as the bytes arrive (each byte is looked at
 //!   once). Input that is not an object or array is read to its end, as before.
 //! - **Time.** When the input was complete ([`Received::done_at`]) is what the hook's deadline
 //!   counts from (`plan::Timing`). How long the hook waits for input at all is the watchdog's
@@ -36,7 +36,7 @@ pub struct Received {
     pub done_at: Option<Instant>,
     /// Where the JSON value stands.
     completion: Completion,
-    /// What redaction replaced in `bytes` ([`Received::redact`]).
+    /// What redaction replaced in `bytes` (`Received::redact`).
     pub redaction: Option<crate::redact::Report>,
 }
 

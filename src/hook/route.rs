@@ -24,7 +24,7 @@ pub struct Captured {
     /// The record payload (encoded).
     pub payload: Vec<u8>,
     /// The JSON text, for events (None for unparsed input). Shared, so that the hook can
-    /// hold the event it parsed from it (see [`route`]) beside the record.
+    /// hold the event it parsed from it (see `route`) beside the record.
     pub raw_json: Option<Arc<str>>,
     /// The host's event name, for events.
     pub event: Option<String>,

@@ -30,6 +30,9 @@ pub struct Homes {
     pub home: Option<PathBuf>,
     /// `$CODEX_HOME`, made absolute (Codex resolves a relative one from its working directory).
     pub codex_home: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`, made absolute: where Claude Code then reads `settings.json` and
+    /// `.claude.json` (else `~/.claude/settings.json` and `~/.claude.json`).
+    pub claude_config_dir: Option<PathBuf>,
 }
 
 impl Homes {
@@ -43,6 +46,26 @@ impl Homes {
         Homes {
             home: var("HOME"),
             codex_home: var("CODEX_HOME").map(|p| std::path::absolute(&p).unwrap_or(p)),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR")
+                .map(|p| std::path::absolute(&p).unwrap_or(p)),
+        }
+    }
+
+    /// Claude Code's user settings: `$CLAUDE_CONFIG_DIR/settings.json`, else
+    /// `~/.claude/settings.json`.
+    pub fn claude_settings(&self) -> Result<PathBuf, String> {
+        match &self.claude_config_dir {
+            Some(d) => Ok(d.join("settings.json")),
+            None => Ok(self.home()?.join(".claude/settings.json")),
+        }
+    }
+
+    /// Claude Code's own state file, with its MCP servers: `$CLAUDE_CONFIG_DIR/.claude.json`,
+    /// else `~/.claude.json`.
+    pub fn claude_json(&self) -> Result<PathBuf, String> {
+        match &self.claude_config_dir {
+            Some(d) => Ok(d.join(".claude.json")),
+            None => Ok(self.home()?.join(".claude.json")),
         }
     }
 
@@ -188,7 +211,8 @@ impl InstallTarget {
     }
 
     /// The configuration file for a scope: the user's under `homes` (Codex's under
-    /// `$CODEX_HOME`), the project's under `project`, its root.
+    /// `$CODEX_HOME`, Claude Code's under `$CLAUDE_CONFIG_DIR`), the project's under
+    /// `project`, its root.
     pub fn config_path(
         self,
         scope: Scope,
@@ -196,11 +220,9 @@ impl InstallTarget {
         project: &Path,
     ) -> Result<PathBuf, String> {
         Ok(match (self, scope) {
-            (InstallTarget::ClaudeCode, Scope::User) => homes.home()?.join(".claude/settings.json"),
+            (InstallTarget::ClaudeCode, Scope::User) => homes.claude_settings()?,
             (InstallTarget::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
-            (InstallTarget::ClaudeCode, Scope::Local) => {
-                project.join(".claude/settings.local.json")
-            }
+            (InstallTarget::ClaudeCode, Scope::Local) => project.join(".claude/settings.local.json"),
             (InstallTarget::Codex, Scope::User) => homes.codex()?.join("hooks.json"),
             (InstallTarget::Codex, Scope::Project) => project.join(".codex/hooks.json"),
             (InstallTarget::Gemini, Scope::User) => homes.home()?.join(".gemini/settings.json"),

@@ -5,7 +5,7 @@
 //!
 //! | host | user scope | project scope | where in the file |
 //! |---|---|---|---|
-//! | Claude Code | `~/.claude.json` (local scope: its `projects.<dir>`) | `<project>/.mcp.json` | `mcpServers` |
+//! | Claude Code | `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json` (local scope: its `projects.<dir>`) | `<project>/.mcp.json` | `mcpServers` |
 //! | Codex | `$CODEX_HOME/config.toml` (`~/.codex`) | `<project>/.codex/config.toml` | `[mcp_servers.sjournal]` |
 //! | Gemini CLI | `~/.gemini/settings.json` | `<project>/.gemini/settings.json` | `mcpServers` |
 //! | OpenCode | `$XDG_CONFIG_HOME/opencode/opencode.json` | `<project>/opencode.json` | `mcp` (`type: local`) |
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::{first_word, plan, read_doc, read_text, Homes, InstallError, Plan, Scope};
+use super::{plan, read_doc, read_text, Homes, InstallError, Plan, Scope};
 
 /// The server's name in the host's configuration.
 pub(crate) const SERVER_NAME: &str = "sjournal";
@@ -113,9 +113,9 @@ impl McpHost {
         };
         let servers = &["mcpServers"][..];
         Ok(Some(match (self, scope) {
-            (McpHost::ClaudeCode, Scope::User) => json(p.home()?.join(".claude.json"), servers),
+            (McpHost::ClaudeCode, Scope::User) => json(p.homes.claude_json()?, servers),
             (McpHost::ClaudeCode, Scope::Local) => Location {
-                path: p.home()?.join(".claude.json"),
+                path: p.homes.claude_json()?,
                 format: Format::Json(vec![
                     "projects".into(),
                     project_key(&p.bridge.project),
@@ -178,10 +178,18 @@ impl McpHost {
     }
 
     /// The entry for `command` (a shell command line as `install` takes it: the program,
-    /// then options such as `--root DIR`), in the host's shape.
+    /// then options such as `--root DIR`), in the host's shape. The hosts run it without a
+    /// shell, so it is split into words as a POSIX shell splits the hooks' same line (quotes
+    /// and backslashes: `'/opt/my tools/sjournal' --root "/srv/my root"` is three words); no
+    /// variable or `~` is expanded (give absolute paths). A line that does not split (an open
+    /// quote) is one word, the program.
     pub fn entry(self, command: &str) -> Value {
-        let (program, rest) = first_word(command);
-        let mut args: Vec<&str> = rest.split_whitespace().collect();
+        let words = shlex::split(command)
+            .filter(|w| !w.is_empty())
+            .unwrap_or_else(|| vec![command.trim().to_owned()]);
+        let (program, rest) = words.split_first().expect("one word at least");
+        let program = program.clone();
+        let mut args: Vec<&str> = rest.iter().map(String::as_str).collect();
         args.push("mcp");
         match self {
             McpHost::ClaudeCode => {
@@ -279,9 +287,58 @@ pub fn plan_install(host: McpHost, at: &Location, command: &str) -> Result<Plan,
     };
     let mut d = read_doc(&at.path)?;
     let dpath = d.path.clone();
-    let map = servers(&mut d.map, keys, true, &dpath)?.expect("created");
-    let changed = match map.get_mut(SERVER_NAME) {
-        Some(have) if !is_ours(have) => return Err(foreign(&dpath)),
+    let changed = install_entry(&mut d.map, keys, want, &dpath)?;
+    Ok(plan(d, changed))
+}
+
+/// [`plan_install`] on top of `base`, a plan for the same file (Gemini CLI keeps its MCP
+/// servers in the settings file its hooks are in): one plan, so one write and one backup.
+pub fn plan_install_onto(
+    host: McpHost,
+    at: &Location,
+    command: &str,
+    base: &Plan,
+) -> Result<Plan, InstallError> {
+    let Format::Json(keys) = &at.format else {
+        return Err(InstallError::Usage(format!(
+            "{} keeps its MCP servers in TOML, not in its hooks' file",
+            host.display_name()
+        )));
+    };
+    let mut map = match serde_json::from_str::<Value>(&base.after) {
+        Ok(Value::Object(m)) => m,
+        _ if base.after.trim().is_empty() => Map::new(),
+        _ => {
+            return Err(InstallError::Config {
+                path: base.path.clone(),
+                message: "the file is not a JSON object; fix it by hand first".into(),
+            })
+        }
+    };
+    let changed = install_entry(&mut map, keys, host.entry(command), &base.path)?;
+    Ok(Plan {
+        path: base.path.clone(),
+        before: base.before.clone(),
+        after: if changed {
+            super::render(&map)
+        } else {
+            base.after.clone()
+        },
+        changed: base.changed || changed,
+    })
+}
+
+/// Puts `want` as sjournal's entry in the servers' object at `keys` of `doc`; true if that
+/// changed it.
+fn install_entry(
+    doc: &mut Map<String, Value>,
+    keys: &[String],
+    want: Value,
+    path: &Path,
+) -> Result<bool, InstallError> {
+    let map = servers(doc, keys, true, path)?.expect("created");
+    Ok(match map.get_mut(SERVER_NAME) {
+        Some(have) if !is_ours(have) => return Err(foreign(path)),
         Some(have) => {
             let merged = keep_theirs(have, &want);
             let changed = *have != merged;
@@ -292,8 +349,7 @@ pub fn plan_install(host: McpHost, at: &Location, command: &str) -> Result<Plan,
             map.insert(SERVER_NAME.into(), want);
             true
         }
-    };
-    Ok(plan(d, changed))
+    })
 }
 
 /// sjournal's existing entry `have` updated to run what `want` runs: `command` and `args` are
@@ -495,8 +551,70 @@ mod tests {
             assert!(is_ours(&h.entry("'/opt/my tools/sjournal'")), "{h:?}");
         }
         assert!(!is_ours(&json!({"command": "other", "args": ["mcp"]})));
+        assert!(is_ours(
+            &McpHost::Gemini.entry(r#""/opt/my tools/sjournal""#)
+        ));
         assert!(!is_ours(&json!({"command": ["sjournal", "search"]})));
         assert!(!is_ours(&json!({"url": "http://x"})));
+    }
+
+    #[test]
+    fn a_command_with_spaces_in_its_words_stays_those_words() {
+        let e = McpHost::ClaudeCode.entry(r#"'/opt/my tools/sjournal' --root "/srv/my root""#);
+        assert_eq!(e["command"], json!("/opt/my tools/sjournal"));
+        assert_eq!(e["args"], json!(["--root", "/srv/my root", "mcp"]));
+        let e = McpHost::OpenCode.entry(r"/opt/my\ tools/sjournal --root /r");
+        assert_eq!(
+            e["command"],
+            json!(["/opt/my tools/sjournal", "--root", "/r", "mcp"])
+        );
+        // `install` quotes the binary's path with `shell_quote`: it comes back whole.
+        let quoted = super::super::shell_quote("/opt/it's here/sjournal");
+        let e = McpHost::Codex.entry(&quoted);
+        assert_eq!(e["command"], json!("/opt/it's here/sjournal"));
+        assert_eq!(e["args"], json!(["mcp"]));
+        // An open quote: the line is one word, not words cut at its spaces.
+        let e = McpHost::Pi.entry("'/opt/my tools/sjournal");
+        assert_eq!(e["command"], json!("'/opt/my tools/sjournal"));
+    }
+
+    /// Claude Code rewrites `.claude.json` itself, without install's lock: a write of its
+    /// that lands after install's first check and before its rename is kept, and planned
+    /// over.
+    #[test]
+    fn a_change_the_host_makes_while_install_writes_is_not_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".claude.json");
+        std::fs::write(&path, "{\"numStartups\": 1}\n").unwrap();
+        let at = Location {
+            path: path.clone(),
+            format: Format::Json(vec!["mcpServers".into()]),
+        };
+        let plan = plan_install(McpHost::ClaudeCode, &at, "/bin/sjournal").unwrap();
+        let host_write = "{\"numStartups\": 2, \"tipsHistory\": {\"x\": 1}}\n";
+        let e = plan
+            .write_with(|| std::fs::write(&path, host_write).unwrap())
+            .unwrap_err();
+        assert!(matches!(e, InstallError::Changed { .. }), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), host_write);
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n != ".claude.json")
+            .collect();
+        assert!(
+            left.is_empty(),
+            "no temporary file or stale backup: {left:?}"
+        );
+        // Planned again from what the file holds now: the host's change and sjournal's.
+        plan_install(McpHost::ClaudeCode, &at, "/bin/sjournal")
+            .unwrap()
+            .write()
+            .unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["numStartups"], json!(2));
+        assert_eq!(v["tipsHistory"], json!({"x": 1}));
+        assert!(is_ours(&v["mcpServers"]["sjournal"]), "{v}");
     }
 
     #[test]

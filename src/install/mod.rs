@@ -373,9 +373,19 @@ impl Plan {
     }
 
     /// Writes the plan: under the directory's lock, checks the file still holds what the
-    /// plan was made from, then backup, temporary file, sync, rename. Nothing if nothing
-    /// changed. [`InstallError::Changed`] if the file changed since it was read (plan again).
+    /// plan was made from, then backup, temporary file, sync, a last check, rename. Nothing if
+    /// nothing changed. [`InstallError::Changed`] if the file changed since it was read (plan
+    /// again): the lock keeps other installs out, but a host rewrites its own files without
+    /// it (Claude Code its `.claude.json`), so the file is read once more just before the
+    /// rename, and a change that landed meanwhile is planned over, not lost.
     pub fn write(&self) -> Result<Written, InstallError> {
+        self.write_with(|| {})
+    }
+
+    /// [`Plan::write`], running `before_rename` after the new text and the backup are
+    /// written and before the last check: where another writer's change can land (tests
+    /// put one there).
+    pub fn write_with(&self, before_rename: impl FnOnce()) -> Result<Written, InstallError> {
         if !self.changed {
             return Ok(Written { backup: None });
         }
@@ -406,6 +416,21 @@ impl Plan {
         let tmp = dir.join(format!(".{name}.sjournal-tmp-{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         write_new(&tmp, &self.after, mode)?;
+        before_rename();
+        match read_text(&self.path) {
+            Ok((_, now)) if now == self.before => {}
+            changed => {
+                // Written over since the first check: this plan is stale, and so is its backup.
+                let _ = std::fs::remove_file(&tmp);
+                if let Some(b) = &backup {
+                    let _ = std::fs::remove_file(b);
+                }
+                changed?;
+                return Err(InstallError::Changed {
+                    path: self.path.clone(),
+                });
+            }
+        }
         std::fs::rename(&tmp, &self.path).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             io("rename", &self.path, e)

@@ -60,7 +60,7 @@ pub enum AfterWhat {
     Started,
     /// The session's turn or the session ended: propose its standing instructions.
     Ended,
-    /// A prompt said "remember: <text>" (or "remember globally: <text>").
+    /// A prompt said `remember: <text>` (or `remember globally: <text>`).
     Remember(RememberAsk),
 }
 

@@ -26,7 +26,7 @@ pub struct Applied {
 /// before it folded in) and writes those that change something, as one batch, under the
 /// scope journal's lock. With a deadline in `opts` (the hook's write after its reply), a lock
 /// still held at the deadline does not hold the write: the ops are spooled instead (see
-/// [`spool`]).
+/// `spool`).
 pub fn apply(
     root: &Root,
     scope: &Scope,

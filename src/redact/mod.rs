@@ -8,7 +8,7 @@
 //!   own rules, less the allowlists ([`config`]). A keyword prefilter decides which rules run
 //!   at all ([`scan`]).
 //! - **Where**: inside every JSON string value, after its escapes are undone, and inside
-//!   strings that hold JSON themselves, to any depth ([`json`]); input that is not JSON is
+//!   strings that hold JSON themselves, to any depth (`json`); input that is not JSON is
 //!   scanned as text. The JSON stays valid, and every byte outside a changed string stays as
 //!   it came.
 //! - **The marker**: `[REDACTED:<rule>:<tag>]`, where the tag is the first 8 hex digits of
@@ -550,17 +550,19 @@ impl Summary {
     }
 
     /// The summary of the first `records` records of `bytes` (a journal's bytes, verified up
-    /// to there by the caller), walking the frames without hashing them again.
-    pub fn of_verified(bytes: &[u8], records: u64) -> Summary {
+    /// to there by the caller, whose chain ends at `head`: the last verified record's hash, in
+    /// hex), walking the frames without hashing them again but the last. None if the bytes
+    /// are not those verified: fewer records, or record `records` with another hash (the
+    /// journal was replaced since it was verified).
+    pub fn of_verified(bytes: &[u8], records: u64, head: &str) -> Option<Summary> {
         let mut out = Summary::default();
-        let Ok((_, mut pos)) = crate::format::header::Header::decode(bytes) else {
-            return out;
-        };
-        for _ in 0..records {
-            let Ok(f) = crate::journal::scan::frame(&bytes[pos..]) else {
-                break;
-            };
+        let (_, mut pos) = crate::format::header::Header::decode(bytes).ok()?;
+        for n in 1..=records {
+            let f = crate::journal::scan::frame(bytes.get(pos..)?).ok()?;
             pos += f.bytes.len();
+            if n == records && f.hash().to_hex() != head {
+                return None;
+            }
             if f.kind != KIND_REDACTED {
                 continue;
             }
@@ -585,7 +587,7 @@ impl Summary {
                 Err(_) => {}
             }
         }
-        out
+        Some(out)
     }
 
     /// True if there is anything to list.

@@ -11,6 +11,31 @@
 //!
 //! Paths serialize as strings (the root and spool directories are the user's; sjournal's
 //! own file names are ASCII).
+//!
+//! # The `verify --json` stream
+//!
+//! `verify --json` prints a stream of lines, one JSON object each, told apart by their keys,
+//! in this order:
+//!
+//! 1. for each journal verified (`--session`: its journal, then its rescue journal if any;
+//!    `--all`: every journal, in file name order):
+//!    - its report: `{"path", "session_id", "ok", "records", "bytes", "last_seq", "head",
+//!      "problem", "acknowledged", "rolled_back", "witnesses"}` (`journal::VerifyReport`);
+//!    - when it holds `sjournal.redacted` records: `{"path", "redactions": {"events",
+//!      "secrets", "by_rule", "seqs"?, "undecodable"?}}` ([`VerifyRedactionsLine`],
+//!      `redact::Summary`; left out when the journal changed after it was verified);
+//!    - with `--digests`: `{"path", "digests": {..}}` ([`VerifyDigestsLine`]);
+//! 2. for each journal that is gone while its witnesses name its records: a report as above,
+//!    `ok` false;
+//! 3. for each session with spooled events not yet merged: `{"session", "pending_spool":
+//!    [..]}` ([`PendingSpoolLine`]);
+//! 4. with `--checkpoint FILE`: `{"checkpoint", "ok", "origin", "size", "hash", "extension",
+//!    "signature", "signed"}` (`audit::checkpoint::CheckpointReport`);
+//! 5. with `--all`: for each spool file or directory refused as untrusted:
+//!    `{"refused_spool": {..}}` ([`RefusedSpoolLine`]).
+//!
+//! A reader keys on `redactions`, `digests`, `pending_spool`, `checkpoint` and
+//! `refused_spool` first; any other line with `path` and `ok` is a journal's report.
 
 mod doctor;
 mod memory;

@@ -19,20 +19,21 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::text;
+use crate::error::{Error, Result};
 use crate::fold::{RecordView, State};
 use crate::format::payload::{self, is_system_kind};
 use crate::format::record::FrameError;
 use crate::journal::paths::{Root, SessionPaths, JOURNAL_EXT, SNAPSHOT_EXT};
 use crate::journal::scan::{Chain, Problem};
 use crate::journal::{JournalReader, Record, WriterOptions};
-use crate::snapshot::{load_paths, LoadOptions};
+use crate::snapshot::{load_paths, LoadOptions, SnapshotUse};
 
 /// How long the viewer waits for a journal's read lock (held exclusively only while recovery
 /// cuts a torn tail) before it tries again at the next change.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// States kept in memory for the sessions that changed last: their next records fold on top.
 /// Others are loaded again (snapshot and tail) when they change.
-const HOT_STATES: usize = 64;
+pub const HOT_STATES: usize = 64;
 /// New records sent to the pages per change at most (the rest are counted).
 const LIVE_RECORDS_MAX: usize = 200;
 /// A session without an end whose last record is older than this is `quiet`, not `running`.
@@ -109,6 +110,17 @@ struct Pos {
 struct Entry {
     summary: Summary,
     pos: Pos,
+    /// How the state the index keeps was loaded before it folded on: whether the session's
+    /// snapshot was used (`SnapshotUse::name`).
+    snapshot: &'static str,
+}
+
+/// A session's state as the index read it, and how it was loaded: whether the session's
+/// snapshot was used (`used`, `none`, `past-target`, `rejected`: `SnapshotUse::name`).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub state: State,
+    pub snapshot: &'static str,
 }
 
 #[derive(Default)]
@@ -233,26 +245,32 @@ impl Index {
 
     /// The session's state as the index last read it (up to its summary's seq): kept in
     /// memory for the sessions that changed last, else loaded (the snapshot and the tail up to
-    /// that seq), as the hook loads it.
-    pub fn state(&self, key: &str) -> Option<State> {
-        let (next, hot) = {
+    /// that seq), as the hook loads it. The load's error if it fails (the journal is gone or
+    /// unreadable since the index read it, its lock is held past the wait).
+    pub fn state(&self, key: &str) -> Result<Loaded> {
+        let (next, snapshot, hot) = {
             let inner = self.lock();
-            let e = inner.entries.get(key)?;
+            let e = inner.entries.get(key).ok_or_else(|| Error::NoSuchSession {
+                session: key.to_owned(),
+                root: self.root.dir().to_owned(),
+            })?;
             let next = e.pos.chain.next_seq;
             let hot = inner.hot.get(key).filter(|s| s.seq + 1 == next).cloned();
-            (next, hot)
+            (next, e.snapshot, hot)
         };
-        if hot.is_some() {
-            return hot;
+        if let Some(state) = hot {
+            return Ok(Loaded { state, snapshot });
         }
         let opts = LoadOptions {
             at: Some(next.saturating_sub(1)),
             use_snapshot: true,
             deadline: Some(Instant::now() + LOCK_WAIT),
         };
-        load_paths(&paths_of(&self.root, key), &opts)
-            .ok()
-            .map(|(s, _)| s)
+        let (state, info) = load_paths(&paths_of(&self.root, key), &opts)?;
+        Ok(Loaded {
+            state,
+            snapshot: info.snapshot.name(),
+        })
     }
 
     /// The first load: every journal under the root, oldest file name first. Changes that
@@ -314,7 +332,7 @@ impl Index {
         let (prev, hot, before) = {
             let mut inner = self.lock();
             let e = inner.entries.get(key);
-            let (prev, before) = (e.map(|e| e.pos), e.map(|e| e.summary.clone()));
+            let (prev, before) = (e.map(|e| (e.pos, e.snapshot)), e.map(|e| e.summary.clone()));
             (prev, inner.hot.remove(key), before)
         };
         let Some(update) = self.read(&paths, prev, hot, pending) else {
@@ -324,6 +342,7 @@ impl Index {
             summary,
             state,
             pos,
+            snapshot,
             records,
             more,
         } = update;
@@ -334,6 +353,7 @@ impl Index {
                 Entry {
                     summary: summary.clone(),
                     pos,
+                    snapshot,
                 },
             );
             inner.order.retain(|k| k != key);
@@ -363,7 +383,7 @@ impl Index {
     fn read(
         &self,
         paths: &SessionPaths,
-        prev: Option<Pos>,
+        prev: Option<(Pos, &'static str)>,
         hot: Option<State>,
         pending: Option<&BTreeSet<String>>,
     ) -> Option<Update> {
@@ -379,17 +399,24 @@ impl Index {
         let len = reader.bytes().len() as u64;
         let mut warnings = Vec::new();
         // A file shorter than what was read (repaired, replaced): start over.
-        let prev = prev.filter(|p| p.offset <= len);
+        let prev = prev.filter(|(p, _)| p.offset <= len);
+        let mut snapshot = SnapshotUse::None.name();
         let (mut state, mut pos) = match (prev, hot) {
-            (Some(p), Some(s)) if s.seq + 1 == p.chain.next_seq => (s, p),
-            (Some(p), _) => {
+            (Some((p, used)), Some(s)) if s.seq + 1 == p.chain.next_seq => {
+                snapshot = used;
+                (s, p)
+            }
+            (Some((p, _)), _) => {
                 let opts = LoadOptions {
                     at: Some(p.chain.next_seq - 1),
                     use_snapshot: true,
                     deadline,
                 };
                 match load_paths(paths, &opts) {
-                    Ok((s, _)) if s.seq + 1 == p.chain.next_seq => (s, p),
+                    Ok((s, info)) if s.seq + 1 == p.chain.next_seq => {
+                        snapshot = info.snapshot.name();
+                        (s, p)
+                    }
                     _ => (
                         State::new(),
                         Pos {
@@ -408,6 +435,7 @@ impl Index {
             ) {
                 Ok((s, info)) => {
                     warnings = info.warnings;
+                    snapshot = info.snapshot.name();
                     let pos = match info.head {
                         Some(h) => Pos {
                             offset: h.end_offset,
@@ -474,6 +502,7 @@ impl Index {
             summary,
             state,
             pos,
+            snapshot,
             records,
             more,
         })
@@ -491,6 +520,7 @@ impl Index {
                 offset: u64::MAX,
                 chain: Chain::genesis(crate::format::Hash([0; 32])),
             },
+            snapshot: SnapshotUse::None.name(),
             records: Vec::new(),
             more: 0,
         }
@@ -501,6 +531,7 @@ struct Update {
     summary: Summary,
     state: State,
     pos: Pos,
+    snapshot: &'static str,
     records: Vec<Brief>,
     more: u64,
 }

@@ -38,7 +38,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-pub use index::{Brief, Index, Live, Summary};
+pub use index::{Brief, Index, Live, Loaded, Summary, HOT_STATES};
 #[cfg(feature = "search")]
 pub use search::Engine as SearchEngine;
 pub use search::{Hit, NotBuilt, Query as SearchQuery, Search, Status as SearchStatus};

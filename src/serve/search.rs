@@ -80,9 +80,10 @@ impl Search for NotBuilt {
         Status {
             available: false,
             engine: "none".into(),
-            note: "Search is not built into this sjournal (it was built without the `search` \
-                   feature). `sjournal log --session ID --json` and `grep` find text in one \
-                   session."
+            note: "Search needs the `search` feature, and this sjournal was built without it \
+                   (it is a default feature: `cargo install --path . --features viewer` builds \
+                   both). Meanwhile `sjournal log --session ID --json` and `grep` find text in \
+                   one session."
                 .into(),
         }
     }

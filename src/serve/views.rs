@@ -83,10 +83,30 @@ struct Kept {
     from: &'static str,
 }
 
-/// Slider states of one journal as it was (its length when they were made).
+/// Slider states of one journal as it was (its file and its length when they were made).
 struct Slider {
+    file: Option<FileId>,
     len: u64,
     kept: Vec<Kept>,
+}
+
+/// Which file a journal's path named when it was opened: (device, inode). Repair, erase and
+/// migrate rename a new file over a journal: a place or state kept for the old file is
+/// worthless for the new one, whatever its length.
+type FileId = (u64, u64);
+
+fn file_id(p: &std::path::Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// A journal opened for a page, and the file it is (None if the path was renamed over while
+/// it was opened: nothing is kept for it then).
+struct Opened {
+    reader: JournalReader,
+    file: Option<FileId>,
 }
 
 /// Where a record begins, with the chain it must link to.
@@ -100,6 +120,8 @@ struct At {
 /// timeline is read from near its first record, not from the journal's first.
 #[derive(Debug, Clone)]
 struct Seeks {
+    /// The journal file walked; the places hold for it only.
+    file: Option<FileId>,
     /// The journal's length when last walked.
     len: u64,
     /// The first is the header's end (seq 1).
@@ -109,7 +131,7 @@ struct Seeks {
 }
 
 impl Seeks {
-    fn start(reader: &JournalReader) -> Result<Seeks> {
+    fn start(reader: &JournalReader, file: Option<FileId>) -> Result<Seeks> {
         let (_, hlen, genesis) = reader.header().map_err(|e| Error::BadHeader {
             path: reader.path().to_owned(),
             reason: e.to_string(),
@@ -119,6 +141,7 @@ impl Seeks {
             chain: Chain::genesis(genesis),
         };
         Ok(Seeks {
+            file,
             len: 0,
             points: vec![first],
             end: first,
@@ -206,10 +229,12 @@ pub struct Views {
     verified: Mutex<HashMap<String, (MtimeKey, Value)>>,
 }
 
-/// A file's length and modification time: a cached answer about it holds while these do.
-type MtimeKey = (u64, i128);
+/// A file's device, inode, length and modification time: a cached answer about it holds
+/// while these do (a file renamed over it is another inode).
+type MtimeKey = (u64, u64, u64, i128);
 
 fn mtime_key(p: &std::path::Path) -> MtimeKey {
+    use std::os::unix::fs::MetadataExt;
     std::fs::metadata(p)
         .map(|m| {
             let t = m
@@ -217,9 +242,9 @@ fn mtime_key(p: &std::path::Path) -> MtimeKey {
                 .ok()
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos() as i128);
-            (m.len(), t)
+            (m.dev(), m.ino(), m.len(), t)
         })
-        .unwrap_or((0, 0))
+        .unwrap_or((0, 0, 0, 0))
 }
 
 impl Views {
@@ -251,11 +276,20 @@ impl Views {
     }
 
     fn reader(&self, key: &str) -> std::result::Result<JournalReader, Failed> {
+        Ok(self.open(key)?.reader)
+    }
+
+    /// The journal of `key`, and which file it is: the path's file before and after the open
+    /// must be the same one for the caches to keep anything about it.
+    fn open(&self, key: &str) -> std::result::Result<Opened, Failed> {
         if self.index.summary(key).is_none() {
             return Err(not_found(key));
         }
         let paths = paths_of(self.root(), key);
-        Ok(JournalReader::open(&paths.journal, deadline())?)
+        let before = file_id(&paths.journal);
+        let reader = JournalReader::open(&paths.journal, deadline())?;
+        let file = before.filter(|&b| file_id(&paths.journal) == Some(b));
+        Ok(Opened { reader, file })
     }
 
     /// The Session page: the summary, the state (as the index last read it: the snapshot and
@@ -264,10 +298,20 @@ impl Views {
     /// with `before`.
     pub fn session(&self, key: &str) -> Answer {
         let summary = self.index.summary(key).ok_or_else(|| not_found(key))?;
-        let state = self
-            .index
-            .state(key)
-            .ok_or_else(|| Failed(500, "the session's state could not be loaded".into()))?;
+        let loaded = match self.index.state(key) {
+            Ok(l) => l,
+            Err(Error::NoSuchSession { .. }) => return Err(not_found(key)),
+            Err(e) => {
+                return Err(Failed(
+                    500,
+                    format!(
+                        "the session's state could not be loaded: {}",
+                        text::line(&e.to_string())
+                    ),
+                ))
+            }
+        };
+        let state = loaded.state;
         let mut page = self.timeline(key, None)?;
         let files: Vec<Value> = state
             .files
@@ -307,13 +351,15 @@ impl Views {
         let o = page.as_object_mut().expect("a timeline page is an object");
         o.insert("summary".into(), json!(summary));
         o.insert("state_hash".into(), json!(state.state_hash().to_hex()));
+        o.insert("snapshot".into(), json!(loaded.snapshot));
         o.insert("first_seq".into(), json!(u64::from(state.seq > 0)));
         o.insert("last_seq".into(), json!(state.seq));
         o.insert(
             "counts".into(),
             json!({"turns": state.turns.count, "tools": state.tools.calls,
                    "failed_tools": state.tools.failures,
-                   "compactions": state.compactions.count, "records": state.records}),
+                   "compactions": state.compactions.count, "records": state.records,
+                   "injections": injections_of(&state), "marks": marks_of(&state)}),
         );
         o.insert("files".into(), json!(files));
         o.insert("failures".into(), json!(failures));
@@ -327,8 +373,8 @@ impl Views {
     /// the recovery blocks the agent got after a compaction, as `audit::timeline` derives them
     /// from those records alone; `window` says which records (`older`: there are more before).
     pub fn timeline(&self, key: &str, before: Option<u64>) -> Answer {
-        let reader = self.reader(key)?;
-        let seeks = self.seeks(key, &reader)?;
+        let Opened { reader, file } = self.open(key)?;
+        let seeks = self.seeks(key, &reader, file)?;
         let last = seeks.end.chain.next_seq - 1;
         let before = before.unwrap_or(last + 1).clamp(1, last + 1);
         let nominal = before.saturating_sub(WINDOW).max(1);
@@ -465,10 +511,10 @@ impl Views {
 
     /// The records table: up to `limit` records from `from` on.
     pub fn records(&self, key: &str, from: u64, limit: usize) -> Answer {
-        let reader = self.reader(key)?;
+        let Opened { reader, file } = self.open(key)?;
         let limit = limit.clamp(1, RECORDS_PAGE_MAX);
         let mut out = Vec::with_capacity(limit);
-        let at = self.seeks(key, &reader)?.before(from);
+        let at = self.seeks(key, &reader, file)?.before(from);
         for rec in reader
             .records_from(at.offset as usize, at.chain)
             .map_while(|r| r.ok())
@@ -485,12 +531,16 @@ impl Views {
     }
 
     /// Where records of `key` begin, every [`SEEK_EVERY`] records: walked once (frames and
-    /// CRCs, no payload decoded, no fold), then only over what the journal gained since.
-    fn seeks(&self, key: &str, reader: &JournalReader) -> Result<Arc<Seeks>> {
+    /// CRCs, no payload decoded, no fold), then only over what the journal gained since. The
+    /// places hold for the file they were walked in (`file`) while it only grows: a journal
+    /// replaced by another file (repair, erase, migrate), or shorter, is walked again.
+    fn seeks(&self, key: &str, reader: &JournalReader, file: Option<FileId>) -> Result<Arc<Seeks>> {
         let len = reader.bytes().len() as u64;
         let cached = {
             let s = self.seeks.lock().unwrap_or_else(|p| p.into_inner());
-            s.iter().find(|(k, _)| k == key).map(|(_, s)| s.clone())
+            s.iter()
+                .find(|(k, s)| k == key && file.is_some() && s.file == file)
+                .map(|(_, s)| s.clone())
         };
         let mut s = match cached {
             Some(s) if s.len == len => return Ok(s),
@@ -500,14 +550,14 @@ impl Views {
                     s
                 } else {
                     // The records after what was walked do not link to it: the journal was
-                    // replaced. Walk it again.
-                    let mut s = Seeks::start(reader)?;
+                    // rewritten in place. Walk it again.
+                    let mut s = Seeks::start(reader, file)?;
                     s.extend(reader);
                     s
                 }
             }
             _ => {
-                let mut s = Seeks::start(reader)?;
+                let mut s = Seeks::start(reader, file)?;
                 s.extend(reader);
                 s
             }
@@ -526,9 +576,14 @@ impl Views {
     /// The slider's kept states of `key`: one fold of the whole journal, made the first time
     /// a step has no nearer start (no snapshot at or before it), kept while the journal only
     /// grows.
-    fn slider(&self, key: &str, reader: &JournalReader) -> Result<Arc<Slider>> {
+    fn slider(
+        &self,
+        key: &str,
+        reader: &JournalReader,
+        file: Option<FileId>,
+    ) -> Result<Arc<Slider>> {
         let len = reader.bytes().len() as u64;
-        if let Some(sl) = self.kept_slider(key, len) {
+        if let Some(sl) = self.kept_slider(key, file, len) {
             return Ok(sl);
         }
         let (_, hlen, genesis) = reader.header().map_err(|e| Error::BadHeader {
@@ -558,7 +613,7 @@ impl Views {
                 });
             }
         }
-        let sl = Arc::new(Slider { len, kept });
+        let sl = Arc::new(Slider { file, len, kept });
         let mut s = self.sliders.lock().unwrap_or_else(|p| p.into_inner());
         s.retain(|(k, _)| k != key);
         s.push((key.to_owned(), sl.clone()));
@@ -568,13 +623,14 @@ impl Views {
         Ok(sl)
     }
 
-    /// The kept states of `key` if they were made for this journal or a shorter one (the
-    /// records they start from are still there: appends only add after them; a replaced
-    /// journal fails the first link the fold checks, and the states are made again).
-    fn kept_slider(&self, key: &str, len: u64) -> Option<Arc<Slider>> {
+    /// The kept states of `key` if they were made for this journal file, shorter or as long
+    /// (the records they start from are still there: appends only add after them; a journal
+    /// replaced by another file is another inode, and one rewritten in place fails the first
+    /// link the fold checks: the states are made again).
+    fn kept_slider(&self, key: &str, file: Option<FileId>, len: u64) -> Option<Arc<Slider>> {
         let s = self.sliders.lock().unwrap_or_else(|p| p.into_inner());
         s.iter()
-            .find(|(k, sl)| k == key && sl.len <= len)
+            .find(|(k, sl)| k == key && file.is_some() && sl.file == file && sl.len <= len)
             .map(|(_, sl)| sl.clone())
     }
 
@@ -586,10 +642,16 @@ impl Views {
     /// The state just before record `seq` and where that record begins: from the nearest of
     /// the slider's kept states and the session's snapshot, else from the kept states made
     /// by one fold of the whole journal.
-    fn start_at(&self, key: &str, reader: &JournalReader, seq: u64) -> Result<Kept> {
+    fn start_at(
+        &self,
+        key: &str,
+        reader: &JournalReader,
+        file: Option<FileId>,
+        seq: u64,
+    ) -> Result<Kept> {
         let len = reader.bytes().len() as u64;
         let kept = self
-            .kept_slider(key, len)
+            .kept_slider(key, file, len)
             .and_then(|sl| sl.kept.iter().rev().find(|k| k.state.seq < seq).cloned());
         let near = kept.as_ref().map_or(0, |k| k.state.seq);
         let paths = paths_of(self.root(), key);
@@ -619,7 +681,7 @@ impl Views {
         if let Some(k) = kept {
             return Ok(k);
         }
-        let sl = self.slider(key, reader)?;
+        let sl = self.slider(key, reader, file)?;
         sl.kept
             .iter()
             .rev()
@@ -636,8 +698,8 @@ impl Views {
         if seq == 0 {
             return Err(Failed(400, "seq 0 is the header: pick a record".into()));
         }
-        let reader = self.reader(key)?;
-        let mut kept = self.start_at(key, &reader, seq)?;
+        let Opened { reader, file } = self.open(key)?;
+        let mut kept = self.start_at(key, &reader, file, seq)?;
         if reader
             .records_from(kept.offset as usize, kept.chain)
             .next()
@@ -645,7 +707,7 @@ impl Views {
         {
             // The kept state does not link to the journal as it is now (replaced).
             self.forget_slider(key);
-            kept = self.start_at(key, &reader, seq)?;
+            kept = self.start_at(key, &reader, file, seq)?;
         }
         // The state after `seq`, and the record itself.
         let mut state = kept.state.clone();
@@ -985,6 +1047,29 @@ pub struct CheckpointRequest {
     pub key: String,
     pub checkpoint: String,
     pub pubkey: Option<String>,
+}
+
+/// The context injections of the whole session (`sjournal.injected` records), from the state's
+/// tally: the Session page's count, whichever page of the timeline it shows.
+fn injections_of(st: &State) -> u64 {
+    st.counts.by_kind.get(KIND_INJECTED).unwrap_or(0)
+}
+
+/// The marks `audit::timeline` makes of the whole session, from the state's tally: session
+/// starts and ends, subagent starts and stops, failed turns, and every system record but the
+/// injections.
+fn marks_of(st: &State) -> u64 {
+    let events: u64 = [
+        "SessionStart",
+        "SessionEnd",
+        "SubagentStart",
+        "SubagentStop",
+        "StopFailure",
+    ]
+    .iter()
+    .filter_map(|k| st.counts.by_kind.get(k))
+    .sum();
+    events + st.counts.system.saturating_sub(injections_of(st))
 }
 
 /// The event a record belongs to: itself, or for a batch record (exec output, extras,

@@ -89,7 +89,7 @@ pub fn write(paths: &SessionPaths, state: &State, head: &Head) -> Result<Written
     write_with(&RealFs, paths, state, head)
 }
 
-/// [`write`] through `fs`.
+/// [`write()`] through `fs`.
 pub fn write_with(
     fs: &dyn Fs,
     paths: &SessionPaths,

@@ -240,9 +240,9 @@ pub enum Owner {
 
 /// Opens `path` through `fs` (`write`/`create` as [`Fs::open`]) and checks what it got: a
 /// regular file, owned by this user if `owner` is [`Owner::Me`]. A symlink at the last
-/// component is [`Error::Symlink`]; a FIFO, socket, device or directory is
-/// [`Error::NotRegular`] (the open did not wait on it); another user's file is
-/// [`Error::ForeignOwner`].
+/// component is [`Error::Symlink`](crate::Error::Symlink); a FIFO, socket, device or
+/// directory is [`Error::NotRegular`](crate::Error::NotRegular) (the open did not wait on
+/// it); another user's file is [`Error::ForeignOwner`](crate::Error::ForeignOwner).
 pub fn open_checked(
     fs: &dyn Fs,
     path: &Path,

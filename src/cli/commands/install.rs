@@ -15,12 +15,16 @@ use sjournal::install::{self, Homes, InstallError, InstallTarget, Plan, Scope};
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
-    /// The command the host runs [default: the path of this sjournal binary]
+    /// The command the host runs: for the bridges (opencode, pi, openclaw, cline) the
+    /// binary's path; for the other hosts a shell command line (quote a path with spaces:
+    /// '/opt/my tools/sjournal'; the MCP entry gets its words as a POSIX shell splits them,
+    /// no variable expanded) [default: the path of this sjournal binary]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
     /// Do not register `sjournal mcp` as an MCP server. By default `install` registers it
     /// where the host loads MCP servers, so the agent can search the journal (read-only but
-    /// for proposing memory items to review): Claude Code ~/.claude.json (--scope user,
+    /// for proposing memory items to review): Claude Code ~/.claude.json ($CLAUDE_CONFIG_DIR/
+    /// when set; --scope user,
     /// local) or <project>/.mcp.json; Codex $CODEX_HOME/config.toml or
     /// <project>/.codex/config.toml; Gemini CLI its settings.json; OpenCode opencode.json
     /// (`mcp`); Pi ~/.pi/agent/mcp.json or <project>/.pi/mcp.json; OpenClaw its
@@ -99,7 +103,7 @@ pub struct Common {
     /// claude-code, codex, gemini (hooks in their settings), opencode, pi, openclaw (a
     /// bridge plugin where the host loads it), or cline (one hook file per event)
     pub host: HostArg,
-    /// user (~/.claude/settings.json, $CODEX_HOME/hooks.json (~/.codex/ when CODEX_HOME is
+    /// user ($CLAUDE_CONFIG_DIR/settings.json (~/.claude/ when unset), $CODEX_HOME/hooks.json (~/.codex/ when CODEX_HOME is
     /// unset), ~/.gemini/settings.json, ~/Documents/Cline/Hooks/), project (<project>/.claude/settings.json, ...,
     /// <project>/.clinerules/hooks/), or local (<project>/.claude/settings.local.json)
     #[arg(long, value_enum, default_value = "user")]
@@ -240,6 +244,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => install::shell_quote(&this_binary()?),
     };
     let dry = args.common.dry_run;
+    if !args.no_mcp {
+        if let Some(outcome) = hooks_and_mcp(&args.common, host, &path, &command)? {
+            return Ok(outcome);
+        }
+    }
     let plan = || install::plan_install(&path, host, &command);
     let outcome = finish(
         plan,
@@ -282,6 +291,81 @@ pub fn run_uninstall(args: UninstallArgs) -> Result<Outcome> {
 }
 
 const HOOKS: &str = "sjournal hooks";
+
+/// Installs the hooks and registers the MCP server in one write when the host keeps both in
+/// one file (Gemini CLI's settings.json): one backup, and no moment where the file holds the
+/// hooks without the server. None: they are in different files (installed one by one).
+#[cfg(feature = "search")]
+fn hooks_and_mcp(
+    c: &Common,
+    host: InstallTarget,
+    path: &std::path::Path,
+    command: &str,
+) -> Result<Option<Outcome>> {
+    use sjournal::install::mcp::{self, McpHost};
+    use std::cell::{Cell, RefCell};
+    let mh = match host {
+        InstallTarget::Gemini => McpHost::Gemini,
+        _ => return Ok(None),
+    };
+    let places = mcp::Places::from_env(project(c)?);
+    let Ok(Some(at)) = mh.location(c.scope.into(), &places) else {
+        return Ok(None);
+    };
+    if at.path != path {
+        return Ok(None);
+    }
+    let registered = Cell::new(false);
+    let refused = RefCell::new(None);
+    let plan = || {
+        let hooks = install::plan_install(path, host, command)?;
+        match mcp::plan_install_onto(mh, &at, command, &hooks) {
+            Ok(both) => {
+                registered.set(both.after != hooks.after);
+                *refused.borrow_mut() = None;
+                Ok(both)
+            }
+            // The server cannot go in (someone else's `sjournal` entry): the hooks alone, and
+            // a note, as when the files differ.
+            Err(e) => {
+                *refused.borrow_mut() = Some(e.to_string());
+                Ok(hooks)
+            }
+        }
+    };
+    let outcome = finish(
+        plan,
+        c,
+        host.display_name(),
+        HOOKS,
+        "installed",
+        "already installed",
+    )?;
+    let line = match refused.into_inner() {
+        None if c.dry_run => return Ok(Some(outcome)),
+        Some(e) => format!(
+            "note: the sjournal MCP server was not registered: {e} (edit the file by hand, or \
+             pass --no-mcp)"
+        ),
+        None if registered.get() => format!(
+            "sjournal MCP server registered in {} ({}), in the same write",
+            path.display(),
+            host.display_name()
+        ),
+        None => format!(
+            "sjournal MCP server already registered in {} ({}): nothing to change",
+            path.display(),
+            host.display_name()
+        ),
+    };
+    output::line(&mut output::stdout(), &line)?;
+    Ok(Some(outcome))
+}
+
+#[cfg(not(feature = "search"))]
+fn hooks_and_mcp(_: &Common, _: Host, _: &std::path::Path, _: &str) -> Result<Option<Outcome>> {
+    Ok(None)
+}
 
 /// Registers (`command`) or removes (None) the MCP server where the host loads it.
 #[cfg(feature = "search")]

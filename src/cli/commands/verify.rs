@@ -2,7 +2,8 @@
 //! Exit 0 if all are intact, 1 if any has a problem, 2 if it could not run.
 //!
 //! `--json` prints one [`VerifyReport`](sjournal::journal::VerifyReport) object per journal,
-//! one per line. With `--checkpoint FILE` one more line says whether the journal still
+//! one per line, each followed by its redaction and digest lines (the whole stream, line by
+//! line: [`sjournal::json`], "The `verify --json` stream"). With `--checkpoint FILE` one more line says whether the journal still
 //! extends that checkpoint (a [`CheckpointReport`](sjournal::audit::checkpoint::CheckpointReport), from
 //! [`sjournal::audit::checkpoint::verify`]). Over many journals a
 //! progress bar shows on stderr when it is a terminal (never with `--json`).
@@ -164,14 +165,26 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
             bar.suspend(|| witness_lines(&mut out, &report))?;
         }
         // What was redacted at ingest (the records verified above, walked again without
-        // hashing): an auditor sees that the journal's events are not as the host sent them.
-        let redacted = match report.records {
-            0 => None,
-            n => sjournal::journal::JournalReader::open(path, None)
+        // hashing but the last, whose hash must be the verified head: a journal replaced
+        // between the two reads is not summarised): an auditor sees that the journal's events
+        // are not as the host sent them.
+        let redacted = match (report.records, report.head.as_deref()) {
+            (0, _) | (_, None) => None,
+            (n, Some(head)) => match sjournal::journal::JournalReader::open(path, None)
                 .ok()
-                .map(|r| sjournal::redact::Summary::of_verified(r.bytes(), n))
-                .filter(|s| !s.is_empty()),
-        };
+                .map(|r| sjournal::redact::Summary::of_verified(r.bytes(), n, head))
+            {
+                Some(Some(s)) => Some(s),
+                _ => {
+                    if !args.json {
+                        let line = "    redactions: not summarised: the journal changed after                                     it was verified (run verify again)";
+                        bar.suspend(|| output::emit(&mut out, line, false))?;
+                    }
+                    None
+                }
+            },
+        }
+        .filter(|s| !s.is_empty());
         if let Some(r) = &redacted {
             let line = match args.json {
                 true => sjournal::report::line(&sjournal::report::VerifyRedactionsLine {

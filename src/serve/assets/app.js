@@ -229,6 +229,9 @@
           ['records', s.records], ['turns', s.turns + (s.open_turn ? ' (one open)' : '')],
           ['tool calls', d ? `${c.tools} (${c.failed_tools} failed)` : s.tool_calls],
           ['compactions', s.compactions], ['subagents', s.subagents],
+          ['injections', d ? c.injections : '-'], ['marks', d ? c.marks : '-'],
+          // How the state shown was loaded: from the session's snapshot (`used`) or not.
+          ['snapshot', d ? d.snapshot : '-'],
           ['started', when(s.first_ns)], ['last event', when(s.last_ns)],
           ['ended', s.ended || 'no'], ['pending spool', s.pending || 'none']]
           .map(([k, v]) => h('div', {}, h('b', {}, k), v)));
@@ -403,7 +406,7 @@
         table(['path', 'writes', 'edits', 'lines', 'last change'], d.files.map((f) => h('tr', {},
           h('td', { class: 'text mono' }, f.path + (f.created ? ' (created)' : '')), num(f.writes), num(f.edits),
           num(`+${f.added} −${f.removed}`), seqTd(f.last_seq)))),
-        h('h2', {}, `Injected context (${d.injections.length} shown)`),
+        h('h2', {}, `Injected context (${c.injections}; ${d.injections.length} shown)`),
         table(['seq', 'time', 'for', 'bytes', 'text'], d.injections.slice().reverse().map((i) => h('tr', {},
           seqTd(i.seq), h('td', {}, clock(i.ts)), h('td', {}, `${i.event || '?'} (seq ${i.event_seq ?? '?'})`),
           num(`${i.bytes ?? 0}${i.truncated ? ' (cut)' : ''}`), h('td', { class: 'text' }, i.text)))),
