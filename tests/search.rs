@@ -280,6 +280,61 @@ fn a_session_the_project_memory_journal_lists_is_the_projects() {
     assert_eq!(got, vec!["x1"]);
 }
 
+/// The index filters a project scope by its sessions, or by the sessions it leaves out when
+/// those are fewer (and the default kinds by the one left out, `call`): the same hits either
+/// way, whichever project has more sessions.
+#[test]
+fn a_scope_finds_the_same_whether_its_sessions_or_the_others_are_fewer() {
+    let w = world();
+    let sessions = |r: &Request| -> Vec<String> {
+        let mut v: Vec<String> = run(&w, r).into_iter().map(|h| h.session).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut other = req(&w, "migration");
+    other.scope = Scope::Project(w.other.clone());
+    // `proj` has two sessions, `other` one: each scope is filtered by the sessions it leaves
+    // out.
+    assert_eq!(sessions(&req(&w, "migration")), vec!["s1"]);
+    assert_eq!(sessions(&other), vec!["x1"]);
+    // `other` gets four: `proj`'s scope is now filtered by its own sessions.
+    for (i, id) in ["x2", "x3", "x4"].into_iter().enumerate() {
+        support::write_journal(
+            &w.root,
+            id,
+            &[ev(
+                json!({"hook_event_name":"UserPromptSubmit","session_id":id,"cwd":w.other,"prompt":"one more migration over there"}),
+            )],
+            T0 + (300 + i as i64) * 1_000_000_000,
+        );
+    }
+    assert_eq!(sessions(&req(&w, "migration")), vec!["s1"]);
+    assert_eq!(sessions(&other), vec!["x1", "x2", "x3", "x4"]);
+    // A tool call as it started (kind `call`) is found only when asked for.
+    let p = w.proj.as_str();
+    support::write_journal(
+        &w.root,
+        "s3",
+        &[ev(
+            json!({"hook_event_name":"PreToolUse","session_id":"s3","cwd":p,"tool_name":"Bash","tool_use_id":"t7","tool_input":{"command":"cargo run --bin wombat"}}),
+        )],
+        T0 + 400 * 1_000_000_000,
+    );
+    let kinds = |kinds: Vec<DocKind>| -> Vec<DocKind> {
+        let mut r = req(&w, "wombat");
+        r.kinds = kinds;
+        run(&w, &r).into_iter().map(|h| h.kind).collect()
+    };
+    assert_eq!(kinds(Vec::new()), vec![]);
+    assert_eq!(kinds(vec![DocKind::Call]), vec![DocKind::Call]);
+    assert_eq!(
+        kinds(vec![DocKind::Call, DocKind::Tool, DocKind::Prompt]),
+        vec![DocKind::Call]
+    );
+    assert_eq!(kinds(DocKind::ALL.to_vec()), vec![DocKind::Call]);
+}
+
 fn json_of(hits: &[Hit]) -> String {
     serde_json::to_string(hits).unwrap()
 }

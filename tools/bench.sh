@@ -5,6 +5,9 @@
 #   tools/bench.sh --quick    smaller sizes, for a smoke test
 #   tools/bench.sh verify --before OLD_BINARY [--runs N] [--quick]
 #                             verify on a 1 GB journal, this tree against OLD_BINARY
+#   tools/bench.sh searchbig [--before OLD_BINARY] [--events N] [--sessions S] [--runs R]
+#                             search over 1M events in 1,000 sessions against rg, index
+#                             build against the cold fold, MCP calls (installs ripgrep)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { apt-get update -qq && apt-get install -y -qq jq; }
@@ -21,7 +24,11 @@ grep '"event": "UserPromptSubmit"' tests/fixtures/claude-code/payloads-2.1.332.j
 work=$(mktemp -d "${TMPDIR:-/tmp}/sjournal-bench.XXXXXX")
 trap 'rm -rf "$work" "$payload" "$prompt"' EXIT
 bin=$(pwd)/target/release/sjournal
-if [ "${1:-}" = verify ]; then
+if [ "${1:-}" = searchbig ]; then
+  shift
+  command -v rg >/dev/null || { apt-get update -qq && apt-get install -y -qq ripgrep; }
+  tools/bench/target/release/sjournal-bench searchbig --sjournal "$bin" "$@"
+elif [ "${1:-}" = verify ]; then
   shift
   (cd "$work" && "$OLDPWD/tools/bench/target/release/sjournal-bench" verify --sjournal "$bin" --payload "$payload" "$@")
 else

@@ -339,6 +339,15 @@ impl Meta {
             .collect()
     }
 
+    /// The session id of every journal indexed, scope journals included (the `session` of
+    /// every document of the index is one of them).
+    pub fn sessions_and_scopes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.journals.values().map(|c| c.session.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// Every session indexed (not scope journals).
     pub fn sessions(&self) -> Vec<String> {
         let mut v: Vec<String> = self

@@ -176,10 +176,24 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
         Scope::Project(p) => Some(meta.sessions_of(p)),
     };
     let q = build(&parsed, req, sessions.as_deref(), &f);
+    // On the index, whose documents all come from the journals the meta lists, a scope can be
+    // the sessions left out instead, when they are fewer (none: no filter at all). A filter
+    // of many terms costs its documents' postings on every query (a bit set over them): the
+    // project's sessions are often nearly every document, the others few.
+    let turned = sessions.as_deref().and_then(|list| {
+        let keep = scope_terms(list, req);
+        let drop: Vec<String> = meta
+            .sessions_and_scopes()
+            .into_iter()
+            .filter(|s| !keep.contains(s))
+            .collect();
+        (drop.len() < keep.len()).then(|| build_main(&parsed, req, &drop, &f))
+    });
+    let q_main = turned.as_deref().unwrap_or(&*q);
 
     // The index.
     let mut found: Vec<(Key, Source)> =
-        collect(&searcher, &*q, None, limit, parsed.only_filters())?
+        collect(&searcher, q_main, None, limit, parsed.only_filters())?
             .into_iter()
             .map(|(k, a)| (k, Source::Main(a)))
             .collect();
@@ -235,6 +249,36 @@ enum Source {
     Extra(usize),
 }
 
+/// The session ids a project scope keeps: its sessions, and its and the global memory (cited by
+/// their scope journals' ids).
+fn scope_terms(list: &[String], req: &Request) -> std::collections::BTreeSet<String> {
+    let mut keep: std::collections::BTreeSet<String> = list.iter().cloned().collect();
+    if let Scope::Project(p) = &req.scope {
+        for scope in [memory::Scope::Project(p.clone()), memory::Scope::Global] {
+            keep.insert(scope.journal_id());
+        }
+    }
+    keep
+}
+
+/// The query on the index for a project scope given as the sessions it leaves out (`build`
+/// with the scope's filter turned around).
+fn build_main(p: &Parsed, req: &Request, drop: &[String], f: &Fields) -> Box<dyn Query> {
+    let all = Request {
+        scope: Scope::All,
+        ..req.clone()
+    };
+    let q = build(p, &all, None, f);
+    if drop.is_empty() {
+        return q;
+    }
+    let terms = drop.iter().map(|s| Term::from_field_text(f.session, s));
+    Box::new(BooleanQuery::new(vec![
+        (Occur::Must, q),
+        (Occur::MustNot, Box::new(TermSetQuery::new(terms))),
+    ]))
+}
+
 /// The query: the clauses (scored), the filters (not scored).
 fn build(p: &Parsed, req: &Request, sessions: Option<&[String]>, f: &Fields) -> Box<dyn Query> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -258,7 +302,18 @@ fn build(p: &Parsed, req: &Request, sessions: Option<&[String]>, f: &Fields) -> 
     } else {
         req.kinds.clone()
     };
-    if kinds.len() < DocKind::ALL.len() {
+    // Every document has one kind: the kinds left out when they are fewer (by default only
+    // `call`), as the scope above.
+    let left_out: Vec<DocKind> = DocKind::ALL
+        .into_iter()
+        .filter(|k| !kinds.contains(k))
+        .collect();
+    if !left_out.is_empty() && left_out.len() < kinds.len() {
+        let terms = left_out
+            .iter()
+            .map(|k| Term::from_field_text(f.kind, k.as_str()));
+        subs.push((Occur::MustNot, Box::new(TermSetQuery::new(terms))));
+    } else if kinds.len() < DocKind::ALL.len() {
         let terms = kinds
             .iter()
             .map(|k| Term::from_field_text(f.kind, k.as_str()));

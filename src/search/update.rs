@@ -208,7 +208,7 @@ fn scan(
     let journals = root
         .journals()
         .map_err(|e| Rebuild(format!("the journals could not be listed: {e}")))?;
-    let mut names: Vec<String> = Vec::new();
+    let mut names = std::collections::HashSet::new();
     let mut changed = false;
     for path in journals {
         let Some(name) = path.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
@@ -220,7 +220,7 @@ fn scan(
         if !md.is_file() {
             continue;
         }
-        names.push(name.clone());
+        names.insert(name.clone());
         let seen = seen_as(&md);
         let cursor = meta.journals.get(&name);
         if cursor.is_some_and(|c| (c.len, c.mtime_ns, c.ino) == seen) {
@@ -243,7 +243,7 @@ fn scan(
             Err(Step::Skip(why)) => out.problems.push(format!("{}: {why}", path.display())),
         }
     }
-    if let Some(gone) = meta.journals.keys().find(|k| !names.contains(k)) {
+    if let Some(gone) = meta.journals.keys().find(|k| !names.contains(*k)) {
         return Err(Rebuild(format!("{gone} is gone")));
     }
     Ok(changed)

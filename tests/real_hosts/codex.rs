@@ -413,3 +413,78 @@ fn codex_session_with_resume_compaction_and_subagent() {
 
     w.refresh_fixtures("codex", "payloads-0.171.0.jsonl", &[&sid]);
 }
+
+/// Codex's name for the sjournal server's `search` tool, as the first model request offers it:
+/// `search` in the Responses namespace `mcp__sjournal`.
+#[cfg(feature = "search")]
+const CODEX_MCP_SEARCH: &str = "mcp__sjournal/search";
+
+#[cfg(feature = "search")]
+fn mcp_script(_project: &str) -> Script {
+    use crate::mcp_search::MARKER;
+    Script {
+        rules: vec![
+            Rule {
+                key: "MCPA1",
+                steps: vec![
+                    Step::Tool("exec_command", json!({"cmd": format!("echo {MARKER}")})),
+                    Step::Text("echoed"),
+                ],
+            },
+            Rule {
+                key: "MCPB2",
+                steps: vec![
+                    Step::Tool(CODEX_MCP_SEARCH, json!({"query": MARKER})),
+                    Step::Text("found it"),
+                ],
+            },
+        ],
+        special: vec![(COMPACT_MARKER, SUMMARY)],
+        input_tokens: 100,
+        big_after: None,
+        special_delay_ms: 0,
+    }
+}
+
+/// The agent asks the journal over MCP: `sjournal install codex` registers `sjournal mcp` in
+/// Codex's config.toml; session A runs a command; a new session B of the same project has the
+/// model call the search tool for it. The tool's output in B's next model request cites A's
+/// record by session, seq and hash, and leaves out another project's session with the word.
+#[cfg(feature = "search")]
+#[test]
+fn codex_searches_an_earlier_session_over_mcp() {
+    use crate::mcp_search;
+    let Some(mut cx) = Codex::start(mcp_script) else {
+        return;
+    };
+    let config =
+        std::fs::read_to_string(cx.world.home.join(".codex/config.toml")).unwrap_or_default();
+    assert_has(
+        &config,
+        "[mcp_servers.sjournal]",
+        "install codex registers the server",
+    );
+    mcp_search::other_project_session(&cx.world);
+
+    cx.prompt("MCPA1 run the echo");
+    let a = cx.session.clone().unwrap();
+    let offered = mcp_search::offered_tools(&cx.mock.model_requests()[0].json);
+    assert!(
+        offered.iter().any(|t| t == CODEX_MCP_SEARCH),
+        "the search tool as Codex offers it: {offered:?}"
+    );
+    let (seq, hash) = mcp_search::marker_record(&cx.world, &a, "PostToolUse");
+
+    cx.session = None;
+    cx.prompt("MCPB2 what did we echo in the earlier session?");
+    assert_ne!(cx.session.as_deref(), Some(a.as_str()), "a new session");
+    let reqs = cx.mock.model_requests();
+    let after = reqs
+        .iter()
+        .find(|q| q.answer == "MCPB2:1")
+        .unwrap_or_else(|| {
+            let answers: Vec<&str> = reqs.iter().map(|q| q.answer.as_str()).collect();
+            panic!("no model request after the MCP call: {answers:?}")
+        });
+    mcp_search::assert_cited(&after.body, &a, seq, &hash);
+}

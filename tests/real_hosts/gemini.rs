@@ -363,3 +363,90 @@ fn gemini_cli_session_with_resume_and_compression() {
     eprintln!("gemini: largest BeforeModel payload {biggest} bytes");
     w.refresh_fixtures("gemini", "payloads-0.61.0.jsonl", &[&sid]);
 }
+
+/// Gemini CLI's name for the sjournal server's `search` tool, as the first model request
+/// offers it (`mcp_<server>_<tool>` among the `functionDeclarations`).
+#[cfg(feature = "search")]
+const GEMINI_MCP_SEARCH: &str = "mcp_sjournal_search";
+
+#[cfg(feature = "search")]
+fn mcp_script(_project: &str) -> Script {
+    use crate::mcp_search::MARKER;
+    Script {
+        rules: vec![
+            Rule {
+                key: "MCPA1",
+                steps: vec![
+                    Step::Tool(
+                        "run_shell_command",
+                        json!({"command": format!("echo {MARKER}"), "description": "echo"}),
+                    ),
+                    Step::Text("echoed"),
+                ],
+            },
+            Rule {
+                key: "MCPB2",
+                steps: vec![
+                    Step::Tool(GEMINI_MCP_SEARCH, json!({"query": MARKER})),
+                    Step::Text("found it"),
+                ],
+            },
+        ],
+        special: vec![(COMPRESS_MARKER, summary())],
+        input_tokens: 100,
+        big_after: None,
+        special_delay_ms: 0,
+    }
+}
+
+/// The agent asks the journal over MCP: `sjournal install gemini` registers `sjournal mcp` in
+/// Gemini CLI's settings.json; session A runs a command; a new session B of the same project
+/// has the model call the search tool for it. The function response in B's next model request
+/// cites A's record by session, seq and hash, and leaves out another project's session with
+/// the word.
+#[cfg(feature = "search")]
+#[test]
+fn gemini_cli_searches_an_earlier_session_over_mcp() {
+    use crate::mcp_search;
+    let Some(mut g) = Gemini::start(mcp_script) else {
+        return;
+    };
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(g.world.home.join(".gemini/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        settings["mcpServers"]["sjournal"].is_object(),
+        "install gemini registers the server: {settings}"
+    );
+    mcp_search::other_project_session(&g.world);
+
+    g.prompt("MCPA1 run the echo");
+    let a = g.session.clone();
+    let first = g
+        .mock
+        .model_requests()
+        .into_iter()
+        .find(|q| q.answer == "MCPA1:0")
+        .expect("session A's first model request");
+    let offered = mcp_search::offered_tools(&first.json);
+    assert!(
+        offered.iter().any(|t| t == GEMINI_MCP_SEARCH),
+        "the search tool as Gemini CLI offers it: {offered:?}"
+    );
+    let (seq, hash) = mcp_search::marker_record(&g.world, &a, "AfterTool");
+
+    // Session B: a new session id.
+    g.session = "5d0c2a9e-3b7f-4e61-8c4a-7a1f0e9b2c02".into();
+    g.started = false;
+    g.prompt("MCPB2 what did we echo in the earlier session?");
+    let reqs = g.mock.model_requests();
+    let after = reqs
+        .iter()
+        .find(|q| q.answer == "MCPB2:1")
+        .unwrap_or_else(|| {
+            let answers: Vec<&str> = reqs.iter().map(|q| q.answer.as_str()).collect();
+            panic!("no model request after the MCP call: {answers:?}")
+        });
+    mcp_search::assert_cited(&after.body, &a, seq, &hash);
+}

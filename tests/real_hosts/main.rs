@@ -18,6 +18,8 @@ mod cline;
 mod codex;
 mod gemini;
 mod injections;
+#[cfg(feature = "search")]
+mod mcp_search;
 mod mock;
 mod openclaw;
 mod opencode;

@@ -359,3 +359,90 @@ fn opencode_session_with_continuation_failed_tool_and_compaction() {
     );
     w.refresh_fixtures("opencode", "payloads-1.18.33.jsonl", &[&sid]);
 }
+
+/// OpenCode's name for the sjournal server's `search` tool, as the first model request offers
+/// it (`<server>_<tool>`).
+#[cfg(feature = "search")]
+const OPENCODE_MCP_SEARCH: &str = "sjournal_search";
+
+#[cfg(feature = "search")]
+fn mcp_script(_project: &str) -> Script {
+    use crate::mcp_search::MARKER;
+    Script {
+        rules: vec![
+            Rule {
+                key: "MCPA1",
+                steps: vec![
+                    Step::Tool(
+                        "bash",
+                        json!({"command": format!("echo {MARKER}"), "description": "Echo"}),
+                    ),
+                    Step::Text("echoed"),
+                ],
+            },
+            Rule {
+                key: "MCPB2",
+                steps: vec![
+                    Step::Tool(OPENCODE_MCP_SEARCH, json!({"query": MARKER})),
+                    Step::Text("found it"),
+                ],
+            },
+        ],
+        special: vec![(TITLE_MARKER, "Mock title"), (COMPACT_MARKER, SUMMARY)],
+        input_tokens: 100,
+        big_after: None,
+        special_delay_ms: 0,
+    }
+}
+
+/// The agent asks the journal over MCP: `sjournal install opencode` registers `sjournal mcp`
+/// in OpenCode's opencode.json (`mcp`); session A runs a command; a new session B of the same
+/// project has the model call the search tool for it. The tool message in B's next model
+/// request cites A's record by session, seq and hash, and leaves out another project's session
+/// with the word.
+#[cfg(feature = "search")]
+#[test]
+fn opencode_searches_an_earlier_session_over_mcp() {
+    use crate::mcp_search;
+    let Some(mut oc) = OpenCode::start(mcp_script) else {
+        return;
+    };
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(oc.world.home.join(".config/opencode/opencode.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        config["mcp"]["sjournal"].is_object(),
+        "install opencode registers the server: {config}"
+    );
+    mcp_search::other_project_session(&oc.world);
+
+    oc.prompt("MCPA1 run the echo");
+    let a = oc.session.clone().unwrap();
+    let first = oc
+        .mock
+        .model_requests()
+        .into_iter()
+        .find(|q| q.answer == "MCPA1:0")
+        .expect("session A's first model request");
+    let offered = mcp_search::offered_tools(&first.json);
+    assert!(
+        offered.iter().any(|t| t == OPENCODE_MCP_SEARCH),
+        "the search tool as OpenCode offers it: {offered:?}"
+    );
+    let (seq, hash) = mcp_search::marker_record(&oc.world, &a, "PostToolUse");
+
+    oc.session = None;
+    oc.prompt("MCPB2 what did we echo in the earlier session?");
+    let b = oc.session.clone().unwrap();
+    assert_ne!(a, b, "a new session");
+    let reqs = oc.mock.model_requests();
+    let after = reqs
+        .iter()
+        .find(|q| q.answer == "MCPB2:1")
+        .unwrap_or_else(|| {
+            let answers: Vec<&str> = reqs.iter().map(|q| q.answer.as_str()).collect();
+            panic!("no model request after the MCP call: {answers:?}")
+        });
+    mcp_search::assert_cited(&after.body, &a, seq, &hash);
+}

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sjournal::format::payload::{encode_event_json};
 use sjournal::fold::digest::encode_event;
+use sjournal::format::payload::encode_event_json;
 use sjournal::journal::{Root, Writer, WriterOptions};
 
 mod gen;
+mod searchbig;
 mod searchcmp;
 mod stats;
 mod tokens;
@@ -48,6 +49,9 @@ fn main() {
         Some("verify") => verify::run(&args[2..]),
         // tantivy against SQLite FTS5 on the same documents (`sjournal-bench searchcmp N [RUNS]`).
         Some("searchcmp") => searchcmp::run(&args[2..]),
+        // Search at 1M events against rg, index build against the cold fold, MCP calls
+        // (`sjournal-bench searchbig --sjournal BIN [--before BIN] [--events N] [--sessions S] [--runs R]`).
+        Some("searchbig") => searchbig::run(&args[2..]),
         // Only the fold rows (`sjournal-bench fold [--quick]`), for iterating on the fold.
         Some("fold") => {
             let o = Opts {
@@ -75,7 +79,7 @@ fn main() {
             gen::session_bytes(Path::new(&args[2]), &args[3], mb << 20, &template);
         }
         _ => {
-            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | fold [--quick] | foldload N | foldparts N RUNS | searchcmp N [RUNS] | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
+            eprintln!("usage: sjournal-bench report --sjournal BIN --payload FILE [--quick] | tokens --sjournal BIN [--baseline BIN] | verify --sjournal BIN --payload FILE [--before BIN] [--runs N] [--quick] | fold [--quick] | foldload N | foldparts N RUNS | searchcmp N [RUNS] | searchbig --sjournal BIN [--before BIN] [--events N] [--sessions S] [--runs R] | gen ROOT SESSION MB PAYLOAD | floor FILE | appender ROOT SESSION N | rss CMD... | hookab BIN_A BIN_B PAYLOAD RUNS | webhook BIN PAYLOAD RUNS");
             std::process::exit(2);
         }
     }

@@ -33,10 +33,10 @@ const WORDS: &str = "loader migration column parser config schema index cache to
     version module import export handler request response client server table query filter limit";
 
 /// A small xorshift generator: the same stream on every machine, no dependency.
-struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -49,12 +49,17 @@ fn word(r: &mut Rng) -> &'static str {
     w[r.below(w.len())]
 }
 
-fn text(r: &mut Rng, n: usize) -> String {
+pub fn text(r: &mut Rng, n: usize) -> String {
     (0..n).map(|_| word(r)).collect::<Vec<_>>().join(" ")
 }
 
 /// The event `i` of a session (the distribution of `benches/search.rs`).
 fn event(r: &mut Rng, session: &str, i: usize) -> Value {
+    event_in(r, PROJECT, session, i)
+}
+
+/// The event `i` of a session whose project is `project`.
+pub fn event_in(r: &mut Rng, project: &str, session: &str, i: usize) -> Value {
     let mut v = match i % 10 {
         0 => json!({"hook_event_name": "UserPromptSubmit", "prompt": text(r, 20)}),
         1..=3 => json!({"hook_event_name": "PostToolUse", "tool_name": "Bash",
@@ -63,7 +68,7 @@ fn event(r: &mut Rng, session: &str, i: usize) -> Value {
             "tool_response": {"stdout": text(r, 60), "stderr": "", "interrupted": false}}),
         4..=6 => json!({"hook_event_name": "PostToolUse", "tool_name": "Edit",
             "tool_use_id": format!("t{i}"),
-            "tool_input": {"file_path": format!("{PROJECT}/src/{}.rs", word(r)),
+            "tool_input": {"file_path": format!("{project}/src/{}.rs", word(r)),
                 "old_string": text(r, 8), "new_string": text(r, 10)},
             "tool_response": {}}),
         7 => json!({"hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
@@ -72,11 +77,11 @@ fn event(r: &mut Rng, session: &str, i: usize) -> Value {
             "error": format!("Exit code 101\nerror[E0308]: {}", text(r, 30))}),
         8 => json!({"hook_event_name": "PreToolUse", "tool_name": "Read",
             "tool_use_id": format!("t{i}"),
-            "tool_input": {"file_path": format!("{PROJECT}/src/{}.rs", word(r))}}),
+            "tool_input": {"file_path": format!("{project}/src/{}.rs", word(r))}}),
         _ => json!({"hook_event_name": "Stop", "last_assistant_message": text(r, 40)}),
     };
     v["session_id"] = json!(session);
-    v["cwd"] = json!(PROJECT);
+    v["cwd"] = json!(project);
     v
 }
 
