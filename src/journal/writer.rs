@@ -4,6 +4,32 @@
 //! Opening recovers: it finds the tail (through the hint, else by a scan), and if the bytes
 //! after the last valid record are a provably torn tail it quarantines them, cuts them and
 //! appends a `sjournal.recovered` record; if valid records follow the damage it refuses.
+//!
+//! # Appending
+//!
+//! The bytes it writes (header, frames, tail hint, high-water mark) are specified in
+//! `journal-format.md`; this is the order it writes them in.
+//!
+//! 1. Take the exclusive flock on `<stem>.lock` (with a deadline for the hook).
+//! 2. Open (create, 0600, `O_NOFOLLOW`) `<stem>.sjl` and its mark `<stem>.hwm`; if the journal
+//!    was created, fsync the directory. If it is empty, check that no witness names a record
+//!    (else refuse: it was emptied or deleted), write the mark of seq 0 and `fdatasync` it,
+//!    then write the header and `fdatasync` it.
+//! 3. Find the tail (hint, else scan); check the witnesses; recover if needed.
+//! 4. Encode the batch's frames into one buffer; `pwrite` it at the end of the last valid
+//!    record; `fdatasync`. Only then is the record acknowledged (`{"seq":N,"hash":…}`).
+//! 5. Rewrite the hint; release the lock; advance the high-water mark and its copy.
+//!
+//! If the write or the `fdatasync` fails, the writer is **poisoned**: it refuses every further
+//! append with `Error::Poisoned`. It never retries an fsync and reports success: after a
+//! failed `fsync` Linux may have dropped the dirty pages and cleared the error, so a retry can
+//! "succeed" on data that is gone. The next writer to open the journal re-reads it from disk
+//! and recovers.
+//!
+//! A batch is acknowledged only once it is synced in the first place that takes it: the
+//! journal, its rescue journal (when the journal refuses appends: case-table rows 3–5 and
+//! 9–12), the root's spool, the fallback spool, else nowhere (`Error::Unkept`). That policy is
+//! `session`'s.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -1,13 +1,14 @@
 //! Memory across sessions: a **project** journal per project and one **global** journal, each
 //! an ordinary sjournal journal under the root (same header, records, chain, recovery, spool
 //! and snapshots; `verify`, `checkpoint`, `export` and `ship` treat them as sessions), folded
-//! like any session into `State::memory`. Their ids, file stems and the `sjournal.memory`
-//! record are specified in `journal-format.md`, "Scope journals"; this is what the records
-//! mean and where they come from.
+//! like any session into `State::memory`. The `sjournal.memory` record's fields are specified
+//! in `journal-format.md`, "System records"; this is the scope journals' ids, what the
+//! records mean and where they come from.
 //!
-//! - A scope journal's id is `scope:project:<canonical project path>` or `scope:global`; the
-//!   header keeps the id, so the path is in the header, and the file stem is `h-` and a hash
-//!   of it (`journal::paths::file_stem`).
+//! - A scope journal's session id is `scope:project:<canonical project path>` (a project) or
+//!   `scope:global`; the header keeps the id, so the path is in the header. Neither id is a
+//!   plain stem, so the file stem is `h-` and the first 32 hex digits of the id's unkeyed
+//!   blake3 (`journal::paths::file_stem`), as for any such session id.
 //! - The project is the host's project directory (`CLAUDE_PROJECT_DIR`, or `--project`),
 //!   else the nearest directory above the event's `cwd` that holds `.git`, else the `cwd`;
 //!   canonicalised (symlinks resolved) when it exists ([`project_dir`]).
