@@ -284,6 +284,11 @@ mod tests {
         );
         assert_eq!(n("<system-reminder>"), "\u{2039}system-reminder>");
         assert_eq!(n("</task-notification"), "\u{2039}/task-notification");
+        // Gemini CLI's framing of MCP tool results.
+        assert_eq!(
+            n("<untrusted_context> x </untrusted_context>"),
+            "\u{2039}untrusted_context> x \u{2039}/untrusted_context>"
+        );
         assert_eq!(
             n("<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"),
             "\u{2039}\u{2039}\u{2039}END_OPENCLAW_INTERNAL_CONTEXT>>>"

@@ -174,7 +174,8 @@ impl Host {
 /// - Claude Code: its own prompts and tool framing (`task-notification`, `channel`,
 ///   `webhook-payload`, `local-command-stdout`, `command-name`, `bash-input`, ...), and the
 ///   compactor's `summary` / `analysis`;
-/// - Gemini CLI: `session_context`, `state_snapshot` (the compressed history's summary);
+/// - Gemini CLI: `session_context`, `state_snapshot` (the compressed history's summary),
+///   `untrusted_context` and `output` (its framing of MCP and shell tool results);
 /// - Codex: `environment_context`, `user_instructions`, `subagent_notification`,
 ///   `turn_aborted`, `user_shell_command`, ...;
 /// - Cline: `environment_details`, `task`, `feedback`, `user_message`;
@@ -204,6 +205,8 @@ pub const WRAPPER_TAGS: &[&str] = &[
     "analysis",
     "session_context",
     "state_snapshot",
+    "untrusted_context",
+    "output",
     "environment_context",
     "user_instructions",
     "subagent_notification",
