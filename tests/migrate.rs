@@ -400,7 +400,12 @@ fn the_search_index_forgets_an_erased_field_and_cites_migrated_hashes() {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0]["hash"], hash_of(hits[0]["seq"].as_u64().unwrap()));
 
-    let seq = hits[0]["seq"].as_u64().unwrap().to_string();
+    // The last record: its offset and hash stay what the index's cursor names, so only a
+    // journal read again from its start forgets what was erased from it.
+    let last = search(root, "giraffe2");
+    let seq = last[0]["seq"].as_u64().unwrap();
+    assert_eq!(log.lines().count() as u64, seq, "the last record");
+    let seq = seq.to_string();
     let (code, out, err) = run(
         root,
         &[
@@ -417,13 +422,13 @@ fn the_search_index_forgets_an_erased_field_and_cites_migrated_hashes() {
     );
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        search(root, "zebra1").is_empty(),
+        search(root, "zebra2").is_empty(),
         "the erased command is forgotten"
     );
     assert_eq!(
-        search(root, "giraffe1").len(),
+        search(root, "giraffe2").len(),
         1,
         "the rest of the record is still found"
     );
-    assert_eq!(search(root, "zebra2").len(), 1);
+    assert_eq!(search(root, "zebra1").len(), 1);
 }
