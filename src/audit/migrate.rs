@@ -634,3 +634,38 @@ fn walk<'a>(
     }
     Some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statement_reads_back_and_a_checkpoint_is_not_one() {
+        let st = Statement {
+            new: Checkpoint {
+                origin: checkpoint::origin_for("s"),
+                size: 3,
+                hash: Hash([1; 32]),
+            },
+            old_format: 1,
+            old_records: 3,
+            old_head: Hash([2; 32]),
+            old_file: "s.sjl.v1-0011223344556677.bin".into(),
+            old_blake3: Hash([3; 32]),
+        };
+        let (back, parsed) = Statement::parse(&st.body()).unwrap();
+        assert_eq!(back, st);
+        assert!(parsed.note.is_none());
+        let (skey, _) = checkpoint::generate_keys("k").unwrap();
+        let (back, parsed) = Statement::parse(&st.signed(&skey).unwrap()).unwrap();
+        assert_eq!(back, st);
+        assert!(parsed.note.is_some());
+        // A plain checkpoint of the same journal is no migration statement.
+        assert_eq!(
+            Statement::parse(&st.new.body()).unwrap_err(),
+            CheckpointError::MissingLine("sjournal migration")
+        );
+        let bad = st.body().replace("\nold 1 3 ", "\nold 1 x ");
+        assert!(Statement::parse(&bad).is_err());
+    }
+}
