@@ -6,7 +6,7 @@
 //! works after the migration and the migration still checks. A failed rename leaves the journal
 //! and its mark as they were; a rescue journal is refused; `--dry-run` changes nothing. With
 //! the search index: an erased field's words are no longer found, the rest of the record is,
-//! and after a migration every hit cites the journal's new hash.
+//! and after a migration every hit cites the journal's new hash. `--all` takes scope journals too.
 
 use crate::support;
 
@@ -431,4 +431,38 @@ fn the_search_index_forgets_an_erased_field_and_cites_migrated_hashes() {
         "the rest of the record is still found"
     );
     assert_eq!(search(root, "zebra1").len(), 1);
+}
+
+#[test]
+fn all_migrates_session_and_scope_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let session = v1_session(root, 2);
+    let r = Root::new(root);
+    let scope = "scope:global";
+    support::start_v1(&r, scope);
+    sjournal(root)
+        .args(["append", "--session", scope])
+        .write_stdin(event(9))
+        .assert()
+        .success();
+    let scope_journal = r.session(scope).unwrap().journal;
+    assert_eq!(version(&scope_journal), 1);
+    let (code, out, err) = run(root, &["migrate", "--all", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let ids: Vec<String> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["migrated"] == true)
+        .map(|v| v["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 2, "{out}");
+    assert!(
+        ids.contains(&scope.to_owned()) && ids.contains(&S.to_owned()),
+        "{ids:?}"
+    );
+    assert_eq!(version(&session), 2);
+    assert_eq!(version(&scope_journal), 2);
+    let (code, out, _) = run(root, &["verify", "--all"]);
+    assert_eq!(code, 0, "{out}");
 }
