@@ -6,7 +6,8 @@
 //! works after the migration and the migration still checks. A failed rename leaves the journal
 //! and its mark as they were; a rescue journal is refused; `--dry-run` changes nothing. With
 //! the search index: an erased field's words are no longer found, the rest of the record is,
-//! and after a migration every hit cites the journal's new hash. `--all` takes scope journals too.
+//! and after a migration every hit cites the journal's new hash. `--all` takes scope journals too;
+//! a shipped journal is refused.
 
 use crate::support;
 
@@ -465,4 +466,38 @@ fn all_migrates_session_and_scope_journals() {
     assert_eq!(version(&scope_journal), 2);
     let (code, out, _) = run(root, &["verify", "--all"]);
     assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_shipped_journal_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let journal = v1_session(root, 2);
+    let bytes = read(&journal);
+    let (_, hlen) = Header::decode(&bytes).unwrap();
+    let (_, out, _) = run(root, &["verify", "--session", S, "--json"]);
+    let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let line = serde_json::json!({
+        "v": 1,
+        "genesis": genesis_hash(&bytes[..hlen]).to_hex(),
+        "last_seq": v["last_seq"],
+        "end": bytes.len(),
+        "head": v["head"],
+    })
+    .to_string();
+    let cursors = root.join("remote/cursors/d1");
+    std::fs::create_dir_all(&cursors).unwrap();
+    std::fs::write(cursors.join("dest"), "file:///elsewhere\n").unwrap();
+    let crc = format!("{:08x}", crc32fast::hash(line.as_bytes()));
+    std::fs::write(
+        cursors.join(format!("{S}.cursor")),
+        format!("{line}\n{crc}\n"),
+    )
+    .unwrap();
+    let (code, out, _) = run(root, &["verify", "--session", S]);
+    assert_eq!(code, 0, "the cursor agrees with the journal: {out}");
+    let (code, _, err) = run(root, &["migrate", "--session", S]);
+    assert_eq!(code, 2);
+    assert!(err.contains("was shipped (file:///elsewhere)"), "{err}");
+    assert_eq!(read(&journal), bytes);
 }

@@ -22,7 +22,8 @@
 //! old hash at the same seq: verify reports it and the next writer refuses the journal (to the
 //! rescue journal) until `repair` runs.
 //!
-//! A journal with a rescue journal is refused (`repair` merges it first). Events waiting in
+//! A journal with a rescue journal is refused (`repair` merges it first), and so is a shipped
+//! one (its segments and ship cursors bind the old chain). Events waiting in
 //! the spool need nothing: they hold no hash of the journal, and merge into the new journal as
 //! format-2 records. A format-2 journal is left alone.
 
@@ -277,6 +278,20 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
         return refuse(format!(
             "session {session_id:?}'s journal does not verify ({what}); run `sjournal repair \
              --session ID` first"
+        ));
+    }
+
+    // Shipped segments bind the old chain, and their cursors name its hashes: the new chain
+    // would disagree with both, and an object store under retention cannot take it instead.
+    if let Some(w) = v
+        .witnesses
+        .iter()
+        .find(|w| w.kind == crate::journal::verify::witness::WitnessKind::RemoteCursor)
+    {
+        return refuse(format!(
+            "session {session_id:?} was shipped ({}); shipped segments and their ship cursors \
+             bind the format-1 chain, so this build does not migrate a shipped journal",
+            w.destination.as_deref().unwrap_or("a ship cursor")
         ));
     }
 
