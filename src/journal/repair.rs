@@ -582,7 +582,7 @@ pub(crate) fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -
 }
 
 /// The new journal must verify before it replaces anything.
-pub(crate) fn check_written(path: &Path) -> Result<()> {
+fn check_written(path: &Path) -> Result<()> {
     let bytes = read_whole(path)?;
     let v = verify_bytes(path, &bytes, Ok(None), |s, c| Records::new(&bytes, s, c))?;
     match v.problem {
