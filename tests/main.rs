@@ -53,6 +53,7 @@ mod json_outputs;
 mod lenient_input;
 mod memory;
 mod memory_sources;
+mod migrate;
 mod primitives;
 mod quarantine;
 mod recovery;

@@ -124,14 +124,20 @@ impl Checkpoint {
 
     /// The body followed by a signature by `key` (a signer key file's contents).
     pub fn signed(&self, key: &str) -> Result<String, CheckpointError> {
-        let signer = StandardSigner::new(key.trim())
-            .map_err(|e| CheckpointError::NotASignerKey(e.to_string()))?;
-        let mut note = signed_note::Note::new(self.body().as_bytes(), &[])
-            .map_err(|e| CheckpointError::Signing(e.to_string()))?;
-        note.add_sigs(&[&signer])
-            .map_err(|e| CheckpointError::Signing(e.to_string()))?;
-        String::from_utf8(note.to_bytes()).map_err(|e| CheckpointError::Signing(e.to_string()))
+        sign_text(&self.body(), key)
     }
+}
+
+/// `text` (a note body, ending with a newline) followed by a signature by `key` (a signer key
+/// file's contents): a C2SP signed note.
+pub fn sign_text(text: &str, key: &str) -> Result<String, CheckpointError> {
+    let signer = StandardSigner::new(key.trim())
+        .map_err(|e| CheckpointError::NotASignerKey(e.to_string()))?;
+    let mut note = signed_note::Note::new(text.as_bytes(), &[])
+        .map_err(|e| CheckpointError::Signing(e.to_string()))?;
+    note.add_sigs(&[&signer])
+        .map_err(|e| CheckpointError::Signing(e.to_string()))?;
+    String::from_utf8(note.to_bytes()).map_err(|e| CheckpointError::Signing(e.to_string()))
 }
 
 /// Reads a checkpoint file: the body and, if present, its signatures. Extension lines after

@@ -14,6 +14,7 @@ pub mod follow;
 pub mod html;
 pub mod inspect;
 pub mod jsonl;
+pub mod migrate;
 pub mod sessions;
 pub mod timeline;
 

@@ -275,3 +275,18 @@ pub fn load_keys(
     }
     Ok(keys)
 }
+
+/// After `erase` or `migrate` rewrote journals: the search index (when this build has one and
+/// the root has an index) forgets what they no longer hold and cites their new hashes. A
+/// failure is a warning on stderr: the journal was rewritten, and the next search catches up.
+pub fn refresh_search_index(root: &Root) {
+    #[cfg(feature = "search")]
+    if let Err(e) = sjournal::search::after_rewrite(root) {
+        eprintln!(
+            "sjournal: warning: the search index was not updated ({e}); the next `sjournal \
+             search` catches up"
+        );
+    }
+    #[cfg(not(feature = "search"))]
+    let _ = root;
+}

@@ -70,7 +70,7 @@ pub fn erase(
         return refuse(format!(
             "session {session_id:?} is a format-version-{} journal, whose chain commits to \
              every payload byte, so no payload can be erased from it and still verify (sessions \
-             created since format 2 can be; this build cannot upgrade an older journal)",
+             created since format 2 can be; `sjournal migrate --session ID` rewrites it as format 2 first)",
             w.header().format_version
         ));
     }

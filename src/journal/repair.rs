@@ -311,7 +311,7 @@ pub fn repair(root: &Root, session_id: &str, opts: &RepairOptions) -> Result<Rep
 }
 
 /// True if the file exists (as a regular file); a symlink or another file type is refused.
-fn present(path: &Path) -> Result<bool> {
+pub(crate) fn present(path: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(Error::Symlink { path: path.into() }),
         Ok(m) if !m.is_file() => Err(Error::WrongFileType {
@@ -324,13 +324,17 @@ fn present(path: &Path) -> Result<bool> {
     }
 }
 
-fn hold(fs: &dyn Fs, lock_path: &Path, deadline: Option<Instant>) -> Result<std::fs::File> {
+pub(crate) fn hold(
+    fs: &dyn Fs,
+    lock_path: &Path,
+    deadline: Option<Instant>,
+) -> Result<std::fs::File> {
     let f = paths::open_file_with(fs, lock_path, true, true)?;
     lock::lock(&f, lock_path, Mode::Exclusive, deadline)?;
     Ok(f)
 }
 
-fn file_name(p: &Path) -> String {
+pub(crate) fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
@@ -490,7 +494,7 @@ fn already_merged(main: &[u8], rescue: &[u8]) -> bool {
 /// Keeps `bytes` (the content of `path`) under `want` by a hard link to `path` (a link never
 /// replaces a file). A file already there is used if it holds the same bytes; else the next
 /// free name (`-1`, `-2`, … before `.bin`).
-fn link_beside(fs: &dyn Fs, path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
+pub(crate) fn link_beside(fs: &dyn Fs, path: &Path, want: &Path, bytes: &[u8]) -> Result<PathBuf> {
     let digest = content_hash(bytes);
     let dir = want.parent().unwrap_or(Path::new("."));
     let stem = file_name(want);
@@ -549,13 +553,13 @@ fn move_rescue_aside(fs: &dyn Fs, rescue: &Path, bytes: &[u8]) -> Result<PathBuf
 }
 
 /// A whole file of the root, opened as every file sjournal reads (`storage::open_regular`).
-fn read_whole(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_whole(path: &Path) -> Result<Vec<u8>> {
     crate::storage::read_regular(path, crate::storage::Owner::Anyone, u64::MAX)
 }
 
 /// Renames the snapshot to `<stem>.snap.superseded-<blake3/16>.bin` unless the record it
 /// names is in `journal` at its offset with its hash.
-fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -> Result<()> {
+pub(crate) fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -> Result<()> {
     let Some(h) = witness::snapshot_claim(snapshot) else {
         return Ok(());
     };

@@ -122,6 +122,16 @@ pub fn update_detached(root: &Root) -> Result<Option<Updated>> {
     u.map(Some)
 }
 
+/// After a journal was rewritten in place (`erase`, `migrate`): if the root has an index,
+/// brings it up to date now, so it forgets what the journal no longer holds (a journal with
+/// another inode is read again from its start: `update::catch_up`). None if there is no index.
+pub fn after_rewrite(root: &Root) -> Result<Option<Updated>> {
+    if !index_exists(root) {
+        return Ok(None);
+    }
+    update(root, false, Some(Instant::now() + DETACHED_WAIT)).map(Some)
+}
+
 /// True if the root has an index (the hook starts updates only then).
 pub fn index_exists(root: &Root) -> bool {
     index::Place::of(root).exists()

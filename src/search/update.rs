@@ -226,6 +226,12 @@ fn scan(
         if cursor.is_some_and(|c| (c.len, c.mtime_ns, c.ino) == seen) {
             continue;
         }
+        // A journal rewritten whole (renamed over: `erase`, `migrate`, `repair`) may no longer
+        // hold what was indexed of it, even where its records keep their hashes (an erased
+        // payload): its documents cannot stay.
+        if cursor.is_some_and(|c| c.ino != seen.2) {
+            return Err(Rebuild(format!("{name} was rewritten")));
+        }
         if cursor.is_some_and(|c| c.damaged) {
             return Err(Rebuild(format!(
                 "{name} changed after its damage was indexed"

@@ -43,6 +43,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             },
             EraseError::Journal(e) => CliError::Lib(e),
         })?;
+    crate::cli::shared::refresh_search_index(root);
     let what = done
         .erased
         .field

@@ -20,6 +20,7 @@ pub mod log;
 #[cfg(feature = "search")]
 pub mod mcp;
 pub mod memory;
+pub mod migrate;
 pub mod once;
 pub mod redact;
 #[cfg(feature = "remote")]

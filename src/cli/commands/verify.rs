@@ -17,6 +17,9 @@
 //! all under the journal, one a line. A journal that is gone while its witnesses name its
 //! records is reported too (a rollback to nothing).
 //!
+//! With `--migration FILE` one more line (and one per finding) checks a statement of `sjournal
+//! migrate` ([`sjournal::audit::migrate::check`]).
+//!
 //! `--digests` also re-derives every event's fold digest from its JSON
 //! ([`sjournal::audit::digests::verify_digests`]): a digest that differs is the journal's problem (exit
 //! 1), and one more line per journal counts what was checked.
@@ -55,13 +58,17 @@ pub struct Args {
     /// Also prove the journal still extends this checkpoint (from `sjournal checkpoint`)
     #[arg(long, value_name = "FILE", requires = "session")]
     pub checkpoint: Option<PathBuf>,
-    /// Require the checkpoint (or, with --remote, every segment's checkpoint) to carry a valid
-    /// signature by this verifier key (KEYFILE.pub)
+    /// Also check this migration statement (from `sjournal migrate`): the kept old journal
+    /// has the old head, the journal the new head, and both the same records
+    #[arg(long, value_name = "FILE", requires = "session")]
+    pub migration: Option<PathBuf>,
+    /// Require the checkpoint or migration statement (or, with --remote, every segment's
+    /// checkpoint) to carry a valid signature by this verifier key (KEYFILE.pub)
     #[arg(long, value_name = "KEYFILE")]
     pub pubkey: Option<PathBuf>,
     /// Verify shipped journals instead: s3://BUCKET/PREFIX[/v1/...] or file:///DIR (needs the
     /// `remote` feature); compares with this root's journals of the same host id
-    #[arg(long, value_name = "URL", conflicts_with_all = ["all", "session", "checkpoint"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["all", "session", "checkpoint", "migration"])]
     pub remote: Option<String>,
 }
 
@@ -91,9 +98,9 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     if let Some(url) = &args.remote {
         return remote(root, url, args.pubkey.as_slice(), args.json);
     }
-    if args.pubkey.is_some() && args.checkpoint.is_none() {
+    if args.pubkey.is_some() && args.checkpoint.is_none() && args.migration.is_none() {
         return Err(Error::InvalidInput {
-            reason: "--pubkey needs --checkpoint FILE or --remote URL".into(),
+            reason: "--pubkey needs --checkpoint FILE, --migration FILE or --remote URL".into(),
         }
         .into());
     }
@@ -277,6 +284,17 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     if let (Some(cp), Some(session)) = (&args.checkpoint, &args.session) {
         let pubkey = args.pubkey.as_deref();
         let report = sjournal::audit::checkpoint::verify(root, session, cp, pubkey)?;
+        let line = match args.json {
+            true => sjournal::report::line(&report),
+            false => report.summary(),
+        };
+        output::emit(&mut out, &line, args.json)?;
+        if !report.ok {
+            bad += 1;
+        }
+    }
+    if let (Some(m), Some(session)) = (&args.migration, &args.session) {
+        let report = sjournal::audit::migrate::check(root, session, m, args.pubkey.as_deref())?;
         let line = match args.json {
             true => sjournal::report::line(&report),
             false => report.summary(),
