@@ -290,3 +290,49 @@ async fn a_changed_shipped_record_that_is_not_an_erasure_still_diverges() {
     assert!(r.diverged.is_some(), "{}", r.summary());
     assert!(r.erasures.is_empty());
 }
+
+/// A ship stopped (as by a crash) before the PUT of the second erasure object leaves the
+/// first one shipped and the cursor saying so; the next run ships the second, and the copy
+/// verifies with both.
+#[tokio::test]
+async fn a_ship_stopped_between_erasures_is_finished_by_the_next_run() {
+    use sjournal::remote::ship::{Seam, Step};
+    use sjournal::remote::RemoteError;
+    struct StopAt3;
+    impl Seam for StopAt3 {
+        fn at(&self, s: &Step) -> Result<(), RemoteError> {
+            match s {
+                Step::Erasure(3) => Err(RemoteError::Injected("before erasure 3".into())),
+                _ => Ok(()),
+            }
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "crash", &id).await;
+    let j = journal(&root, "s");
+    let cursors = cursor::dir_for(&root, remote.url());
+    erase_both(&root);
+    assert!(ship_journal(&remote, &j, &id, &cursors, &StopAt3)
+        .await
+        .is_err());
+    let keys = remote.list(&main_loc("s").base()).await.unwrap();
+    assert!(keys.contains(&main_loc("s").erasure_key(2)));
+    assert!(!keys.contains(&main_loc("s").erasure_key(3)));
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.ok(), "{}", r.summary());
+    assert_eq!(r.erasures, vec![3]);
+    let opts = Options {
+        keys: vec![verifier_key(d.path())],
+        local: Some((root.clone(), HOST.into())),
+    };
+    let v = verify::verify(&remote, &opts).await.unwrap();
+    assert!(v[0].ok, "{}", v[0].summary());
+    assert_eq!(v[0].erasures.len(), 2);
+}

@@ -1,8 +1,7 @@
 //! `fetch`: rebuilds shipped journals byte for byte, after verifying them. The remote copy is
 //! verified first ([`super::verify`]); a stream with any finding is not written. The header
 //! and the segments, in key order, with the erasure objects in place ([`super::erasure`]), are
-//! the journal; quarantine objects are written back beside
-//! it under their names.
+//! the journal; quarantine objects are written back beside it under their names.
 //!
 //! Into `DIR`: when the scope holds one host's streams, `DIR` is a root
 //! (`DIR/sessions/<stem>.sjl`), so `sjournal --root DIR replay --session ID` works as is; with
