@@ -61,6 +61,7 @@ mod redaction;
 mod relative_root;
 mod remote_cli;
 mod remote_crash;
+mod remote_erase;
 mod remote_index;
 mod remote_ship;
 mod remote_tamper;

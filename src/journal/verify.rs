@@ -391,7 +391,7 @@ fn verify_checked<'b>(
 /// left empty (whole payload) or with the digest the erasure bound (a field). Also checks
 /// that every frame has the layout of the header's format version. Reads each frame's fixed
 /// fields only, and decodes just the erased and erasure records. Err: (offset, seq, what).
-fn erasures(
+pub(crate) fn erasures(
     bytes: &[u8],
     hlen: usize,
     end: usize,

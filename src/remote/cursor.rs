@@ -39,6 +39,9 @@ pub struct Cursor {
     /// Quarantine files already shipped.
     #[serde(default)]
     pub quarantine: Vec<String>,
+    /// Erased records whose erasure object was shipped (`erasure/<seq>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub erasures: Vec<u64>,
 }
 
 impl Cursor {
@@ -50,6 +53,7 @@ impl Cursor {
             end: header_len,
             head: genesis.to_hex(),
             quarantine: Vec::new(),
+            erasures: Vec::new(),
         }
     }
 

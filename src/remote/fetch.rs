@@ -1,7 +1,7 @@
 //! `fetch`: rebuilds shipped journals byte for byte, after verifying them. The remote copy is
 //! verified first ([`super::verify`]); a stream with any finding is not written. The header
-//! and the segments, in key order, are the journal; quarantine objects are written back beside
-//! it under their names.
+//! and the segments, in key order, with the erasure objects in place ([`super::erasure`]), are
+//! the journal; quarantine objects are written back beside it under their names.
 //!
 //! Into `DIR`: when the scope holds one host's streams, `DIR` is a root
 //! (`DIR/sessions/<stem>.sjl`), so `sjournal --root DIR replay --session ID` works as is; with
@@ -88,6 +88,11 @@ pub async fn fetch(remote: &Remote, into: &Path, opts: &verify::Options) -> Resu
             let meta = super::segment::SegmentMeta::from_meta(&o.meta)
                 .map_err(|e| RemoteError::Config(format!("{key}: {e}")))?;
             first = meta.last + 1;
+        }
+        // Erased records: the copy verify rebuilt with the erasure objects in place, so the
+        // erased bytes the segments still hold are never written here.
+        if let Some(rebuilt) = &v.rebuilt {
+            bytes = rebuilt.clone();
         }
         let outcome = write_journal(&sessions, &path, &bytes)?;
         if !outcome.starts_with("refused") {

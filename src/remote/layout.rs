@@ -4,6 +4,8 @@
 //! v1/hosts/<host>/sessions/<stem>/header                     the journal's header bytes
 //! v1/hosts/<host>/sessions/<stem>/seg/<first seq, 20 digits> record frames first..=last
 //! v1/hosts/<host>/sessions/<stem>/quarantine/<file name>     bytes recovery cut (evidence)
+//! v1/hosts/<host>/sessions/<stem>/erasure/<seq, 20 digits>   record seq as `sjournal erase`
+//!                                                            rewrote it after it was shipped
 //! v1/hosts/<host>/sessions/<stem>/rescue/...                 the same for the rescue journal
 //! ```
 //!
@@ -44,6 +46,8 @@ pub enum Part {
     Header,
     Segment(u64),
     Quarantine(String),
+    /// The erased frame of record seq, replacing the one its segment holds.
+    Erasure(u64),
     /// Anything else under the stream (reported by verify, ignored by fetch).
     Other(String),
 }
@@ -83,6 +87,10 @@ impl Location {
 
     pub fn quarantine_key(&self, name: &str) -> String {
         format!("{}/quarantine/{name}", self.base())
+    }
+
+    pub fn erasure_key(&self, seq: u64) -> String {
+        format!("{}/erasure/{seq:020}", self.base())
     }
 
     /// `host/stem` (`host/stem/rescue`), for messages.
@@ -125,6 +133,11 @@ pub fn parse_key(key: &str) -> Option<(Location, Part)> {
             (true, Ok(first)) if first > 0 => Part::Segment(first),
             _ => Part::Other(rest.to_owned()),
         }
+    } else if let Some(n) = rest.strip_prefix("erasure/") {
+        match (n.len() == 20, n.parse::<u64>()) {
+            (true, Ok(seq)) if seq > 0 => Part::Erasure(seq),
+            _ => Part::Other(rest.to_owned()),
+        }
     } else if let Some(q) = rest.strip_prefix("quarantine/") {
         Part::Quarantine(q.to_owned())
     } else {
@@ -156,6 +169,10 @@ mod tests {
             Some((r, Part::Quarantine("x.bin".into())))
         );
         assert_eq!(parse_key("v1/hosts/../sessions/abc/header"), None);
+        assert_eq!(
+            parse_key(&l.erasure_key(7)),
+            Some((l.clone(), Part::Erasure(7)))
+        );
         assert!(matches!(
             parse_key("v1/hosts/h/sessions/s/seg/12"),
             Some((_, Part::Other(_)))

@@ -159,6 +159,7 @@
 //! `FOLD_VERSION` asks for `--rebuild`.
 
 pub mod cursor;
+pub mod erasure;
 pub mod error;
 pub mod facts;
 pub mod fetch;

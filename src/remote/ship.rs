@@ -16,7 +16,20 @@
 //!                 record boundary (another shipper may have cut a shorter or longer segment):
 //!                 adopt, cursor := its last seq; else DIVERGED (report, never overwrite)
 //!     write the cursor (temporary file, fsync, rename, directory fsync)
+//!   every erased record (`sjournal erase`) not shipped as an erasure yet:
+//!     PUT erasure/<seq> create-only (the erased frame; an existing one must be equal)
+//!     write the cursor
 //! ```
+//!
+//! Erasures: `sjournal erase` rewrites a record in place, so the local journal no longer
+//! holds the bytes that were shipped, and its records after it moved. That is not a
+//! divergence when the record at the cursor still has the shipped hash: the chain is checked
+//! from genesis, a version-2 record hash commits to seq, time, kind, link and payload digest,
+//! and every frame that is not erased carries the payload its digest commits to, so the only
+//! records that can differ from what was shipped are erased ones, each of which must be
+//! bound by its chained `sjournal.erased` record (the checks of local verify). Ship then
+//! uploads each erased frame as `erasure/<seq>` ([`super::erasure`]) instead of calling it
+//! DIVERGED; any other difference still is.
 //!
 //! Every seq ends up in exactly one object: `seg/<k>` is written only once the segment before
 //! it is known to end at `k − 1`, and objects are never overwritten. A crash anywhere leaves
@@ -59,6 +72,8 @@ pub enum Step {
     Adopted(u64),
     /// Before the cursor is written with this last seq.
     Cursor(u64),
+    /// Before the PUT of `erasure/<seq>`.
+    Erasure(u64),
 }
 
 /// Fault injection: `at` runs before or after each step; an error stops `ship` there.
@@ -92,6 +107,8 @@ pub struct Report {
     pub last_seq: u64,
     pub head: Option<String>,
     pub quarantine: Vec<String>,
+    /// Erased records whose erasure object this run shipped (`erasure/<seq>`).
+    pub erasures: Vec<u64>,
     /// Set when the local journal no longer matches what was shipped: nothing more was
     /// written for it.
     pub diverged: Option<String>,
@@ -130,6 +147,10 @@ impl Report {
                 "; quarantine evidence shipped: {}",
                 self.quarantine.join(", ")
             ));
+        }
+        if !self.erasures.is_empty() {
+            let seqs: Vec<String> = self.erasures.iter().map(u64::to_string).collect();
+            s.push_str(&format!("; erasures shipped: seq {}", seqs.join(", ")));
         }
         if let Some(d) = &self.damaged {
             s.push_str(&format!("; {d}"));
@@ -258,14 +279,25 @@ async fn ship_once(
     let mut cursor_checked = cur.last_seq == 0 && cur.end == hlen as u64;
     let mut records = reader.records()?;
     let mut stop = None;
+    // Erased records: seq -> (offset, len). `moved`: the record at the cursor has the shipped
+    // hash but ends elsewhere (an erasure before it changed a frame's length).
+    let mut erased_frames = std::collections::BTreeMap::new();
+    let mut moved = None;
     for r in records.by_ref() {
         match r {
             Ok(rec) => {
                 last_valid = rec.seq;
                 let len = rec.frame.len() as u64;
+                if rec.frame.erased() {
+                    erased_frames.insert(rec.seq, (rec.offset, len));
+                }
                 if rec.seq == cur.last_seq {
-                    cursor_checked =
-                        Some(rec.hash) == cur.head_hash() && rec.offset + len == cur.end;
+                    let same = Some(rec.hash) == cur.head_hash();
+                    cursor_checked = same && rec.offset + len == cur.end;
+                    if same && !cursor_checked && !erased_frames.is_empty() {
+                        moved = Some(rec.offset + len);
+                        cursor_checked = true;
+                    }
                     if !cursor_checked {
                         report.diverged = Some(format!(
                             "record seq {} (offset {}) is not the record that was shipped (hash {} \
@@ -335,6 +367,33 @@ async fn ship_once(
             cur.last_seq
         ));
         return Ok(Flow::Done(Box::new(report)));
+    }
+    // Every erased record must be bound by its `sjournal.erased` record (as local verify
+    // checks): only then is a shipped record that changed an erasure, not an edit.
+    let bound = if erased_frames.is_empty() {
+        Ok(Vec::new())
+    } else {
+        crate::journal::verify::erasures(map, hlen, valid_end as usize, header.format_version)
+    };
+    let bound = match (bound, moved) {
+        (Ok(list), _) => list,
+        (Err((_, seq, what)), Some(_)) => {
+            report.diverged = Some(format!(
+                "the local journal's records before seq {} changed after shipping, and not by an \
+                 erasure this journal records (seq {seq}: {what}); nothing was written",
+                cur.last_seq
+            ));
+            return Ok(Flow::Done(Box::new(report)));
+        }
+        (Err((_, seq, what)), None) => {
+            report.notes.push(format!(
+                "erasures not shipped: seq {seq}: {what} (run `sjournal verify`)"
+            ));
+            Vec::new()
+        }
+    };
+    if let Some(end) = moved {
+        cur.end = end;
     }
 
     // Header and, without a cursor, what the remote already has.
@@ -513,6 +572,41 @@ async fn ship_once(
         seam.at(&Step::Cursor(cur.last_seq))?;
         cursor::store(cursor_dir, &cursor_path, &cur, remote.url())?;
         i = upto + 1;
+    }
+
+    // Erasures of records already in a segment (after the segment that holds their
+    // `sjournal.erased` record, so no reader finds an erasure without its record).
+    for e in &bound {
+        if e.seq > cur.last_seq || e.recorded_at > cur.last_seq || cur.erasures.contains(&e.seq) {
+            continue;
+        }
+        let Some(&(offset, len)) = erased_frames.get(&e.seq) else {
+            continue;
+        };
+        seam.at(&Step::Erasure(e.seq))?;
+        let body = Bytes::copy_from_slice(&map[offset as usize..(offset + len) as usize]);
+        let key = loc.erasure_key(e.seq);
+        let meta = super::erasure::meta(e.recorded_at, &body);
+        if remote.put_create(&key, body.clone(), &meta).await? == Put::Exists {
+            match remote.get(&key).await? {
+                Some(o) if o.bytes == body => remote.complete_meta(&key, &meta).await?,
+                _ => {
+                    report.diverged = Some(format!(
+                        "the remote {key} is not the local erased record seq {}: one of them \
+                         changed after shipping; nothing more was written",
+                        e.seq
+                    ));
+                    return Ok(Flow::Done(Box::new(report)));
+                }
+            }
+        }
+        report.erasures.push(e.seq);
+        cur.erasures.push(e.seq);
+        cursor::store(cursor_dir, &cursor_path, &cur, remote.url())?;
+    }
+    if moved.is_some() && report.erasures.is_empty() && recs.is_empty() {
+        // The cursor's offset moved with the erasure: keep it in step.
+        cursor::store(cursor_dir, &cursor_path, &cur, remote.url())?;
     }
     report.last_seq = cur.last_seq;
     report.head = Some(cur.head.clone());

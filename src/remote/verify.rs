@@ -98,6 +98,14 @@ pub struct StreamVerdict {
     /// Record hashes by seq (index seq − 1), as verified.
     #[serde(skip)]
     pub hashes: Vec<Hash>,
+    /// The records erased after they were shipped (`erasure/<seq>` objects), as local verify
+    /// reports them on the journal rebuilt with the erasure objects in place.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub erasures: Vec<crate::journal::verify::Erasure>,
+    /// The journal's bytes with the erasure objects applied (only when there are some): what
+    /// `fetch` writes.
+    #[serde(skip)]
+    pub rebuilt: Option<Vec<u8>>,
 }
 
 /// Seqs `first..=last`.
@@ -130,6 +138,19 @@ impl StreamVerdict {
         for n in &self.notes {
             s.push_str(&format!(" ({n})"));
         }
+        for e in &self.erasures {
+            s.push_str(&format!(
+                "\n    erased seq {}{}: digest {}, reason {:?}, recorded at seq {}",
+                e.seq,
+                e.field
+                    .as_deref()
+                    .map(|f| format!(" field {f}"))
+                    .unwrap_or_default(),
+                e.erased_digest,
+                e.reason,
+                e.recorded_at
+            ));
+        }
         s
     }
 }
@@ -139,6 +160,7 @@ struct Parts {
     header: bool,
     segments: Vec<u64>,
     quarantine: Vec<String>,
+    erasures: Vec<u64>,
     other: Vec<String>,
     /// key -> (versions, delete markers)
     versions: BTreeMap<String, (u32, u32)>,
@@ -159,6 +181,7 @@ pub async fn verify(remote: &Remote, opts: &Options) -> Result<Vec<StreamVerdict
                     Part::Header => p.header = true,
                     Part::Segment(f) => p.segments.push(f),
                     Part::Quarantine(n) => p.quarantine.push(n),
+                    Part::Erasure(seq) => p.erasures.push(seq),
                     Part::Other(o) => p.other.push(o),
                 }
             }
@@ -244,7 +267,8 @@ async fn verify_stream(
             loc.base()
         ));
     }
-    // Header.
+    // Header, then segments: the stream's bytes, for the erasures.
+    let mut whole = Vec::new();
     let session_id = if !parts.header {
         v.findings.push(format!("{} is missing", loc.header_key()));
         None
@@ -257,6 +281,7 @@ async fn verify_stream(
             }
             Some(o) => match Header::decode(&o.bytes) {
                 Ok((h, len)) if len == o.bytes.len() => {
+                    whole.extend_from_slice(&o.bytes);
                     let g = genesis_hash(&o.bytes);
                     v.genesis = Some(g);
                     if file_stem(&h.session_id).ok().as_deref() != Some(loc.stem.as_str()) {
@@ -388,6 +413,7 @@ async fn verify_stream(
                         &keys,
                     );
                 }
+                whole.extend_from_slice(&obj.bytes);
                 v.records += c.records;
                 v.last_seq = c.last;
                 v.head = Some(c.head.to_hex());
@@ -401,6 +427,9 @@ async fn verify_stream(
     }
     if parts.segments.is_empty() {
         v.head = v.genesis.map(|g| g.to_hex());
+    }
+    if !parts.erasures.is_empty() {
+        check_erasures(remote, loc, parts, &mut v, whole).await?;
     }
     // Quarantine evidence.
     for name in &parts.quarantine {
@@ -421,6 +450,75 @@ async fn verify_stream(
         }
     }
     Ok(v)
+}
+
+/// Applies the stream's erasure objects to its bytes (header and segments, `whole`) and
+/// verifies the result as local verify does: each erased record must be bound by its chained
+/// `sjournal.erased` record, and each erasure object must name that record (`sj-erased-by`).
+async fn check_erasures(
+    remote: &Remote,
+    loc: &Location,
+    parts: &Parts,
+    v: &mut StreamVerdict,
+    whole: Vec<u8>,
+) -> Result<()> {
+    if !v.findings.is_empty() || v.genesis.is_none() {
+        v.notes
+            .push("erasure objects not checked: the segments have findings".into());
+        return Ok(());
+    }
+    let mut objects = BTreeMap::new();
+    for &seq in &parts.erasures {
+        let key = loc.erasure_key(seq);
+        match remote.get(&key).await? {
+            Some(o) => {
+                objects.insert(seq, (key, o));
+            }
+            None => v.findings.push(format!("{key} vanished while verifying")),
+        }
+    }
+    let Ok((_, hlen)) = Header::decode(&whole) else {
+        return Ok(());
+    };
+    let (rebuilt, applied, findings) = super::erasure::apply(&whole, hlen, &v.hashes, &objects);
+    v.findings.extend(findings);
+    let name = match loc.kind {
+        StreamKind::Main => format!("{}.sjl", loc.stem),
+        StreamKind::Rescue => format!("{}.rescue.sjl", loc.stem),
+    };
+    let report = crate::journal::verify::verify_bytes(
+        std::path::Path::new(&name),
+        &rebuilt,
+        Ok(None),
+        |start, chain| crate::journal::reader::Records::new(&rebuilt, start, chain),
+    )?;
+    if let Some(p) = &report.problem {
+        v.findings.push(format!(
+            "{}: with the erasure objects in place, the journal does not verify at seq {}: {}",
+            loc.display(),
+            p.seq,
+            p.what
+        ));
+        return Ok(());
+    }
+    for a in &applied {
+        let recorded = report
+            .erasures
+            .iter()
+            .find(|e| e.seq == a.seq)
+            .map(|e| e.recorded_at);
+        if a.erased_by != recorded {
+            v.findings.push(format!(
+                "{}: metadata sj-erased-by is {}, the record's erasure is recorded at seq {}",
+                loc.erasure_key(a.seq),
+                a.erased_by.map_or("missing".into(), |s| s.to_string()),
+                recorded.map_or("-".into(), |s| s.to_string())
+            ));
+        }
+    }
+    v.erasures = report.erasures;
+    v.rebuilt = Some(rebuilt);
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
