@@ -222,7 +222,9 @@ impl InstallTarget {
         Ok(match (self, scope) {
             (InstallTarget::ClaudeCode, Scope::User) => homes.claude_settings()?,
             (InstallTarget::ClaudeCode, Scope::Project) => project.join(".claude/settings.json"),
-            (InstallTarget::ClaudeCode, Scope::Local) => project.join(".claude/settings.local.json"),
+            (InstallTarget::ClaudeCode, Scope::Local) => {
+                project.join(".claude/settings.local.json")
+            }
             (InstallTarget::Codex, Scope::User) => homes.codex()?.join("hooks.json"),
             (InstallTarget::Codex, Scope::Project) => project.join(".codex/hooks.json"),
             (InstallTarget::Gemini, Scope::User) => homes.home()?.join(".gemini/settings.json"),

@@ -1,8 +1,8 @@
 //! Where journals live, and how a session id becomes a file name that can never leave the
 //! root. Every file is opened with `O_NOFOLLOW` and created 0600; every directory is created
-//! 0700 and checked not to be a symlink, and a directory found there must be this user's and
-//! not writable by group or others (else [`Error::UntrustedDir`]: what is read from it reaches
-//! the model).
+//! 0700 and checked not to be a symlink; the root and `sessions/`, when found, must be this
+//! user's and not writable by group or others (else [`Error::UntrustedDir`]: what is read
+//! from them reaches the model).
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -106,10 +106,10 @@ impl Root {
     /// (best effort: a root that cannot take it now gets it on a later write), so that it is
     /// there before the root ever needs the fallback spool (see `spool::key`).
     pub fn ensure_with(&self, fs: &dyn Fs) -> Result<PathBuf> {
-        ensure_dir_with(fs, &self.dir, true)?;
+        ensure_trusted_dir_with(fs, &self.dir, true)?;
         let _ = crate::journal::spool::key::ensure(fs, self);
         let sessions = self.sessions_dir();
-        ensure_dir_with(fs, &sessions, false)?;
+        ensure_trusted_dir_with(fs, &sessions, false)?;
         Ok(sessions)
     }
 
@@ -218,6 +218,24 @@ pub(crate) fn ensure_dir(path: &Path, allow_link: bool) -> Result<()> {
 /// Creates a directory (0700) through `fs` if missing; refuses a symlink unless
 /// `allow_link`. A directory it creates is made durable (its parent synced).
 pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Result<()> {
+    ensure_dir_found(fs, path, allow_link).map(drop)
+}
+
+/// [`ensure_dir_with`] for a directory whose content reaches the model (the root,
+/// `sessions/`): one found there must also be this user's and not writable by others
+/// ([`Error::UntrustedDir`]).
+pub(crate) fn ensure_trusted_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Result<()> {
+    match ensure_dir_found(fs, path, allow_link)? {
+        Some(m) => crate::storage::check_dir_trusted(&m).map_err(|reason| Error::UntrustedDir {
+            path: path.into(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// [`ensure_dir_with`], and the directory's metadata (through a link) if it was there already.
+fn ensure_dir_found(fs: &dyn Fs, path: &Path, allow_link: bool) -> Result<Option<fs::Metadata>> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() && !allow_link => {
             Err(Error::Symlink { path: path.into() })
@@ -234,10 +252,7 @@ pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Res
                     expected: "directory",
                 });
             }
-            crate::storage::check_dir_trusted(&m).map_err(|reason| Error::UntrustedDir {
-                path: path.into(),
-                reason,
-            })
+            Ok(Some(m))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             fs.create_dir(path)
@@ -248,7 +263,7 @@ pub(crate) fn ensure_dir_with(fs: &dyn Fs, path: &Path, allow_link: bool) -> Res
                 Some(parent) => sync_dir_with(fs, parent)?,
                 None => {}
             }
-            Ok(())
+            Ok(None)
         }
         Err(e) => Err(Error::io("inspect", path, e)),
     }
