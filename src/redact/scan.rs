@@ -668,8 +668,11 @@ mod tests {
         // Prefixes of one another, as user rules may have.
         patterns.extend(["sk".into(), "sk-a".into(), "k-an".into()]);
         let packed = Keywords::new(&patterns);
-        if !matches!(packed, Keywords::Packed { .. }) {
-            eprintln!("no packed searcher on this CPU: the automaton is the only one");
+        // Where the packed searcher exists it must be the one taken (the hook's speed rests
+        // on it); elsewhere the automaton is the only searcher and there is nothing to compare.
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            assert!(matches!(packed, Keywords::Packed { .. }), "{packed:?}");
+        } else if !matches!(packed, Keywords::Packed { .. }) {
             return;
         }
         let ac = Keywords::Automaton(
