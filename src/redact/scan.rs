@@ -117,11 +117,17 @@ impl Keywords {
             .extend(&lower)
             .build();
         if let Some(searcher) = searcher {
+            // Compared only where the first bytes agree (most keywords share none).
             let prefixes = lower
                 .iter()
                 .map(|p| {
                     (0..lower.len())
-                        .filter(|&q| lower[q].len() < p.len() && p.starts_with(&lower[q]))
+                        .filter(|&q| {
+                            let k = &lower[q];
+                            k.len() < p.len()
+                                && k.as_bytes()[0] == p.as_bytes()[0]
+                                && p.starts_with(k.as_str())
+                        })
                         .collect()
                 })
                 .collect();
@@ -196,6 +202,7 @@ impl RuleSet {
         let mut patterns: Vec<String> = Vec::new();
         let mut by_keyword: Vec<Vec<usize>> = Vec::new();
         let mut always = Vec::new();
+        let mut seen: std::collections::HashMap<String, usize> = Default::default();
         for (i, r) in rules.iter().enumerate() {
             if r.keywords.is_empty() {
                 always.push(i);
@@ -207,9 +214,10 @@ impl RuleSet {
                     forms.push(k.replace('/', "\\/"));
                 }
                 for f in forms {
-                    match patterns.iter().position(|p| *p == f) {
-                        Some(at) => by_keyword[at].push(i),
+                    match seen.get(&f) {
+                        Some(&at) => by_keyword[at].push(i),
                         None => {
+                            seen.insert(f.clone(), patterns.len());
                             patterns.push(f);
                             by_keyword.push(vec![i]);
                         }
