@@ -358,6 +358,8 @@ fn gemini_hooks_and_mcp_server_are_one_write_with_one_backup() {
     assert!(out.status.success(), "{out:?}");
     let said = String::from_utf8(out.stdout).unwrap();
     assert!(said.contains("sjournal MCP server registered"), "{said}");
+    // Gemini runs hooks only in a trusted folder: the one write still says so.
+    assert!(said.contains("trusted folder"), "{said}");
     let v = read_json(&file);
     assert_eq!(ours(&v).len(), 9, "{v}");
     assert_eq!(

@@ -244,8 +244,15 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => install::shell_quote(&this_binary()?),
     };
     let dry = args.common.dry_run;
+    let after = |dry: bool| -> Result<()> {
+        if let (Some(note), false) = (host.after_install(), dry) {
+            output::line(&mut output::stdout(), &format!("note: {note}"))?;
+        }
+        Ok(())
+    };
     if !args.no_mcp {
         if let Some(outcome) = hooks_and_mcp(&args.common, host, &path, &command)? {
+            after(dry)?;
             return Ok(outcome);
         }
     }
@@ -261,9 +268,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     if !args.no_mcp {
         mcp_server(&args.common, args.common.host, Some(&command))?;
     }
-    if let (Some(note), false) = (host.after_install(), dry) {
-        output::line(&mut output::stdout(), &format!("note: {note}"))?;
-    }
+    after(dry)?;
     Ok(outcome)
 }
 
@@ -363,7 +368,12 @@ fn hooks_and_mcp(
 }
 
 #[cfg(not(feature = "search"))]
-fn hooks_and_mcp(_: &Common, _: Host, _: &std::path::Path, _: &str) -> Result<Option<Outcome>> {
+fn hooks_and_mcp(
+    _: &Common,
+    _: InstallTarget,
+    _: &std::path::Path,
+    _: &str,
+) -> Result<Option<Outcome>> {
     Ok(None)
 }
 
