@@ -41,8 +41,8 @@
 //! | 7 | `redact` | secrets replaced before the first byte is written |
 //! | 6 | `session` | one session: lock, recover, merge the spool, load the state, commit |
 //! | 5 | `audit`, `snapshot` | verify, inspect, checkpoints, reports; the state saved at a seq |
-//! | 4 | `fold` | state = fold(journal) |
-//! | 3 | `host`, `install`, `journal`, `testing` | one folder per host; host configuration; the engine (writer, reader, scan, recovery, spool, verify); the test backends |
+//! | 4 | `fold`, `install` | state = fold(journal); writing each host's install spec into its configuration |
+//! | 3 | `host`, `journal`, `testing` | one folder per host (detect, normalize, reply, install spec); the engine (writer, reader, scan, recovery, spool, verify); the test backends |
 //! | 2 | `format`, `storage` | the bytes; files, locks, the storage seam |
 //! | 1 | `error`, `escape`, `event`, `limits` | the error type; terminal-safe text; the event model; every bound |
 //!

@@ -22,7 +22,6 @@ use crate::event::Event;
 use crate::hook::route::Captured;
 use crate::hook::HookOptions;
 use crate::host::Host;
-use crate::install::InstallTarget as Installed;
 
 /// How long the OpenCode, Pi and OpenClaw bridges wait for one `sjournal hook` call before
 /// they kill it (`CALL_TIMEOUT_MS` in `tools/bridge-common/sjournal-hook.ts`). OpenCode and
@@ -42,22 +41,18 @@ const SHORTEST_HOST_TIMEOUT: Duration = Duration::from_secs(3);
 /// OpenCode, Pi and OpenClaw: their bridge's call timeout. Cline (no documented timeout) and
 /// an unknown host: the shortest of all.
 pub fn host_timeout(host: Option<Host>, event: Option<&str>) -> Duration {
-    let installed = |h: Installed| {
-        let per_ms = if h.timeout_unit() == "ms" { 1 } else { 1000 };
-        let specs = h.specs();
-        event
-            .and_then(|e| specs.iter().find(|s| s.event == e))
-            .or_else(|| specs.iter().min_by_key(|s| s.timeout))
+    if let Some(spec) = host.and_then(Host::hooks_install) {
+        let hooks = spec.hooks;
+        return event
+            .and_then(|e| hooks.iter().find(|s| s.event == e))
+            .or_else(|| hooks.iter().min_by_key(|s| s.timeout))
             .map_or(SHORTEST_HOST_TIMEOUT, |s| {
-                Duration::from_millis(s.timeout * per_ms)
-            })
-    };
+                spec.timeout_unit.duration(s.timeout)
+            });
+    }
     match host {
-        Some(Host::Claude | Host::Cursor) => installed(Installed::ClaudeCode),
-        Some(Host::Codex) => installed(Installed::Codex),
-        Some(Host::Gemini) => installed(Installed::Gemini),
         Some(Host::OpenCode | Host::Pi | Host::OpenClaw) => BRIDGE_CALL_TIMEOUT,
-        Some(Host::Cline | Host::Unknown) | None => SHORTEST_HOST_TIMEOUT,
+        _ => SHORTEST_HOST_TIMEOUT,
     }
 }
 

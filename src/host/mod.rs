@@ -12,22 +12,27 @@
 //! escaped correctly, and are one line with no trailing text.
 //!
 //! Each host is one folder, `host/<name>/`: `mod.rs` (its clues for the detector, the events
-//! that take context, its reply and notice, who wrote a prompt) and `normalize.rs` (its
-//! adapter from the wire view to the canonical [`Event`]; [`Event::parse`] is implemented
-//! here, above `event/`, which imports nothing of this module). The host's id, [`Host`], is
-//! defined one floor down in `event/host_id.rs`. Adding a host touches:
-//! - `host/<name>/mod.rs` and `host/<name>/normalize.rs` (new);
+//! that take context, its reply and notice, who wrote a prompt), `normalize.rs` (its adapter
+//! from the wire view to the canonical [`Event`]; [`Event::parse`] is implemented here, above
+//! `event/`, which imports nothing of this module) and `install.rs` (what `sjournal install`
+//! writes for it, as data: an [`install::HooksInstall`] or [`install::HookFilesInstall`],
+//! which `crate::install` interprets). The host's id, [`Host`], is defined one floor down in
+//! `event/host_id.rs`. Adding a host with exec hooks touches:
+//! - `host/<name>/mod.rs`, `host/<name>/normalize.rs` and `host/<name>/install.rs` (new);
 //! - one line in `event/host_id.rs` (the `Host` variant, with its name in `as_str` and `ALL`);
 //! - the dispatch arms here (`mod <name>;`, the `match self` arms of [`Host`]'s methods, the
 //!   detector [`Clues::host`] and `Event::parse_as`), which the compiler lists for you;
-//! - its digest code (`fold/digest`), and, for `sjournal install`, `install/hosts.rs` or
-//!   `install/bridge.rs` (the install spec is not in the host's folder yet).
+//! - its digest code (`fold/digest`);
+//! - for `sjournal install`: its `InstallTarget` variant (`install/hosts.rs`), its `--host`
+//!   value in the command line and its MCP location (`install/mcp.rs`). A host reached
+//!   through a bridge (OpenCode, Pi, OpenClaw) is still described in `install/bridge.rs`.
 
 mod claude;
 mod cline;
 mod codex;
 mod cursor;
 mod gemini;
+pub mod install;
 mod openclaw;
 
 use std::borrow::Cow;
@@ -77,6 +82,27 @@ impl Host {
         self.event_name(v)
             .filter(|e| valid_kind(e) && !is_system_kind(e))
             .unwrap_or("event")
+    }
+
+    /// What `sjournal install` writes for this host's exec hooks ([`install::HooksInstall`],
+    /// declared in the host's folder); None for a host reached through a bridge or hook files.
+    /// Cursor runs Claude Code's hooks, so it has Claude Code's.
+    pub fn hooks_install(self) -> Option<&'static install::HooksInstall> {
+        match self {
+            Host::Claude | Host::Cursor => Some(&claude::install::INSTALL),
+            Host::Codex => Some(&codex::install::INSTALL),
+            Host::Gemini => Some(&gemini::install::INSTALL),
+            Host::OpenCode | Host::Pi | Host::OpenClaw | Host::Cline | Host::Unknown => None,
+        }
+    }
+
+    /// What `sjournal install` writes for a host that runs one hook file per event
+    /// ([`install::HookFilesInstall`], declared in the host's folder); None for the others.
+    pub const fn hook_files_install(self) -> Option<&'static install::HookFilesInstall> {
+        match self {
+            Host::Cline => Some(&cline::install::INSTALL),
+            _ => None,
+        }
     }
 
     /// Events that get the session's context by default.

@@ -1,43 +1,36 @@
-//! Cline's hooks: one executable file per hook, named after it, in a hooks directory — the
-//! user's `~/Documents/Cline/Hooks/` (read by the VS Code extension and by the `cline` CLI,
-//! which also reads `~/.cline/hooks/`) or the project's `.clinerules/hooks/`. Each file is a
-//! shell script that runs `sjournal hook --host cline` with the payload
-//! on its stdin and prints sjournal's reply (`{"cancel": false, ...}`, which Cline reads).
+//! Cline's hooks as files: one executable shell script per hook, named after it, in the hooks
+//! directory the host's spec names (`host/cline/install.rs`), each running
+//! `sjournal hook --host cline` with the payload on its stdin and printing sjournal's reply.
 //! The files carry the bridge marker, so `uninstall` removes exactly them.
 
 use std::path::Path;
 
 use super::bridge::BridgeFile;
 use super::shell_quote;
+use crate::host::install::HookFilesInstall;
+use crate::host::Host;
+
+const SPEC: &HookFilesInstall = match Host::Cline.hook_files_install() {
+    Some(s) => s,
+    None => panic!("Cline runs hook files"),
+};
 
 /// Under `$HOME`.
-pub const USER_DIR: &str = "Documents/Cline/Hooks";
+pub const USER_DIR: &str = SPEC.user_dir;
 /// Under the project's root.
-pub const PROJECT_DIR: &str = ".clinerules/hooks";
+pub const PROJECT_DIR: &str = SPEC.project_dir;
 
-/// The hook files Cline runs: the extension's eight and the SDK's `TaskError` and
-/// `SessionShutdown` (the CLI maps each file to its own event: `TaskStart` to `agent_start`,
-/// `PreToolUse` to `tool_call`, ...; it has no event for `PreCompact`).
-pub const HOOKS: &[&str] = &[
-    "TaskStart",
-    "TaskResume",
-    "TaskCancel",
-    "TaskComplete",
-    "TaskError",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PreCompact",
-    "SessionShutdown",
-];
+/// The hook files Cline runs.
+pub const HOOKS: &[&str] = SPEC.hooks;
 
 /// The files, for the hooks directory `dir`; `marker` is the bridge marker line (a `//`
 /// comment, written here after `#`), `command` the sjournal binary.
 pub fn files(dir: &Path, marker: &str, command: &str) -> Vec<BridgeFile> {
     let text = format!(
-        "#!/bin/sh\n# {}\nexec {} hook --host cline\n",
+        "#!/bin/sh\n# {}\nexec {} hook --host {}\n",
         marker.trim_end().trim_start_matches("// "),
-        shell_quote(command)
+        shell_quote(command),
+        SPEC.hook_flag
     );
     HOOKS
         .iter()

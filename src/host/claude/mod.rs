@@ -1,6 +1,7 @@
 //! Claude Code: the canonical protocol. Context goes in
 //! `hookSpecificOutput.additionalContext`, whose `hookEventName` must equal the event.
 
+pub(super) mod install;
 pub(super) mod normalize;
 
 use serde_json::{json, Value};

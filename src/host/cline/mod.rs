@@ -2,6 +2,7 @@
 //! `taskId`, the event's data nested under its own key); every event is answered with
 //! `{"cancel": false}`, plus `contextModification` to inject.
 
+pub(super) mod install;
 pub(super) mod normalize;
 
 use serde_json::{json, Value};

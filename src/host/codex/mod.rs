@@ -3,6 +3,7 @@
 //! their `transcript_path` is a `rollout-<time>-<id>.jsonl` file, which Claude Code never
 //! writes.
 
+pub(super) mod install;
 pub(super) mod normalize;
 
 use super::{Author, Clues};

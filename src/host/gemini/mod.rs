@@ -3,6 +3,7 @@
 //! `<hook_context>` and prepended to the prompt (SessionStart), added to it (BeforeAgent) or
 //! appended to the tool output (AfterTool).
 
+pub(super) mod install;
 pub(super) mod normalize;
 
 use super::Clues;
