@@ -611,11 +611,13 @@ fn an_untrusted_spool_file_then_accepted_and_merged() {
     let files = sjournal::journal::spool::write_records(
         &fs,
         &dir,
-        "s-untrusted",
-        &[("Stop", event.as_slice())],
-        &[],
-        "the root was full",
-        None,
+        &sjournal::journal::spool::ToSpool {
+            session_id: "s-untrusted",
+            records: &[("Stop", event.as_slice())],
+            times: &[],
+            reason: "the root was full",
+            attempted: None,
+        },
         None,
     )
     .unwrap();

@@ -29,20 +29,18 @@ pub fn keep_elsewhere(
         reason,
         fallback,
     };
+    let to_spool = spool::ToSpool {
+        session_id,
+        records,
+        times,
+        reason,
+        attempted,
+    };
     let in_root = (|| {
         root.ensure_with(fs)?;
         let paths = root.session(session_id)?;
         paths::ensure_dir_with(fs, &paths.spool, false)?;
-        spool::write_records(
-            fs,
-            &paths.spool,
-            session_id,
-            records,
-            times,
-            reason,
-            attempted,
-            None,
-        )
+        spool::write_records(fs, &paths.spool, &to_spool, None)
     })();
     let root_err = match in_root {
         Ok(files) => return Ok(spooled(files, reason.to_owned(), false)),
@@ -57,16 +55,7 @@ pub fn keep_elsewhere(
     let key = spool::key::load(root);
     let fallback =
         spool::fallback::write_first(fs, root, &stem, opts.fallback_dir.as_deref(), |dir| {
-            spool::write_records(
-                fs,
-                dir,
-                session_id,
-                records,
-                times,
-                reason,
-                attempted,
-                key.as_ref().ok(),
-            )
+            spool::write_records(fs, dir, &to_spool, key.as_ref().ok())
         });
     match fallback {
         Ok(files) => {

@@ -51,11 +51,13 @@ fn fallback_event(s: &Scene, marker: &str) {
     spool::write_records(
         &fs,
         &dir,
-        SESSION,
-        &[("PostToolUse", &payload)],
-        &[],
-        "the root was full",
-        None,
+        &spool::ToSpool {
+            session_id: SESSION,
+            records: &[("PostToolUse", &payload)],
+            times: &[],
+            reason: "the root was full",
+            attempted: None,
+        },
         Some(&key),
     )
     .unwrap();

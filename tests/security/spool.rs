@@ -331,11 +331,13 @@ fn a_spool_file_of_another_user_is_not_merged_even_in_a_private_directory() {
     let mut files = spool::write_records(
         &fs,
         &dir,
-        "s-9",
-        &[("Notification", &a)],
-        &[],
-        "test",
-        None,
+        &spool::ToSpool {
+            session_id: "s-9",
+            records: &[("Notification", &a)],
+            times: &[],
+            reason: "test",
+            attempted: None,
+        },
         Some(&key),
     )
     .unwrap();
@@ -343,11 +345,13 @@ fn a_spool_file_of_another_user_is_not_merged_even_in_a_private_directory() {
         spool::write_records(
             &fs,
             &rootspool,
-            "s-9",
-            &[("Notification", &b)],
-            &[],
-            "test",
-            None,
+            &spool::ToSpool {
+                session_id: "s-9",
+                records: &[("Notification", &b)],
+                times: &[],
+                reason: "test",
+                attempted: None,
+            },
             None,
         )
         .unwrap(),
@@ -408,11 +412,13 @@ fn unauthenticated_fallback_files_wait_for_the_user_to_accept_them() {
     let old = spool::write_records(
         &fs,
         &dir,
-        "s-4",
-        &[("Notification", &event("OLD-FORMAT"))],
-        &[Some(7)],
-        "disk full",
-        None,
+        &spool::ToSpool {
+            session_id: "s-4",
+            records: &[("Notification", &event("OLD-FORMAT"))],
+            times: &[Some(7)],
+            reason: "disk full",
+            attempted: None,
+        },
         None,
     )
     .unwrap()
@@ -422,11 +428,13 @@ fn unauthenticated_fallback_files_wait_for_the_user_to_accept_them() {
     let changed = spool::write_records(
         &fs,
         &dir,
-        "s-4",
-        &[("Notification", &event("CHANGED-AFTER"))],
-        &[],
-        "disk full",
-        None,
+        &spool::ToSpool {
+            session_id: "s-4",
+            records: &[("Notification", &event("CHANGED-AFTER"))],
+            times: &[],
+            reason: "disk full",
+            attempted: None,
+        },
         Some(&key),
     )
     .unwrap()
@@ -445,11 +453,13 @@ fn unauthenticated_fallback_files_wait_for_the_user_to_accept_them() {
     let foreign = spool::write_records(
         &fs,
         &dir,
-        "s-4",
-        &[("Notification", &event("OTHER-ROOT"))],
-        &[],
-        "disk full",
-        None,
+        &spool::ToSpool {
+            session_id: "s-4",
+            records: &[("Notification", &event("OTHER-ROOT"))],
+            times: &[],
+            reason: "disk full",
+            attempted: None,
+        },
         Some(&spool::key::load(&other).unwrap()),
     )
     .unwrap()
@@ -684,11 +694,13 @@ fn the_hook_tells_the_user_once_of_a_spool_file_it_refused() {
     spool::write_records(
         &fs,
         &dir,
-        "s-6",
-        &[("UserPromptSubmit", &planted)],
-        &[],
-        "disk full",
-        None,
+        &spool::ToSpool {
+            session_id: "s-6",
+            records: &[("UserPromptSubmit", &planted)],
+            times: &[],
+            reason: "disk full",
+            attempted: None,
+        },
         None,
     )
     .unwrap();

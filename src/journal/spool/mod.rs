@@ -264,7 +264,7 @@ use crate::storage::{self, Owner};
 use key::SpoolKey;
 
 pub use merge::{merge_pending, MergeReport};
-pub use write::{write_records, KeptIn};
+pub use write::{write_records, KeptIn, ToSpool};
 
 pub(crate) const EXT: &str = "spool";
 pub(crate) const INTENT: &str = "merge.intent";
@@ -739,11 +739,13 @@ pub fn accept(root: &Root, path: &Path, opts: &WriterOptions) -> Result<Accepted
     let spooled = write::write_records(
         fs,
         &paths.spool,
-        &file.session_id,
-        &items,
-        &times,
-        &reason,
-        file.attempted,
+        &ToSpool {
+            session_id: &file.session_id,
+            records: &items,
+            times: &times,
+            reason: &reason,
+            attempted: file.attempted,
+        },
         None,
     )?;
     let name = path

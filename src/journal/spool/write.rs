@@ -40,27 +40,30 @@ const FILE_OVERHEAD_BYTES: usize = 512;
 /// MessagePack framing of one record in a spool file, at most.
 const RECORD_OVERHEAD_BYTES: usize = 96;
 
-/// Writes `records` of `session_id` as spool files in `dir` (which must exist), as few as the
-/// frame limit allows: a file breaks only before an event, so an event stays in one file with
-/// the records that belong to it. `times[i]`, where given, is the `i`-th record's own
-/// timestamp (kept through the merge). `attempted` is where a failed journal append put (or
-/// may have put) the first record. `key`: the root's spool key, for a file in the fallback
-/// spool (None in the root's own spool). Returns the files, in order, once all are durable.
-#[allow(clippy::too_many_arguments)]
+/// One session's records to spool: `times[i]`, where given, is the `i`-th record's own
+/// timestamp (kept through the merge); `reason` says why they are not in the journal;
+/// `attempted` is where a failed journal append put (or may have put) the first record.
+#[derive(Debug, Clone, Copy)]
+pub struct ToSpool<'a> {
+    pub session_id: &'a str,
+    pub records: &'a [(&'a str, &'a [u8])],
+    pub times: &'a [Option<i64>],
+    pub reason: &'a str,
+    pub attempted: Option<Attempted>,
+}
+
+/// Writes `spool`'s records as spool files in `dir` (which must exist), as few as the frame
+/// limit allows: a file breaks only before an event, so an event stays in one file with the
+/// records that belong to it. `key`: the root's spool key, for a file in the fallback spool
+/// (None in the root's own spool). Returns the files, in order, once all are durable.
 pub fn write_records(
     fs: &dyn Fs,
     dir: &Path,
-    session_id: &str,
-    records: &[(&str, &[u8])],
-    times: &[Option<i64>],
-    reason: &str,
-    attempted: Option<Attempted>,
+    spool: &ToSpool<'_>,
     key: Option<&SpoolKey>,
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    let r = write_all(
-        fs, dir, session_id, records, times, reason, attempted, key, &mut files,
-    );
+    let r = write_all(fs, dir, spool, key, &mut files);
     if r.is_err() {
         for f in &files {
             let _ = fs.remove_file(f);
@@ -69,18 +72,20 @@ pub fn write_records(
     r.map(|()| files)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn write_all(
     fs: &dyn Fs,
     dir: &Path,
-    session_id: &str,
-    records: &[(&str, &[u8])],
-    times: &[Option<i64>],
-    reason: &str,
-    attempted: Option<Attempted>,
+    spool: &ToSpool<'_>,
     key: Option<&SpoolKey>,
     files: &mut Vec<PathBuf>,
 ) -> Result<()> {
+    let ToSpool {
+        session_id,
+        records,
+        times,
+        reason,
+        attempted,
+    } = *spool;
     for (kind, p) in records {
         format::check_record(kind, p).map_err(|_| too_large(kind, p.len()))?;
     }
@@ -115,16 +120,13 @@ fn write_all(
                     .sum::<u64>(),
             seq: a.seq + start as u64,
         });
-        files.push(write_one(
-            fs,
-            dir,
-            session_id,
-            &records[start..end],
-            times.get(start..).unwrap_or_default(),
-            reason,
-            at,
-            key,
-        )?);
+        let part = ToSpool {
+            records: &records[start..end],
+            times: times.get(start..).unwrap_or_default(),
+            attempted: at,
+            ..*spool
+        };
+        files.push(write_one(fs, dir, &part, key)?);
         start = end;
     }
     paths::sync_dir_with(fs, dir)
@@ -147,17 +149,19 @@ fn too_large(kind: &str, len: usize) -> Error {
 }
 
 /// Writes one spool file durably (but for the directory sync).
-#[allow(clippy::too_many_arguments)]
 fn write_one(
     fs: &dyn Fs,
     dir: &Path,
-    session_id: &str,
-    records: &[(&str, &[u8])],
-    times: &[Option<i64>],
-    reason: &str,
-    attempted: Option<Attempted>,
+    spool: &ToSpool<'_>,
     key: Option<&SpoolKey>,
 ) -> Result<PathBuf> {
+    let ToSpool {
+        session_id,
+        records,
+        times,
+        reason,
+        attempted,
+    } = *spool;
     let ts = now_unix_ns();
     let pid = std::process::id();
     let file = SpoolFile {
