@@ -224,3 +224,75 @@ pub struct HookFilesInstall {
     /// The hook files, each named after its hook.
     pub hooks: &'static [&'static str],
 }
+
+/// A configuration file a host reads, as the host locates it from the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigFile {
+    /// Under the project's root.
+    Project(&'static str),
+    /// Under a user directory.
+    User(UserDir, &'static str),
+    /// Claude Code's own state file: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
+    ClaudeJson,
+    /// Under `$XDG_CONFIG_HOME`, else `~/.config`.
+    XdgConfig(&'static str),
+    /// Under Pi's agent directory: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+    PiAgent(&'static str),
+    /// OpenClaw's configuration: `$OPENCLAW_CONFIG_PATH`, else
+    /// `$OPENCLAW_STATE_DIR/openclaw.json`, else `~/.openclaw/openclaw.json`.
+    OpenClawConfig,
+    /// The `cline` CLI's MCP settings: `$CLINE_MCP_SETTINGS_PATH`, else
+    /// `settings/cline_mcp_settings.json` under `$CLINE_DATA_DIR`, else under
+    /// `$CLINE_DIR/data`, else under `~/.cline/data`.
+    ClineMcpSettings,
+}
+
+/// Where in a file the MCP servers' table is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServersAt {
+    /// A JSON object at this path of keys.
+    Json(&'static [&'static str]),
+    /// A JSON object at this path of keys under `projects.<the project's absolute path>`
+    /// (Claude Code's local scope).
+    ProjectJson(&'static [&'static str]),
+    /// Codex's `config.toml`: `[mcp_servers.<name>]`.
+    Toml,
+}
+
+/// The file and table a host's MCP servers are in, for one scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpTable {
+    pub file: ConfigFile,
+    pub servers: ServersAt,
+}
+
+/// Everything `install` needs to register `sjournal mcp` where a host loads its MCP servers.
+#[derive(Debug, Clone, Copy)]
+pub struct McpInstall {
+    pub display_name: &'static str,
+    /// Per scope; None: the host has no MCP servers of that scope.
+    pub user: Option<McpTable>,
+    pub project: Option<McpTable>,
+    pub local: Option<McpTable>,
+    /// sjournal's entry in the host's shape, for the program and its arguments.
+    pub entry: fn(program: &str, args: &[&str]) -> serde_json::Value,
+}
+
+impl McpInstall {
+    /// The table for `scope` (None: the host has none there).
+    pub fn table(&self, scope: Scope) -> Option<McpTable> {
+        match scope {
+            Scope::User => self.user,
+            Scope::Project => self.project,
+            Scope::Local => self.local,
+        }
+    }
+}
+
+/// The entry most hosts read: `command` and `args`.
+pub(crate) fn plain_mcp_entry(program: &str, args: &[&str]) -> serde_json::Value {
+    serde_json::json!({"command": program, "args": args})
+}
+
+/// `mcpServers`, where most hosts keep their MCP servers.
+pub(crate) const MCP_SERVERS: ServersAt = ServersAt::Json(&["mcpServers"]);

@@ -34,6 +34,8 @@ mod cursor;
 mod gemini;
 pub mod install;
 mod openclaw;
+mod opencode;
+mod pi;
 
 use std::borrow::Cow;
 
@@ -102,6 +104,22 @@ impl Host {
         match self {
             Host::Cline => Some(&cline::install::INSTALL),
             _ => None,
+        }
+    }
+
+    /// Where `sjournal install` registers `sjournal mcp` for this host
+    /// ([`install::McpInstall`], declared in the host's folder); None for a host it does not
+    /// register with (Cursor, an unknown host).
+    pub fn mcp_install(self) -> Option<&'static install::McpInstall> {
+        match self {
+            Host::Claude => Some(&claude::install::MCP),
+            Host::Codex => Some(&codex::install::MCP),
+            Host::Gemini => Some(&gemini::install::MCP),
+            Host::OpenCode => Some(&opencode::install::MCP),
+            Host::Pi => Some(&pi::install::MCP),
+            Host::OpenClaw => Some(&openclaw::install::MCP),
+            Host::Cline => Some(&cline::install::MCP),
+            Host::Cursor | Host::Unknown => None,
         }
     }
 

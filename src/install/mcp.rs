@@ -3,15 +3,9 @@
 //! that name that does not run `sjournal ... mcp` is someone else's and is neither replaced
 //! nor removed. Everything else in the file (other servers, other settings) is kept in place.
 //!
-//! | host | user scope | project scope | where in the file |
-//! |---|---|---|---|
-//! | Claude Code | `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json` (local scope: its `projects.<dir>`) | `<project>/.mcp.json` | `mcpServers` |
-//! | Codex | `$CODEX_HOME/config.toml` (`~/.codex`) | `<project>/.codex/config.toml` | `[mcp_servers.sjournal]` |
-//! | Gemini CLI | `~/.gemini/settings.json` | `<project>/.gemini/settings.json` | `mcpServers` |
-//! | OpenCode | `$XDG_CONFIG_HOME/opencode/opencode.json` | `<project>/opencode.json` | `mcp` (`type: local`) |
-//! | Pi | `$PI_CODING_AGENT_DIR/mcp.json` (`~/.pi/agent`) | `<project>/.pi/mcp.json` | `mcpServers` |
-//! | OpenClaw | its configuration (`$OPENCLAW_CONFIG_PATH`, `~/.openclaw/openclaw.json`) | — | `mcp.servers` |
-//! | Cline | `$CLINE_MCP_SETTINGS_PATH`, else `<data>/settings/cline_mcp_settings.json` (`$CLINE_DATA_DIR`, `$CLINE_DIR/data`, `~/.cline/data`) | — | `mcpServers` |
+//! Where each host loads them (the file per scope, the table in it, the entry's shape) is
+//! declared in the host's folder (`host/<name>/install.rs`, an `McpInstall`); this module
+//! locates the file from the environment ([`Places`]) and edits it.
 //!
 //! Claude Code's scopes are those of `claude mcp add --scope user|project|local`. Files are
 //! read, planned and written as the hooks' settings are (`super::Plan`); TOML through
@@ -22,6 +16,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value};
 
 use super::{plan, read_doc, read_text, Homes, InstallError, Plan, Scope};
+use crate::host::install::{ConfigFile, McpInstall, ServersAt};
+use crate::host::Host;
 
 /// The server's name in the host's configuration.
 pub(crate) const SERVER_NAME: &str = "sjournal";
@@ -91,89 +87,44 @@ pub struct Location {
 }
 
 impl McpHost {
+    /// The host's MCP spec (declared in its folder, `host/<name>/install.rs`).
+    pub fn spec(self) -> &'static McpInstall {
+        let host = match self {
+            McpHost::ClaudeCode => Host::Claude,
+            McpHost::Codex => Host::Codex,
+            McpHost::Gemini => Host::Gemini,
+            McpHost::OpenCode => Host::OpenCode,
+            McpHost::Pi => Host::Pi,
+            McpHost::OpenClaw => Host::OpenClaw,
+            McpHost::Cline => Host::Cline,
+        };
+        host.mcp_install().expect("every MCP host has an MCP spec")
+    }
+
     pub fn display_name(self) -> &'static str {
-        match self {
-            McpHost::ClaudeCode => "Claude Code",
-            McpHost::Codex => "Codex",
-            McpHost::Gemini => "Gemini CLI",
-            McpHost::OpenCode => "OpenCode",
-            McpHost::Pi => "Pi",
-            McpHost::OpenClaw => "OpenClaw",
-            McpHost::Cline => "Cline",
-        }
+        self.spec().display_name
     }
 
     /// The file and table the server goes into for `scope`; None: the host has no MCP
     /// servers of that scope (OpenClaw and Cline read them from the user's configuration
     /// only; only Claude Code has a local scope).
     pub fn location(self, scope: Scope, p: &Places) -> Result<Option<Location>, String> {
-        let json = |path: PathBuf, keys: &[&str]| Location {
-            path,
-            format: Format::Json(keys.iter().map(|k| (*k).to_owned()).collect()),
+        let Some(table) = self.spec().table(scope) else {
+            return Ok(None);
         };
-        let servers = &["mcpServers"][..];
-        Ok(Some(match (self, scope) {
-            (McpHost::ClaudeCode, Scope::User) => json(p.homes.claude_json()?, servers),
-            (McpHost::ClaudeCode, Scope::Local) => Location {
-                path: p.homes.claude_json()?,
-                format: Format::Json(vec![
-                    "projects".into(),
-                    project_key(&p.bridge.project),
-                    "mcpServers".into(),
-                ]),
-            },
-            (McpHost::ClaudeCode, Scope::Project) => {
-                json(p.bridge.project.join(".mcp.json"), servers)
+        let keys = |k: &[&str]| k.iter().map(|k| (*k).to_owned()).collect::<Vec<_>>();
+        let format = match table.servers {
+            ServersAt::Json(k) => Format::Json(keys(k)),
+            ServersAt::ProjectJson(k) => {
+                let mut all = vec!["projects".to_owned(), project_key(&p.bridge.project)];
+                all.extend(keys(k));
+                Format::Json(all)
             }
-            (McpHost::Codex, Scope::User) => Location {
-                path: p.homes.codex()?.join("config.toml"),
-                format: Format::Toml,
-            },
-            (McpHost::Codex, Scope::Project) => Location {
-                path: p.bridge.project.join(".codex/config.toml"),
-                format: Format::Toml,
-            },
-            (McpHost::Gemini, Scope::User) => {
-                json(p.home()?.join(".gemini/settings.json"), servers)
-            }
-            (McpHost::Gemini, Scope::Project) => {
-                json(p.bridge.project.join(".gemini/settings.json"), servers)
-            }
-            (McpHost::OpenCode, Scope::User) => {
-                let dir = match &p.bridge.xdg_config {
-                    Some(x) => x.join("opencode"),
-                    None => p.home()?.join(".config/opencode"),
-                };
-                json(dir.join("opencode.json"), &["mcp"])
-            }
-            (McpHost::OpenCode, Scope::Project) => {
-                json(p.bridge.project.join("opencode.json"), &["mcp"])
-            }
-            (McpHost::Pi, Scope::User) => {
-                let dir = match &p.bridge.pi_agent_dir {
-                    Some(d) => d.clone(),
-                    None => p.home()?.join(".pi/agent"),
-                };
-                json(dir.join("mcp.json"), servers)
-            }
-            (McpHost::Pi, Scope::Project) => json(p.bridge.project.join(".pi/mcp.json"), servers),
-            (McpHost::OpenClaw, Scope::User) => {
-                let path =
-                    super::bridge::Bridge::openclaw_config(&p.bridge).map_err(|e| e.to_string())?;
-                json(path, &["mcp", "servers"])
-            }
-            (McpHost::Cline, Scope::User) => {
-                let path = match (&p.cline_mcp_settings, &p.cline_data_dir, &p.cline_dir) {
-                    (Some(f), _, _) => f.clone(),
-                    (None, Some(d), _) => d.join("settings/cline_mcp_settings.json"),
-                    (None, None, Some(c)) => c.join("data/settings/cline_mcp_settings.json"),
-                    (None, None, None) => p
-                        .home()?
-                        .join(".cline/data/settings/cline_mcp_settings.json"),
-                };
-                json(path, servers)
-            }
-            _ => return Ok(None),
+            ServersAt::Toml => Format::Toml,
+        };
+        Ok(Some(Location {
+            path: p.file(table.file)?,
+            format,
         }))
     }
 
@@ -188,25 +139,45 @@ impl McpHost {
             .filter(|w| !w.is_empty())
             .unwrap_or_else(|| vec![command.trim().to_owned()]);
         let (program, rest) = words.split_first().expect("one word at least");
-        let program = program.clone();
         let mut args: Vec<&str> = rest.iter().map(String::as_str).collect();
         args.push("mcp");
-        match self {
-            McpHost::ClaudeCode => {
-                json!({"type": "stdio", "command": program, "args": args, "env": {}})
+        (self.spec().entry)(program, &args)
+    }
+}
+
+impl Places {
+    /// Where `file` is under these places.
+    fn file(&self, file: ConfigFile) -> Result<PathBuf, String> {
+        Ok(match file {
+            ConfigFile::Project(f) => self.bridge.project.join(f),
+            ConfigFile::User(dir, f) => self.homes.dir(dir)?.join(f),
+            ConfigFile::ClaudeJson => self.homes.claude_json()?,
+            ConfigFile::XdgConfig(f) => match &self.bridge.xdg_config {
+                Some(x) => x.join(f),
+                None => self.home()?.join(".config").join(f),
+            },
+            ConfigFile::PiAgent(f) => match &self.bridge.pi_agent_dir {
+                Some(d) => d.join(f),
+                None => self.home()?.join(".pi/agent").join(f),
+            },
+            ConfigFile::OpenClawConfig => {
+                super::bridge::Bridge::openclaw_config(&self.bridge).map_err(|e| e.to_string())?
             }
-            McpHost::OpenCode => {
-                let mut cmd = vec![program.as_str()];
-                cmd.extend(args);
-                json!({"type": "local", "command": cmd, "enabled": true})
+            ConfigFile::ClineMcpSettings => {
+                match (
+                    &self.cline_mcp_settings,
+                    &self.cline_data_dir,
+                    &self.cline_dir,
+                ) {
+                    (Some(f), _, _) => f.clone(),
+                    (None, Some(d), _) => d.join("settings/cline_mcp_settings.json"),
+                    (None, None, Some(c)) => c.join("data/settings/cline_mcp_settings.json"),
+                    (None, None, None) => self
+                        .home()?
+                        .join(".cline/data/settings/cline_mcp_settings.json"),
+                }
             }
-            McpHost::Cline => {
-                json!({"type": "stdio", "command": program, "args": args, "disabled": false})
-            }
-            McpHost::Codex | McpHost::Gemini | McpHost::Pi | McpHost::OpenClaw => {
-                json!({"command": program, "args": args})
-            }
-        }
+        })
     }
 }
 

@@ -2,7 +2,10 @@
 //! `~/.claude/`, the project's `.claude/settings.json` or `.claude/settings.local.json`),
 //! `hooks` → event → matcher groups of command handlers, timeouts in seconds.
 
-use crate::host::install::{spec, HookSpec, HooksInstall, TimeoutUnit, UserDir};
+use crate::host::install::{
+    spec, ConfigFile, HookSpec, HooksInstall, McpInstall, McpTable, ServersAt, TimeoutUnit,
+    UserDir, MCP_SERVERS,
+};
 
 const HOOKS: &[HookSpec] = &[
     spec("SessionStart", None, 10),
@@ -31,4 +34,26 @@ pub(crate) const INSTALL: HooksInstall = HooksInstall {
     timeout_unit: TimeoutUnit::Seconds,
     handler_name: None,
     after_install: None,
+};
+
+fn mcp_entry(program: &str, args: &[&str]) -> serde_json::Value {
+    serde_json::json!({"type": "stdio", "command": program, "args": args, "env": {}})
+}
+
+/// Claude Code's MCP servers, in the scopes of `claude mcp add --scope user|project|local`.
+pub(crate) const MCP: McpInstall = McpInstall {
+    display_name: "Claude Code",
+    user: Some(McpTable {
+        file: ConfigFile::ClaudeJson,
+        servers: MCP_SERVERS,
+    }),
+    project: Some(McpTable {
+        file: ConfigFile::Project(".mcp.json"),
+        servers: MCP_SERVERS,
+    }),
+    local: Some(McpTable {
+        file: ConfigFile::ClaudeJson,
+        servers: ServersAt::ProjectJson(&["mcpServers"]),
+    }),
+    entry: mcp_entry,
 };

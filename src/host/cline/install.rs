@@ -4,7 +4,7 @@
 //! `.clinerules/hooks/`. Cline reads the reply (`{"cancel": false, ...}`) from the script's
 //! stdout.
 
-use crate::host::install::HookFilesInstall;
+use crate::host::install::{ConfigFile, HookFilesInstall, McpInstall, McpTable, MCP_SERVERS};
 
 pub(crate) const INSTALL: HookFilesInstall = HookFilesInstall {
     display_name: "Cline",
@@ -26,4 +26,20 @@ pub(crate) const INSTALL: HookFilesInstall = HookFilesInstall {
         "PreCompact",
         "SessionShutdown",
     ],
+};
+
+fn mcp_entry(program: &str, args: &[&str]) -> serde_json::Value {
+    serde_json::json!({"type": "stdio", "command": program, "args": args, "disabled": false})
+}
+
+/// The `cline` CLI's MCP servers (user scope only; the VS Code extension keeps its own file).
+pub(crate) const MCP: McpInstall = McpInstall {
+    display_name: "Cline",
+    user: Some(McpTable {
+        file: ConfigFile::ClineMcpSettings,
+        servers: MCP_SERVERS,
+    }),
+    project: None,
+    local: None,
+    entry: mcp_entry,
 };

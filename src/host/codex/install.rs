@@ -1,7 +1,10 @@
 //! What `sjournal install codex` writes: `hooks.json` (`$CODEX_HOME/`, else `~/.codex/`, or
 //! the project's `.codex/hooks.json`), Claude Code's shape, timeouts in seconds.
 
-use crate::host::install::{spec, HookSpec, HooksInstall, TimeoutUnit, UserDir};
+use crate::host::install::{
+    plain_mcp_entry, spec, ConfigFile, HookSpec, HooksInstall, McpInstall, McpTable, ServersAt,
+    TimeoutUnit, UserDir,
+};
 
 const HOOKS: &[HookSpec] = &[
     spec("SessionStart", None, 10),
@@ -32,4 +35,19 @@ pub(crate) const INSTALL: HooksInstall = HooksInstall {
          after any change to them). For one unattended run, \
          `codex exec --dangerously-bypass-hook-trust` runs them without review.",
     ),
+};
+
+/// Codex's MCP servers: `[mcp_servers.<name>]` in its `config.toml`.
+pub(crate) const MCP: McpInstall = McpInstall {
+    display_name: "Codex",
+    user: Some(McpTable {
+        file: ConfigFile::User(UserDir::CodexHome, "config.toml"),
+        servers: ServersAt::Toml,
+    }),
+    project: Some(McpTable {
+        file: ConfigFile::Project(".codex/config.toml"),
+        servers: ServersAt::Toml,
+    }),
+    local: None,
+    entry: plain_mcp_entry,
 };

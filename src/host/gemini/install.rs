@@ -2,7 +2,10 @@
 //! `.gemini/settings.json`), Claude Code's shape with named handlers, timeouts in
 //! milliseconds.
 
-use crate::host::install::{spec, HookSpec, HooksInstall, TimeoutUnit, UserDir};
+use crate::host::install::{
+    plain_mcp_entry, spec, ConfigFile, HookSpec, HooksInstall, McpInstall, McpTable, TimeoutUnit,
+    UserDir, MCP_SERVERS,
+};
 
 const HOOKS: &[HookSpec] = &[
     spec("SessionStart", None, 10_000),
@@ -32,4 +35,19 @@ pub(crate) const INSTALL: HooksInstall = HooksInstall {
          asks (or add it to ~/.gemini/trustedFolders.json as TRUST_FOLDER); in an \
          untrusted folder no hook runs.",
     ),
+};
+
+/// Gemini CLI's MCP servers: `mcpServers` in the same settings file as its hooks.
+pub(crate) const MCP: McpInstall = McpInstall {
+    display_name: "Gemini CLI",
+    user: Some(McpTable {
+        file: ConfigFile::User(UserDir::Home, ".gemini/settings.json"),
+        servers: MCP_SERVERS,
+    }),
+    project: Some(McpTable {
+        file: ConfigFile::Project(".gemini/settings.json"),
+        servers: MCP_SERVERS,
+    }),
+    local: None,
+    entry: plain_mcp_entry,
 };

@@ -3,6 +3,7 @@
 //! "session_id", "sessionKey", "event": {...}, "ctx": {...}, ...}` and injects what the reply to
 //! `before_prompt_build` carries (as `prependContext`).
 
+pub(super) mod install;
 pub(super) mod normalize;
 
 use serde_json::Value;

@@ -1,0 +1,5 @@
+//! OpenCode: no exec hooks; its plugin (`tools/opencode-plugin`) runs `sjournal hook` with
+//! Claude Code's payloads and reads Claude Code's replies, so the detector, normalizer and
+//! reply are Claude Code's. What is OpenCode's own is where `install` registers it.
+
+pub(super) mod install;
