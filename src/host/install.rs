@@ -238,6 +238,8 @@ pub enum ConfigFile {
     XdgConfig(&'static str),
     /// Under Pi's agent directory: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
     PiAgent(&'static str),
+    /// Under OpenClaw's state directory: `$OPENCLAW_STATE_DIR`, else `~/.openclaw`.
+    OpenClawState(&'static str),
     /// OpenClaw's configuration: `$OPENCLAW_CONFIG_PATH`, else
     /// `$OPENCLAW_STATE_DIR/openclaw.json`, else `~/.openclaw/openclaw.json`.
     OpenClawConfig,
@@ -296,3 +298,37 @@ pub(crate) fn plain_mcp_entry(program: &str, args: &[&str]) -> serde_json::Value
 
 /// `mcpServers`, where most hosts keep their MCP servers.
 pub(crate) const MCP_SERVERS: ServersAt = ServersAt::Json(&["mcpServers"]);
+
+/// A file of a bridge, as sjournal carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BridgeSource {
+    /// A TypeScript module: written with the shared hook module
+    /// (`tools/bridge-common/sjournal-hook.ts`) inlined in place of its import.
+    TypeScript {
+        name: &'static str,
+        source: &'static str,
+    },
+    /// A JSON file: written with the marker as a `$comment` field (JSON has no comments).
+    Json {
+        name: &'static str,
+        source: &'static str,
+    },
+    /// One shell script per hook of the host's [`HookFilesInstall`].
+    HookScripts,
+}
+
+/// Everything `install` needs to know about a host reached through a bridge (a plugin,
+/// extension or hook files sjournal writes where the host loads them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BridgeInstall {
+    pub display_name: &'static str,
+    /// The host's word on the command line (`sjournal install <word>`).
+    pub word: &'static str,
+    /// The directory the bridge goes into for the user.
+    pub user_dir: ConfigFile,
+    /// The directory the bridge goes into for a project, under its root.
+    pub project_dir: &'static str,
+    pub files: &'static [BridgeSource],
+    /// What the user should know once it is installed.
+    pub after_install: &'static str,
+}

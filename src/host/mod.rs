@@ -123,6 +123,18 @@ impl Host {
         }
     }
 
+    /// The bridge `sjournal install` writes for a host without exec hooks
+    /// ([`install::BridgeInstall`], declared in the host's folder); None for the others.
+    pub fn bridge_install(self) -> Option<&'static install::BridgeInstall> {
+        match self {
+            Host::OpenCode => Some(&opencode::install::BRIDGE),
+            Host::Pi => Some(&pi::install::BRIDGE),
+            Host::OpenClaw => Some(&openclaw::install::BRIDGE),
+            Host::Cline => Some(&cline::install::BRIDGE),
+            _ => None,
+        }
+    }
+
     /// Events that get the session's context by default.
     pub fn default_context_event(self, event: &str) -> bool {
         match self {

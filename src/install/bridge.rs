@@ -15,16 +15,13 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{InstallError, Scope};
+use crate::host::install::{BridgeInstall, BridgeSource, ConfigFile, UserDir};
+use crate::host::Host;
 
 /// The first line of every file sjournal installs for a bridge.
 pub const MARKER: &str = "// sjournal bridge: installed by `sjournal install";
 
 const HOOK_TS: &str = include_str!("../../tools/bridge-common/sjournal-hook.ts");
-const OPENCODE_TS: &str = include_str!("../../tools/opencode-plugin/sjournal.ts");
-const PI_TS: &str = include_str!("../../tools/pi-extension/sjournal.ts");
-const OPENCLAW_TS: &str = include_str!("../../tools/openclaw-plugin/index.ts");
-const OPENCLAW_MANIFEST: &str = include_str!("../../tools/openclaw-plugin/openclaw.plugin.json");
-const OPENCLAW_PACKAGE: &str = include_str!("../../tools/openclaw-plugin/package.json");
 
 /// The plugin id OpenClaw knows sjournal's plugin by.
 pub const OPENCLAW_PLUGIN_ID: &str = "sjournal";
@@ -76,6 +73,27 @@ impl Places {
             InstallError::Usage("HOME is not set; cannot find the user's configuration".into())
         })
     }
+
+    /// Where `file` is under these places (None: it is not one of theirs; see
+    /// `mcp::Places`, which knows the others).
+    pub(crate) fn path(&self, file: ConfigFile) -> Option<Result<PathBuf, InstallError>> {
+        let under = |dir: Result<PathBuf, InstallError>, f: &str| dir.map(|d| d.join(f));
+        let or_home = |set: &Option<PathBuf>, default: &str| match set {
+            Some(d) => Ok(d.clone()),
+            None => self.home().map(|h| h.join(default)),
+        };
+        Some(match file {
+            ConfigFile::Project(f) => Ok(self.project.join(f)),
+            ConfigFile::User(UserDir::Home, f) => under(self.home().map(Path::to_owned), f),
+            ConfigFile::XdgConfig(f) => under(or_home(&self.xdg_config, ".config"), f),
+            ConfigFile::PiAgent(f) => under(or_home(&self.pi_agent_dir, ".pi/agent"), f),
+            ConfigFile::OpenClawState(f) => under(or_home(&self.openclaw_state, ".openclaw"), f),
+            ConfigFile::OpenClawConfig => Bridge::openclaw_config(self),
+            ConfigFile::User(UserDir::ClaudeConfig | UserDir::CodexHome, _)
+            | ConfigFile::ClaudeJson
+            | ConfigFile::ClineMcpSettings => return None,
+        })
+    }
 }
 
 /// One file of a bridge and its text.
@@ -88,51 +106,38 @@ pub struct BridgeFile {
 }
 
 impl Bridge {
-    pub fn display_name(self) -> &'static str {
-        match self {
-            Bridge::OpenCode => "OpenCode",
-            Bridge::Pi => "Pi",
-            Bridge::OpenClaw => "OpenClaw",
-            Bridge::Cline => "Cline",
-        }
+    /// The host's bridge spec (declared in its folder, `host/<name>/install.rs`).
+    pub fn spec(self) -> &'static BridgeInstall {
+        let host = match self {
+            Bridge::OpenCode => Host::OpenCode,
+            Bridge::Pi => Host::Pi,
+            Bridge::OpenClaw => Host::OpenClaw,
+            Bridge::Cline => Host::Cline,
+        };
+        host.bridge_install()
+            .expect("every bridge host has a bridge spec")
     }
 
-    fn word(self) -> &'static str {
-        match self {
-            Bridge::OpenCode => "opencode",
-            Bridge::Pi => "pi",
-            Bridge::OpenClaw => "openclaw",
-            Bridge::Cline => "cline",
-        }
+    pub fn display_name(self) -> &'static str {
+        self.spec().display_name
     }
 
     /// The directory the bridge goes into.
     pub fn dir(self, scope: Scope, p: &Places) -> Result<PathBuf, InstallError> {
-        Ok(match (self, scope) {
-            (Bridge::OpenCode, Scope::User) => match &p.xdg_config {
-                Some(x) => x.join("opencode/plugins"),
-                None => p.home()?.join(".config/opencode/plugins"),
-            },
-            (Bridge::OpenCode, Scope::Project) => p.project.join(".opencode/plugins"),
-            (Bridge::Pi, Scope::User) => match &p.pi_agent_dir {
-                Some(d) => d.join("extensions"),
-                None => p.home()?.join(".pi/agent/extensions"),
-            },
-            (Bridge::Pi, Scope::Project) => p.project.join(".pi/extensions"),
-            (Bridge::OpenClaw, Scope::User) => match &p.openclaw_state {
-                Some(d) => d.join("extensions/sjournal"),
-                None => p.home()?.join(".openclaw/extensions/sjournal"),
-            },
-            (Bridge::OpenClaw, Scope::Project) => p.project.join(".openclaw/extensions/sjournal"),
-            (Bridge::Cline, Scope::User) => p.home()?.join(super::cline::USER_DIR),
-            (Bridge::Cline, Scope::Project) => p.project.join(super::cline::PROJECT_DIR),
-            (b, Scope::Local) => {
-                return Err(InstallError::Usage(format!(
-                    "{} has no local (uncommitted) settings; use --scope user or project",
-                    b.display_name()
+        let spec = self.spec();
+        match scope {
+            Scope::User => p.path(spec.user_dir).unwrap_or_else(|| {
+                Err(InstallError::Usage(format!(
+                    "{}: its bridge's directory is not under the bridges' places",
+                    spec.display_name
                 )))
-            }
-        })
+            }),
+            Scope::Project => Ok(p.project.join(spec.project_dir)),
+            Scope::Local => Err(InstallError::Usage(format!(
+                "{} has no local (uncommitted) settings; use --scope user or project",
+                spec.display_name
+            ))),
+        }
     }
 
     /// The files the bridge consists of, as installed: `command` is the sjournal the bridge
@@ -147,30 +152,32 @@ impl Bridge {
         if scope == Scope::Project {
             refuse_links_below(&p.project, &dir)?;
         }
+        let spec = self.spec();
         let marker = format!(
             "{MARKER} {w}`; `sjournal uninstall {w}` removes it.\n",
-            w = self.word()
+            w = spec.word
         );
-        let ts = |src: &str| format!("{marker}{}", inline_hook(src, command));
         let file = |name: &str, text: String| BridgeFile {
             path: dir.join(name),
             text,
             executable: false,
         };
-        Ok(match self {
-            Bridge::OpenCode => vec![file("sjournal.ts", ts(OPENCODE_TS))],
-            Bridge::Pi => vec![file("sjournal.ts", ts(PI_TS))],
-            Bridge::OpenClaw => vec![
-                file("index.ts", ts(OPENCLAW_TS)),
-                // JSON has no comments: the marker is a field.
-                file(
-                    "openclaw.plugin.json",
-                    json_with_marker(OPENCLAW_MANIFEST, &marker),
-                ),
-                file("package.json", json_with_marker(OPENCLAW_PACKAGE, &marker)),
-            ],
-            Bridge::Cline => super::cline::files(&dir, &marker, command),
-        })
+        let mut files = Vec::new();
+        for source in spec.files {
+            match *source {
+                BridgeSource::TypeScript { name, source } => files.push(file(
+                    name,
+                    format!("{marker}{}", inline_hook(source, command)),
+                )),
+                BridgeSource::Json { name, source } => {
+                    files.push(file(name, json_with_marker(source, &marker)))
+                }
+                BridgeSource::HookScripts => {
+                    files.extend(super::cline::files(&dir, &marker, command))
+                }
+            }
+        }
+        Ok(files)
     }
 
     /// OpenClaw's configuration file (where the plugin's conversation hooks are allowed).
@@ -515,6 +522,8 @@ fn edit_openclaw_once(path: &Path, on: bool) -> Result<bool, InstallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const OPENCODE_TS: &str = include_str!("../../tools/opencode-plugin/sjournal.ts");
 
     #[test]
     fn the_installed_bridge_is_one_file_with_the_hook_inlined() {

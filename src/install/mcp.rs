@@ -148,21 +148,12 @@ impl McpHost {
 impl Places {
     /// Where `file` is under these places.
     fn file(&self, file: ConfigFile) -> Result<PathBuf, String> {
+        if let Some(path) = self.bridge.path(file) {
+            return path.map_err(|e| e.to_string());
+        }
         Ok(match file {
-            ConfigFile::Project(f) => self.bridge.project.join(f),
             ConfigFile::User(dir, f) => self.homes.dir(dir)?.join(f),
             ConfigFile::ClaudeJson => self.homes.claude_json()?,
-            ConfigFile::XdgConfig(f) => match &self.bridge.xdg_config {
-                Some(x) => x.join(f),
-                None => self.home()?.join(".config").join(f),
-            },
-            ConfigFile::PiAgent(f) => match &self.bridge.pi_agent_dir {
-                Some(d) => d.join(f),
-                None => self.home()?.join(".pi/agent").join(f),
-            },
-            ConfigFile::OpenClawConfig => {
-                super::bridge::Bridge::openclaw_config(&self.bridge).map_err(|e| e.to_string())?
-            }
             ConfigFile::ClineMcpSettings => {
                 match (
                     &self.cline_mcp_settings,
@@ -177,6 +168,8 @@ impl Places {
                         .join(".cline/data/settings/cline_mcp_settings.json"),
                 }
             }
+            // The bridges' places, located above.
+            other => return Err(format!("no place for {other:?}")),
         })
     }
 }

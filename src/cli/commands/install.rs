@@ -202,12 +202,7 @@ fn run_bridge(b: Bridge, c: &Common, command: Option<String>, on: bool) -> Resul
         }
     }
     if on {
-        let note = match b {
-            Bridge::OpenCode => "OpenCode loads it at its next start.",
-            Bridge::Pi => "Pi loads it at its next start (`pi --list-extensions` shows it).",
-            Bridge::OpenClaw => "the Gateway loads it at its next start (`openclaw plugins list` shows it); OpenClaw notes that it cannot verify where a local plugin came from.",
-            Bridge::Cline => "Cline runs them from its next task (the VS Code extension shows them under Hooks). The `cline` CLI waits only for PreToolUse and PostToolUse; it runs the others detached and ignores their replies, so sjournal injects no context there by default.",
-        };
+        let note = b.spec().after_install;
         output::line(&mut out, &format!("note: {note}"))?;
     }
     Ok(Outcome::Ok)

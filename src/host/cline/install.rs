@@ -4,13 +4,21 @@
 //! `.clinerules/hooks/`. Cline reads the reply (`{"cancel": false, ...}`) from the script's
 //! stdout.
 
-use crate::host::install::{ConfigFile, HookFilesInstall, McpInstall, McpTable, MCP_SERVERS};
+use crate::host::install::{
+    BridgeInstall, BridgeSource, ConfigFile, HookFilesInstall, McpInstall, McpTable, UserDir,
+    MCP_SERVERS,
+};
+
+/// Under `$HOME`.
+const USER_DIR: &str = "Documents/Cline/Hooks";
+/// Under the project's root.
+const PROJECT_DIR: &str = ".clinerules/hooks";
 
 pub(crate) const INSTALL: HookFilesInstall = HookFilesInstall {
     display_name: "Cline",
     hook_flag: "cline",
-    user_dir: "Documents/Cline/Hooks",
-    project_dir: ".clinerules/hooks",
+    user_dir: USER_DIR,
+    project_dir: PROJECT_DIR,
     // The extension's eight and the SDK's `TaskError` and `SessionShutdown` (the CLI maps
     // each file to its own event: `TaskStart` to `agent_start`, `PreToolUse` to `tool_call`,
     // ...; it has no event for `PreCompact`).
@@ -42,4 +50,14 @@ pub(crate) const MCP: McpInstall = McpInstall {
     project: None,
     local: None,
     entry: mcp_entry,
+};
+
+/// The hook files as a bridge: written and removed as the plugins are.
+pub(crate) const BRIDGE: BridgeInstall = BridgeInstall {
+    display_name: "Cline",
+    word: "cline",
+    user_dir: ConfigFile::User(UserDir::Home, USER_DIR),
+    project_dir: PROJECT_DIR,
+    files: &[BridgeSource::HookScripts],
+    after_install: "Cline runs them from its next task (the VS Code extension shows them under Hooks). The `cline` CLI waits only for PreToolUse and PostToolUse; it runs the others detached and ignores their replies, so sjournal injects no context there by default.",
 };

@@ -2,7 +2,9 @@
 //! `opencode.json` (`type: local`, the command as one array). The plugin itself is written
 //! by `install/bridge.rs`.
 
-use crate::host::install::{ConfigFile, McpInstall, McpTable, ServersAt};
+use crate::host::install::{
+    BridgeInstall, BridgeSource, ConfigFile, McpInstall, McpTable, ServersAt,
+};
 
 fn mcp_entry(program: &str, args: &[&str]) -> serde_json::Value {
     let mut cmd = vec![program];
@@ -22,4 +24,17 @@ pub(crate) const MCP: McpInstall = McpInstall {
     }),
     local: None,
     entry: mcp_entry,
+};
+
+/// The plugin: one file, where OpenCode loads plugins.
+pub(crate) const BRIDGE: BridgeInstall = BridgeInstall {
+    display_name: "OpenCode",
+    word: "opencode",
+    user_dir: ConfigFile::XdgConfig("opencode/plugins"),
+    project_dir: ".opencode/plugins",
+    files: &[BridgeSource::TypeScript {
+        name: "sjournal.ts",
+        source: include_str!("../../../tools/opencode-plugin/sjournal.ts"),
+    }],
+    after_install: "OpenCode loads it at its next start.",
 };
