@@ -79,7 +79,6 @@ use crate::session::Landed;
 use crate::storage::{Fs, RealFs};
 
 pub use after::AfterReply;
-pub use plan::host_timeout;
 
 use plan::Timing;
 use route::Captured;

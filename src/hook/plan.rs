@@ -40,7 +40,7 @@ const SHORTEST_HOST_TIMEOUT: Duration = Duration::from_secs(3);
 /// the shortest it writes for that host. Cursor runs Claude Code's hooks: Claude Code's.
 /// OpenCode, Pi and OpenClaw: their bridge's call timeout. Cline (no documented timeout) and
 /// an unknown host: the shortest of all.
-pub fn host_timeout(host: Option<Host>, event: Option<&str>) -> Duration {
+pub(crate) fn host_timeout(host: Option<Host>, event: Option<&str>) -> Duration {
     if let Some(spec) = host.and_then(Host::hooks_install) {
         let hooks = spec.hooks;
         return event

@@ -29,7 +29,7 @@ pub struct Homes {
 
 /// A user directory a host reads its settings from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserDir {
+pub(crate) enum UserDir {
     /// `$HOME`.
     Home,
     /// `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -55,7 +55,7 @@ impl Homes {
     }
 
     /// The directory `dir` names under these homes.
-    pub fn dir(&self, dir: UserDir) -> Result<PathBuf, String> {
+    pub(crate) fn dir(&self, dir: UserDir) -> Result<PathBuf, String> {
         match dir {
             UserDir::Home => Ok(self.home()?.to_owned()),
             UserDir::ClaudeConfig => match &self.claude_config_dir {
@@ -71,7 +71,7 @@ impl Homes {
 
     /// Claude Code's own state file, with its MCP servers: `$CLAUDE_CONFIG_DIR/.claude.json`,
     /// else `~/.claude.json`.
-    pub fn claude_json(&self) -> Result<PathBuf, String> {
+    pub(crate) fn claude_json(&self) -> Result<PathBuf, String> {
         match &self.claude_config_dir {
             Some(d) => Ok(d.join(".claude.json")),
             None => Ok(self.home()?.join(".claude.json")),
@@ -126,22 +126,14 @@ pub(crate) const fn spec(
 
 /// The unit a host reads its hooks' timeouts in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeoutUnit {
+pub(crate) enum TimeoutUnit {
     Seconds,
     Milliseconds,
 }
 
 impl TimeoutUnit {
-    /// As the host's documentation writes it: `s` or `ms`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TimeoutUnit::Seconds => "s",
-            TimeoutUnit::Milliseconds => "ms",
-        }
-    }
-
     /// A timeout in this unit as a duration.
-    pub fn duration(self, n: u64) -> std::time::Duration {
+    pub(crate) fn duration(self, n: u64) -> std::time::Duration {
         match self {
             TimeoutUnit::Seconds => std::time::Duration::from_secs(n),
             TimeoutUnit::Milliseconds => std::time::Duration::from_millis(n),
@@ -152,7 +144,7 @@ impl TimeoutUnit {
 /// Everything `install` needs to know about a host that keeps command hooks in a JSON
 /// settings file (`hooks` → event → matcher groups of command handlers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HooksInstall {
+pub(crate) struct HooksInstall {
     pub display_name: &'static str,
     /// The `--host` value the installed command passes to `sjournal hook`.
     pub hook_flag: &'static str,
@@ -174,7 +166,7 @@ pub struct HooksInstall {
 impl HooksInstall {
     /// The configuration file for a scope: the user's under `homes`, the project's under
     /// `project`, its root.
-    pub fn config_path(
+    pub(crate) fn config_path(
         &self,
         scope: Scope,
         homes: &Homes,
@@ -194,7 +186,7 @@ impl HooksInstall {
     }
 
     /// The handler object sjournal installs for one event, running `command`.
-    pub fn handler(&self, command: &str, spec: &HookSpec) -> serde_json::Value {
+    pub(crate) fn handler(&self, command: &str, spec: &HookSpec) -> serde_json::Value {
         let mut h = serde_json::Map::new();
         h.insert("type".into(), "command".into());
         h.insert(
@@ -213,21 +205,17 @@ impl HooksInstall {
 /// named after the hook, from a hooks directory (Cline): each file is a shell script running
 /// `sjournal hook --host <hook_flag>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HookFilesInstall {
-    pub display_name: &'static str,
+pub(crate) struct HookFilesInstall {
     /// The `--host` value the scripts pass to `sjournal hook`.
     pub hook_flag: &'static str,
-    /// The user's hooks directory, under `$HOME`.
-    pub user_dir: &'static str,
-    /// The project's hooks directory, under the project's root.
-    pub project_dir: &'static str,
-    /// The hook files, each named after its hook.
+    /// The hook files, each named after its hook (in the directory of the host's
+    /// [`BridgeInstall`]).
     pub hooks: &'static [&'static str],
 }
 
 /// A configuration file a host reads, as the host locates it from the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfigFile {
+pub(crate) enum ConfigFile {
     /// Under the project's root.
     Project(&'static str),
     /// Under a user directory.
@@ -251,7 +239,7 @@ pub enum ConfigFile {
 
 /// Where in a file the MCP servers' table is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServersAt {
+pub(crate) enum ServersAt {
     /// A JSON object at this path of keys.
     Json(&'static [&'static str]),
     /// A JSON object at this path of keys under `projects.<the project's absolute path>`
@@ -263,14 +251,14 @@ pub enum ServersAt {
 
 /// The file and table a host's MCP servers are in, for one scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct McpTable {
+pub(crate) struct McpTable {
     pub file: ConfigFile,
     pub servers: ServersAt,
 }
 
 /// Everything `install` needs to register `sjournal mcp` where a host loads its MCP servers.
 #[derive(Debug, Clone, Copy)]
-pub struct McpInstall {
+pub(crate) struct McpInstall {
     pub display_name: &'static str,
     /// Per scope; None: the host has no MCP servers of that scope.
     pub user: Option<McpTable>,
@@ -282,7 +270,7 @@ pub struct McpInstall {
 
 impl McpInstall {
     /// The table for `scope` (None: the host has none there).
-    pub fn table(&self, scope: Scope) -> Option<McpTable> {
+    pub(crate) fn table(&self, scope: Scope) -> Option<McpTable> {
         match scope {
             Scope::User => self.user,
             Scope::Project => self.project,
@@ -301,7 +289,7 @@ pub(crate) const MCP_SERVERS: ServersAt = ServersAt::Json(&["mcpServers"]);
 
 /// A file of a bridge, as sjournal carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BridgeSource {
+pub(crate) enum BridgeSource {
     /// A TypeScript module: written with the shared hook module
     /// (`tools/bridge-common/sjournal-hook.ts`) inlined in place of its import.
     TypeScript {
@@ -320,7 +308,7 @@ pub enum BridgeSource {
 /// Everything `install` needs to know about a host reached through a bridge (a plugin,
 /// extension or hook files sjournal writes where the host loads them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BridgeInstall {
+pub(crate) struct BridgeInstall {
     pub display_name: &'static str,
     /// The host's word on the command line (`sjournal install <word>`).
     pub word: &'static str,

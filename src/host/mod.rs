@@ -32,7 +32,7 @@ mod cline;
 mod codex;
 mod cursor;
 mod gemini;
-pub mod install;
+pub(crate) mod install;
 mod openclaw;
 mod opencode;
 mod pi;
@@ -89,7 +89,7 @@ impl Host {
     /// What `sjournal install` writes for this host's exec hooks ([`install::HooksInstall`],
     /// declared in the host's folder); None for a host reached through a bridge or hook files.
     /// Cursor runs Claude Code's hooks, so it has Claude Code's.
-    pub fn hooks_install(self) -> Option<&'static install::HooksInstall> {
+    pub(crate) fn hooks_install(self) -> Option<&'static install::HooksInstall> {
         match self {
             Host::Claude | Host::Cursor => Some(&claude::install::INSTALL),
             Host::Codex => Some(&codex::install::INSTALL),
@@ -100,7 +100,7 @@ impl Host {
 
     /// What `sjournal install` writes for a host that runs one hook file per event
     /// ([`install::HookFilesInstall`], declared in the host's folder); None for the others.
-    pub const fn hook_files_install(self) -> Option<&'static install::HookFilesInstall> {
+    pub(crate) const fn hook_files_install(self) -> Option<&'static install::HookFilesInstall> {
         match self {
             Host::Cline => Some(&cline::install::INSTALL),
             _ => None,
@@ -110,7 +110,7 @@ impl Host {
     /// Where `sjournal install` registers `sjournal mcp` for this host
     /// ([`install::McpInstall`], declared in the host's folder); None for a host it does not
     /// register with (Cursor, an unknown host).
-    pub fn mcp_install(self) -> Option<&'static install::McpInstall> {
+    pub(crate) fn mcp_install(self) -> Option<&'static install::McpInstall> {
         match self {
             Host::Claude => Some(&claude::install::MCP),
             Host::Codex => Some(&codex::install::MCP),
@@ -125,7 +125,7 @@ impl Host {
 
     /// The bridge `sjournal install` writes for a host without exec hooks
     /// ([`install::BridgeInstall`], declared in the host's folder); None for the others.
-    pub fn bridge_install(self) -> Option<&'static install::BridgeInstall> {
+    pub(crate) fn bridge_install(self) -> Option<&'static install::BridgeInstall> {
         match self {
             Host::OpenCode => Some(&opencode::install::BRIDGE),
             Host::Pi => Some(&pi::install::BRIDGE),
@@ -314,7 +314,7 @@ impl Author {
     /// parent's session (it carries the subagent's `agent_id` or `parent_agent_id`). A
     /// subagent or a scheduled job with a session of its own has its prompts as that
     /// session's turns.
-    pub fn is_turn(self, e: &crate::event::Event<'_>) -> bool {
+    pub(crate) fn is_turn(self, e: &crate::event::Event<'_>) -> bool {
         match self {
             Author::Host => false,
             Author::Agent => !in_parent(e),
@@ -435,7 +435,7 @@ impl std::str::FromStr for HostFlag {
 
 /// The keys that tell hosts apart.
 #[derive(Debug, Default, Clone)]
-pub struct Clues<'a> {
+pub(crate) struct Clues<'a> {
     pub hook_event_name: Option<&'a str>,
     pub event: Option<&'a str>,
     pub hook_name: bool,
@@ -455,7 +455,7 @@ pub struct Clues<'a> {
 }
 
 impl<'a> Clues<'a> {
-    pub fn from_value(v: &'a Value) -> Clues<'a> {
+    pub(crate) fn from_value(v: &'a Value) -> Clues<'a> {
         let has = |k: &str| v.get(k).is_some();
         let str_of = |k: &str| v.get(k).and_then(Value::as_str);
         Clues {
@@ -480,7 +480,7 @@ impl<'a> Clues<'a> {
     /// `hookName`, OpenClaw's `sessionKey` or bridge, Cursor's `conversation_id`, Gemini's
     /// event names and `timestamp`, Codex's `turn_id` or `rollout-` transcript). Claude Code
     /// is the default for any payload with a `hook_event_name`; `Unknown` when nothing matches.
-    pub fn host(&self) -> Host {
+    pub(crate) fn host(&self) -> Host {
         let name = self.hook_event_name;
         if cline::matches(self) {
             Host::Cline
@@ -562,7 +562,7 @@ impl<'a> Event<'a> {
 
 impl Wire<'_> {
     /// The clues the one detector ([`Clues::host`]) reads.
-    pub fn clues(&self) -> Clues<'_> {
+    pub(crate) fn clues(&self) -> Clues<'_> {
         Clues {
             hook_event_name: self.hook_event_name.as_deref(),
             event: self.event.as_deref(),

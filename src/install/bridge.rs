@@ -107,7 +107,7 @@ pub struct BridgeFile {
 
 impl Bridge {
     /// The host's bridge spec (declared in its folder, `host/<name>/install.rs`).
-    pub fn spec(self) -> &'static BridgeInstall {
+    pub(crate) fn spec(self) -> &'static BridgeInstall {
         let host = match self {
             Bridge::OpenCode => Host::OpenCode,
             Bridge::Pi => Host::Pi,
@@ -120,6 +120,11 @@ impl Bridge {
 
     pub fn display_name(self) -> &'static str {
         self.spec().display_name
+    }
+
+    /// What the user should know once the bridge is installed.
+    pub fn after_install(self) -> &'static str {
+        self.spec().after_install
     }
 
     /// The directory the bridge goes into.

@@ -15,11 +15,6 @@ const SPEC: &HookFilesInstall = match Host::Cline.hook_files_install() {
     None => panic!("Cline runs hook files"),
 };
 
-/// Under `$HOME`.
-pub const USER_DIR: &str = SPEC.user_dir;
-/// Under the project's root.
-pub const PROJECT_DIR: &str = SPEC.project_dir;
-
 /// The hook files Cline runs.
 pub const HOOKS: &[&str] = SPEC.hooks;
 

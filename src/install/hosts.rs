@@ -20,7 +20,7 @@ pub enum InstallTarget {
 
 impl InstallTarget {
     /// The host's install spec.
-    pub fn spec(self) -> &'static HooksInstall {
+    pub(crate) fn spec(self) -> &'static HooksInstall {
         let host = match self {
             InstallTarget::ClaudeCode => Host::Claude,
             InstallTarget::Codex => Host::Codex,
@@ -54,7 +54,7 @@ impl InstallTarget {
     }
 
     /// The handler object sjournal installs for one event.
-    pub fn handler(self, command: &str, spec: &HookSpec) -> serde_json::Value {
+    pub(crate) fn handler(self, command: &str, spec: &HookSpec) -> serde_json::Value {
         self.spec().handler(command, spec)
     }
 }

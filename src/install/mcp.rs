@@ -88,7 +88,7 @@ pub struct Location {
 
 impl McpHost {
     /// The host's MCP spec (declared in its folder, `host/<name>/install.rs`).
-    pub fn spec(self) -> &'static McpInstall {
+    pub(crate) fn spec(self) -> &'static McpInstall {
         let host = match self {
             McpHost::ClaudeCode => Host::Claude,
             McpHost::Codex => Host::Codex,

@@ -202,7 +202,7 @@ fn run_bridge(b: Bridge, c: &Common, command: Option<String>, on: bool) -> Resul
         }
     }
     if on {
-        let note = b.spec().after_install;
+        let note = b.after_install();
         output::line(&mut out, &format!("note: {note}"))?;
     }
     Ok(Outcome::Ok)

@@ -15,10 +15,7 @@ const USER_DIR: &str = "Documents/Cline/Hooks";
 const PROJECT_DIR: &str = ".clinerules/hooks";
 
 pub(crate) const INSTALL: HookFilesInstall = HookFilesInstall {
-    display_name: "Cline",
     hook_flag: "cline",
-    user_dir: USER_DIR,
-    project_dir: PROJECT_DIR,
     // The extension's eight and the SDK's `TaskError` and `SessionShutdown` (the CLI maps
     // each file to its own event: `TaskStart` to `agent_start`, `PreToolUse` to `tool_call`,
     // ...; it has no event for `PreCompact`).

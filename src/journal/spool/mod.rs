@@ -274,10 +274,10 @@ pub(crate) const DAMAGED_EXT: &str = "damaged";
 /// be had): it waits for the user to accept it.
 pub const UNAUTHENTICATED: &str = "NOT authenticated";
 /// The suffix an untrusted spool file is set aside under (kept, never merged).
-pub const UNTRUSTED_EXT: &str = "untrusted";
+pub(crate) const UNTRUSTED_EXT: &str = "untrusted";
 /// The suffix a spool file the user accepted is kept under once its records are spooled
 /// again in the root.
-pub const ACCEPTED_EXT: &str = "accepted";
+pub(crate) const ACCEPTED_EXT: &str = "accepted";
 
 /// One directory of a session's spool files.
 #[derive(Debug, Clone, PartialEq, Eq)]
