@@ -15,17 +15,21 @@
 //! that take context, its reply and notice, who wrote a prompt), `normalize.rs` (its adapter
 //! from the wire view to the canonical [`Event`]; [`Event::parse`] is implemented here, above
 //! `event/`, which imports nothing of this module) and `install.rs` (what `sjournal install`
-//! writes for it, as data: an [`install::HooksInstall`] or [`install::HookFilesInstall`],
-//! which `crate::install` interprets). The host's id, [`Host`], is defined one floor down in
-//! `event/host_id.rs`. Adding a host with exec hooks touches:
-//! - `host/<name>/mod.rs`, `host/<name>/normalize.rs` and `host/<name>/install.rs` (new);
+//! writes for it, as data: the settings file and hooks of a host with exec hooks
+//! ([`install::HooksInstall`]), the files of a bridge ([`install::BridgeInstall`]), where it
+//! loads MCP servers ([`install::McpInstall`]); `crate::install` locates the files and edits
+//! them). OpenCode and Pi speak Claude Code's protocol, so their folders hold only
+//! `install.rs`. The host's id, [`Host`], is defined one floor down in `event/host_id.rs`.
+//! Adding a host touches:
+//! - its folder `host/<name>/` (new);
 //! - one line in `event/host_id.rs` (the `Host` variant, with its name in `as_str` and `ALL`);
 //! - the dispatch arms here (`mod <name>;`, the `match self` arms of [`Host`]'s methods, the
-//!   detector [`Clues::host`] and `Event::parse_as`), which the compiler lists for you;
-//! - its digest code (`fold/digest`);
-//! - for `sjournal install`: its `InstallTarget` variant (`install/hosts.rs`), its `--host`
-//!   value in the command line and its MCP location (`install/mcp.rs`). A host reached
-//!   through a bridge (OpenCode, Pi, OpenClaw) is still described in `install/bridge.rs`.
+//!   detector `Clues::host` and `Event::parse_as`), which the compiler lists for you;
+//! - its digest code (`fold/digest/encode.rs`, `HOSTS`);
+//! - for `sjournal install`, the name lists that map the command line onto the specs: a
+//!   variant of `install::InstallTarget` or `install::bridge::Bridge`, of
+//!   `install::mcp::McpHost`, of the command line's `HostArg`, and its row in `doctor`'s
+//!   host list (each with its one arm naming the [`Host`]).
 
 mod claude;
 mod cline;

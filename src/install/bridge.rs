@@ -2,7 +2,10 @@
 //! TypeScript plugin or extension), OpenClaw (a native plugin) — where the host loads them,
 //! and Cline's hook files (one executable per hook, named after it: `cline.rs`).
 //!
-//! Each bridge is written as the host loads it: OpenCode and Pi as one file (the bridge with
+//! What each bridge is (its directory per scope, its files, the note after installing) is
+//! declared in the host's folder (`host/<name>/install.rs`, a `BridgeInstall`); this module
+//! locates the directory ([`Places`]) and writes or removes the files. Each bridge is written
+//! as the host loads it: OpenCode and Pi as one file (the bridge with
 //! the shared `tools/bridge-common/sjournal-hook.ts` inlined in place of its import), OpenClaw
 //! as a plugin directory. The installing binary's path becomes the bridge's default `sjournal`.
 //! Every file starts with [`MARKER`]; `uninstall` removes exactly the files that carry it (and
