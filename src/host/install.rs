@@ -4,6 +4,9 @@
 //! still do); `crate::install` interprets it (reads, merges and writes the settings file,
 //! uninstalls). Nothing here touches a file: this floor is below `install/`, which imports it.
 
+// The MCP part is read only by `install::mcp`, which the `search` feature builds.
+#![cfg_attr(not(feature = "search"), allow(dead_code))]
+
 use std::path::{Path, PathBuf};
 
 /// Which configuration file: the user's, the project's shared one, or the project's local

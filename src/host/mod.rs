@@ -114,6 +114,8 @@ impl Host {
     /// Where `sjournal install` registers `sjournal mcp` for this host
     /// ([`install::McpInstall`], declared in the host's folder); None for a host it does not
     /// register with (Cursor, an unknown host).
+    // Read by `install::mcp`, which the `search` feature builds (the MCP server is part of it).
+    #[cfg_attr(not(feature = "search"), allow(dead_code))]
     pub(crate) fn mcp_install(self) -> Option<&'static install::McpInstall> {
         match self {
             Host::Claude => Some(&claude::install::MCP),
