@@ -5,7 +5,7 @@
 //! (`format::record`). Erasing rewrites the record with flag ERASED, its salt zeroed, its
 //! digest kept and its payload emptied (or rewritten without the field), and appends a chained
 //! `sjournal.erased` record ([`payload::Erased`]) binding what is left. Both happen in one
-//! atomic replacement of the file ([`Writer::replace`]) under the session's lock: a crash
+//! atomic replacement of the file (`Writer::replace`) under the session's lock: a crash
 //! leaves the journal either as it was or erased, never half. Every other byte of the file is
 //! kept as it was. The session's snapshot is removed (the next load folds afresh).
 
