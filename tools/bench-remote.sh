@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ship and index throughput against a real S3 server (SeaweedFS) and PostgreSQL 15 on
-# 127.0.0.1 (BENCHMARKS.md, "Remote shipping and indexing"). Starts the servers (tools/servers.sh),
+# 127.0.0.1 (BENCHMARKS.md, "Start-up, remote shipping and indexing"). Starts the servers (tools/servers.sh),
 # runs examples/remote_bench.rs in release mode, stops them.
 #   tools/bench-remote.sh                      20 sessions x 500 records of ~3 KiB, 3 rounds
 #   SESSIONS=5 RECORDS=200 tools/bench-remote.sh   smaller

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What an optional feature (`remote` unless named: `viewer`) costs every process start
-# (BENCHMARKS.md, "Start-up, and the `remote` feature"): builds sjournal in release mode
+# (BENCHMARKS.md, "Start-up, remote shipping and indexing"): builds sjournal in release mode
 # without and with the feature, then
 # runs, interleaved, `sjournal --version` (process start alone) and `sjournal hook` on a real
 # PostToolUse payload (same session, 10 prior events), and prints medians and ratios.

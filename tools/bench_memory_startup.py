@@ -5,7 +5,7 @@ Usage: tools/bench_memory_startup.py target/release/sjournal
 
 Seeds a temporary project with 20 accepted and 20 pending memory items, then runs
 `sjournal hook` 60 times each way, alternating which goes first, and prints the medians
-and their ratio. Figures in BENCHMARKS.md, "Memory at session start and at Stop"."""
+and their ratio. Figures in BENCHMARKS.md, "Webhooks, and memory at session start and at Stop"."""
 import subprocess, tempfile, time, json, os, statistics, sys
 B=sys.argv[1]
 R=tempfile.mkdtemp(); P=tempfile.mkdtemp()

@@ -166,7 +166,7 @@ pub(crate) fn line_error(input: &str, line: usize, reason: impl Into<String>) ->
 /// How `import` reads its lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ImportFormat {
-    /// Export lines where they look like one ([`is_export_line`]), plain events otherwise.
+    /// Export lines where they look like one (`is_export_line`), plain events otherwise.
     #[default]
     Auto,
     /// Only `sjournal export` lines.

@@ -5,9 +5,13 @@
 //! (`format::record`). Erasing rewrites the record with flag ERASED, its salt zeroed, its
 //! digest kept and its payload emptied (or rewritten without the field), and appends a chained
 //! `sjournal.erased` record ([`payload::Erased`]) binding what is left. Both happen in one
-//! atomic replacement of the file ([`Writer::replace`]) under the session's lock: a crash
+//! atomic replacement of the file (`Writer::replace`) under the session's lock: a crash
 //! leaves the journal either as it was or erased, never half. Every other byte of the file is
 //! kept as it was. The session's snapshot is removed (the next load folds afresh).
+//! Only that file's bytes go: backups and shipped copies keep theirs. A version-1 journal is
+//! refused (`sjournal migrate` rewrites it as version 2 first). `verify` checks each erasure
+//! (the rule is in journal-format.md, "Records"), lists it (seq, field, erased_digest, reason,
+//! the record's ts; `verify --json`: `erasures`) and exits 0.
 
 use serde_json::Value;
 

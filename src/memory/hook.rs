@@ -95,7 +95,7 @@ impl RememberAsk {
 }
 
 /// What the prompt event `e` asks of memory: a "remember" in `prompt` (the event's prompt as
-/// its user wrote it: [`own_prompt`]), with who wrote it as the host tells it. None: not a
+/// its user wrote it: `own_prompt`), with who wrote it as the host tells it. None: not a
 /// prompt submission, or not a "remember". Pure: the rule the fuzz target checks.
 pub fn remember_ask(e: &Event<'_>, prompt: &str) -> Option<RememberAsk> {
     let author = e.host.prompt_author(e)?;

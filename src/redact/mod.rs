@@ -524,11 +524,11 @@ pub struct Summary {
     /// [`crate::fold::REDACTED_OTHER`]).
     pub by_rule: std::collections::BTreeMap<String, u64>,
     /// The seqs of the first redacted events' records, for `sjournal show --seq` (at most
-    /// [`SUMMARY_SEQS_MAX`]; `verify` only).
+    /// `SUMMARY_SEQS_MAX`; `verify` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub seqs: Vec<u64>,
     /// Records of the kind whose payload does not decode (seqs, at most
-    /// [`SUMMARY_SEQS_MAX`]; `verify` only).
+    /// `SUMMARY_SEQS_MAX`; `verify` only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub undecodable: Vec<u64>,
 }

@@ -14,7 +14,9 @@
 //! seq (another record hash, no ERASED flag, bytes around the frame) is a finding.
 //!
 //! Object Lock: the segment's original bytes stay in the bucket until its retention ends; the
-//! erasure object hides them from `fetch`, `verify --remote` and `index`, it cannot delete them.
+//! erasure object hides them from `fetch` and `verify --remote`, it cannot delete them.
+//! `index` does not apply erasure objects yet: an erased record's rows stay in the index until
+//! deleted by hand.
 
 use std::collections::BTreeMap;
 

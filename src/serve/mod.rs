@@ -3,11 +3,11 @@
 //! verify and doctor. Built with the `viewer` feature.
 //!
 //! - **Where it listens**: 127.0.0.1 only, on the port asked for (any free one by default).
-//!   Who may talk to it is [`auth`]'s: the token in the printed URL, on every request; this
+//!   Who may talk to it is `auth`'s: the token in the printed URL, on every request; this
 //!   viewer's origin only; writes as POSTs with the token in a header.
-//! - **What it reads**: the journals, as a reader ([`index`]): a shared lock while a file is
+//! - **What it reads**: the journals, as a reader (`index`): a shared lock while a file is
 //!   mapped, never a writer's lock, no spool merged, no snapshot written. A page is built from
-//!   the library ([`views`]) on a blocking thread; the HTTP side (axum on tokio) only routes.
+//!   the library (`views`) on a blocking thread; the HTTP side (axum on tokio) only routes.
 //! - **What it writes**: memory review decisions, through `memory::ops`, as
 //!   `sjournal memory accept|reject|edit|forget` writes them; and a search brings the search
 //!   index (`<root>/search/`, a derived read model) up to date first, as `sjournal search`
@@ -17,7 +17,7 @@
 //! - **What the page is**: one HTML page, a script and a stylesheet, embedded in the binary
 //!   (`assets/`; no CDN, no build step). The script puts every journal text into the page as
 //!   a text node, never as markup, and the text is escaped as the command line escapes it
-//!   (control characters, terminal escapes and bidi controls shown, not obeyed; [`text`]).
+//!   (control characters, terminal escapes and bidi controls shown, not obeyed; `text`).
 
 mod auth;
 mod index;

@@ -47,6 +47,12 @@
 //! from the records that did reach the journal). An attempt cut short by a crash leaves no
 //! record. No header value and no expanded variable is ever journaled ([`redact`]).
 //!
+//! Each record's fields mean: `attempt` counts 1, 2, ... per (webhook, event) across
+//! deliverer runs, from the records that reached the journal; `status` is the HTTP status if an
+//! answer came; `response` the first 256 bytes of a failed answer's body; `retry_in_ms` the
+//! backoff before this run's next attempt, nil when this run stops retrying (attempts spent, or
+//! a failure a retry cannot fix) and the event stays owed.
+//!
 //! # The state directory `<stem>.webhook/`
 //!
 //! Beside the journal, 0700:

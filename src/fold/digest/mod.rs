@@ -12,7 +12,7 @@
 //! a model request's messages. It leaves out what no fold reads (a successful `Read`'s or
 //! shell call's output, `turn_id`, `outcome_unknown`), which is most of an event's bytes.
 //!
-//! [`decode`] reads the bytes directly (not through serde) and borrows every str from them;
+//! `decode` reads the bytes directly (not through serde) and borrows every str from them;
 //! the JSON texts it holds are not parsed again (see [`RawJson`](crate::event::RawJson)): the
 //! fold parses each where it reads it. The strs are in one block after the body, so that
 //! decoding checks their UTF-8 once per digest, not once per str; the body (`encode.rs` writes

@@ -196,7 +196,7 @@
 //!    **reader** checks the same, level by level, without creating anything, and merges
 //!    nothing from under a directory that fails: it reports it instead ([`fallback::Base`]).
 //! 2. **Files.** A spool file is merged only if it is a regular file owned by the user
-//!    ([`read_spool`]: opened with `O_NONBLOCK|O_NOFOLLOW`, checked with `fstat`). This holds
+//!    (`read_spool`: opened with `O_NONBLOCK|O_NOFOLLOW`, checked with `fstat`). This holds
 //!    in the root's spool too.
 //! 3. **Authentication.** A file in the fallback spool is merged only if it carries a MAC,
 //!    under the root's spool key ([`key`]), of its entry frame (format 2). A file another user

@@ -31,7 +31,7 @@
 //! segment carries.
 //!
 //! [`read`] takes the witnesses before the journal is mapped (so records synced meanwhile
-//! cannot look missing), [`Witnesses::judge`] compares them with the verified records and
+//! cannot look missing), `Witnesses::judge` compares them with the verified records and
 //! fills [`VerifyReport::witnesses`]; [`orphans`] finds witnesses of journals that are gone.
 //! `verify`, `repair` and the writer (for the witnesses kept with the session) use them.
 //!
@@ -492,7 +492,7 @@ fn parse_cursor(text: &str) -> Option<CursorLine> {
         .filter(|c: &CursorLine| c.v == 1)
 }
 
-/// What the verified journal is, for [`Witnesses::judge`].
+/// What the verified journal is, for `Witnesses::judge`.
 pub(crate) struct Verified<'b> {
     pub bytes: &'b [u8],
     /// Where the valid records end.
