@@ -336,3 +336,106 @@ async fn a_ship_stopped_between_erasures_is_finished_by_the_next_run() {
     assert!(v[0].ok, "{}", v[0].summary());
     assert_eq!(v[0].erasures.len(), 2);
 }
+
+/// `index` forgets erased content: the session is indexed with both secrets, then erased,
+/// shipped and indexed again (the erasure arrives after its record was indexed): no row of any
+/// table holds either secret (as text, or as the bytes of the stream's fold state), the erased
+/// rows keep seq, kind and hash and say erased, and a rebuild from the bucket gives the same
+/// rows as the incremental run.
+#[tokio::test]
+async fn index_drops_erased_content_also_when_the_erasure_comes_after_the_record() {
+    use crate::remote_index::{dump, pg, schema};
+    use sjournal::remote::index::{self, Options as IndexOptions};
+    let Some(pg) = pg() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "index", &id).await;
+    let s = schema("eraseix");
+    let mut opts = IndexOptions {
+        schema: s.clone(),
+        rebuild: true,
+        keys: vec![verifier_key(d.path())],
+    };
+    let r = index::index(&remote, &pg, &opts).await.unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let hex = |t: &str| t.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let holding = |rows: &[String], secret: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r.contains(secret) || r.contains(&hex(secret)))
+            .cloned()
+            .collect()
+    };
+    let before = dump(&pg, &s).await;
+    assert!(
+        !holding(&before, FIELD_SECRET).is_empty(),
+        "the test's premise"
+    );
+    assert!(
+        !holding(&before, RECORD_SECRET).is_empty(),
+        "the test's premise"
+    );
+    let c = index::connect(&pg).await.unwrap();
+    let row = |seq: i64| {
+        let c = &c;
+        let s = s.clone();
+        async move {
+            let r = c
+                .query_one(
+                    &format!("SELECT kind, hash, erased FROM {s}.record WHERE seq = $1"),
+                    &[&seq],
+                )
+                .await
+                .unwrap();
+            (
+                r.get::<_, String>(0),
+                r.get::<_, Vec<u8>>(1),
+                r.get::<_, bool>(2),
+            )
+        }
+    };
+    let (k2, h2, e2) = row(2).await;
+    let (k3, h3, e3) = row(3).await;
+    assert!(!e2 && !e3);
+
+    erase_both(&root);
+    append(&root, "s", 12, 20, 300);
+    let cursors = cursor::dir_for(&root, remote.url());
+    let j = journal(&root, "s");
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert_eq!(r.erasures, vec![2, 3], "{}", r.summary());
+    opts.rebuild = false;
+    let r = index::index(&remote, &pg, &opts).await.unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let after = dump(&pg, &s).await;
+    for secret in [FIELD_SECRET, RECORD_SECRET] {
+        assert_eq!(holding(&after, secret), Vec::<String>::new(), "{secret}");
+    }
+    assert_eq!(row(2).await, (k2, h2, true));
+    assert_eq!(row(3).await, (k3, h3, true));
+    let n: i64 = c
+        .query_one(&format!("SELECT count(*) FROM {s}.record"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        n, 20,
+        "every record, the erased ones and their erased records too"
+    );
+
+    // Again: nothing changes. Rebuilt from the bucket: the same rows.
+    index::index(&remote, &pg, &opts).await.unwrap();
+    assert_eq!(dump(&pg, &s).await, after);
+    opts.rebuild = true;
+    let r = index::index(&remote, &pg, &opts).await.unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(dump(&pg, &s).await, after);
+    c.batch_execute(&format!("DROP SCHEMA {s} CASCADE"))
+        .await
+        .unwrap();
+}
