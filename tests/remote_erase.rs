@@ -439,3 +439,83 @@ async fn index_drops_erased_content_also_when_the_erasure_comes_after_the_record
         .await
         .unwrap();
 }
+
+/// A lost cursor (the local one removed, as after a reinstall or a reset of the root's remote
+/// state) after an erasure of shipped records: ship adopts the segments that hold the
+/// records as they were before the erasure (each differing frame has the erased record's hash,
+/// so the same payload digest, and is bound by its `sjournal.erased` record), ships the
+/// erasures and what follows, and the copy verifies. Not DIVERGED.
+#[tokio::test]
+async fn a_lost_cursor_after_an_erasure_adopts_the_shipped_segments() {
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "lost", &id).await;
+    let j = journal(&root, "s");
+    let cursors = cursor::dir_for(&root, remote.url());
+    erase_both(&root);
+    append(&root, "s", 12, 16, 300);
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.ok(), "{}", r.summary());
+    assert_eq!(r.adopted, 1, "{}", r.summary());
+    assert_eq!(r.erasures, vec![2, 3], "{}", r.summary());
+    assert_eq!(r.last_seq, 16);
+    let opts = Options {
+        keys: vec![verifier_key(d.path())],
+        local: Some((root.clone(), HOST.into())),
+    };
+    let v = verify::verify(&remote, &opts).await.unwrap();
+    assert!(v[0].ok, "{}", v[0].summary());
+    assert_eq!(v[0].erasures.len(), 2);
+    // Lost again, with everything shipped: nothing to write, still in step.
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.ok(), "{}", r.summary());
+    assert_eq!((r.created, r.last_seq), (0, 16), "{}", r.summary());
+}
+
+/// With a lost cursor, a shipped record that differs from the local one other than by a
+/// recorded erasure (here: its bytes changed in the segment's place, hash and all) still
+/// diverges.
+#[tokio::test]
+async fn a_lost_cursor_with_an_unrecorded_change_still_diverges() {
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "lostedit", &id).await;
+    let j = journal(&root, "s");
+    let cursors = cursor::dir_for(&root, remote.url());
+    erase_both(&root);
+    // Seq 4 erased in place, bound by no `sjournal.erased` record.
+    let bytes = std::fs::read(&j).unwrap();
+    let (_, hlen) = sjournal::format::Header::decode(&bytes).unwrap();
+    let mut at = hlen;
+    let mut out = bytes[..hlen].to_vec();
+    while at < bytes.len() {
+        let f = record::parse(&bytes[at..]).unwrap();
+        if f.seq == 4 {
+            out.extend_from_slice(&erased_frame(&j, 4, false));
+        } else {
+            out.extend_from_slice(f.bytes);
+        }
+        at += f.len();
+    }
+    std::fs::write(&j, &out).unwrap();
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.diverged.is_some(), "{}", r.summary());
+    assert!(r.erasures.is_empty());
+}
