@@ -324,3 +324,64 @@ fn missing_file_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("x.sjl"));
 }
+
+/// A damaged version-2 record: the kind a damaged frame claims is read where a version-2
+/// frame has it (after the payload digest and salt), for a torn tail and for a flipped bit.
+#[test]
+fn a_damaged_v2_record_names_its_kind() {
+    let d = tempfile::tempdir().unwrap();
+    let root = sjournal::journal::Root::new(d.path().join("root"));
+    let mut w = sjournal::journal::Writer::open(&root, "v2", &Default::default()).unwrap();
+    for (kind, json) in [
+        (
+            "SessionStart",
+            r#"{"session_id":"v2","hook_event_name":"SessionStart","source":"startup"}"#,
+        ),
+        (
+            "UserPromptSubmit",
+            r#"{"session_id":"v2","hook_event_name":"UserPromptSubmit","prompt":"hello there"}"#,
+        ),
+        ("Stop", r#"{"session_id":"v2","hook_event_name":"Stop"}"#),
+    ] {
+        w.append(kind, &sjournal::fold::digest::encode_event(kind, json))
+            .unwrap();
+    }
+    drop(w);
+    let bytes = std::fs::read(root.session("v2").unwrap().journal).unwrap();
+    let (h, hlen) = sjournal::format::Header::decode(&bytes).unwrap();
+    assert_eq!(h.format_version, 2);
+    let mut frames = Vec::new();
+    let mut at = hlen;
+    while at < bytes.len() {
+        let f = sjournal::format::record::parse(&bytes[at..]).unwrap();
+        frames.push((at, at + f.len()));
+        at += f.len();
+    }
+    let (s3, e3) = frames[2];
+    // Torn after its kind: only the payload's end and the CRC are missing.
+    let torn = bytes[..e3 - 6].to_vec();
+    assert!(e3 - 6 > s3 + sjournal::format::record::FIXED_LEN_V2 + "Stop".len());
+    let (_, e2) = frames[1];
+    let mut flipped = bytes.clone();
+    flipped[e2 - 8] ^= 0x10;
+    for (name, b, seq, kind) in [
+        ("torn.sjl", torn, 3, "Stop"),
+        ("flipped.sjl", flipped, 2, "UserPromptSubmit"),
+    ] {
+        let path = d.path().join(name);
+        std::fs::write(&path, &b).unwrap();
+        let out = sjournal(d.path())
+            .args(["inspect", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let dmg = items(&v)
+            .iter()
+            .find(|i| i["type"] == "damage")
+            .unwrap_or_else(|| panic!("{name}: {v}"));
+        assert_eq!(dmg["claimed"]["seq"], seq, "{name}: {dmg}");
+        assert_eq!(dmg["claimed"]["kind"], kind, "{name}: {dmg}");
+    }
+}

@@ -340,6 +340,48 @@ fn a_failed_rename_leaves_the_journal_and_its_mark_as_they_were() {
     assert_eq!(run(root, &["verify", "--session", S]).0, 0);
 }
 
+/// A crash (here: the mark's write failing) after the new journal was renamed over the old one
+/// and before the mark was reset leaves the mark naming the format-1 head: verify fails on it.
+/// `migrate` run again finishes the migration from its statement: verify passes, and the next
+/// append goes to the journal (no rescue journal).
+#[test]
+fn a_migration_stopped_after_its_rename_is_finished_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let journal = v1_session(root, 3);
+    let mark = sjournal::journal::hwm::path_for(&journal);
+    let fs = FaultyFs::new();
+    let m = mark.clone();
+    fs.fail(libc::EIO, move |op, p| {
+        matches!(op, Op::Open { write: true, .. }) && p == m
+    });
+    let opts = Options {
+        fs: Arc::new(fs.clone()),
+        ..Options::default()
+    };
+    let r = Root::new(root);
+    assert!(migrate(&r, S, &opts).is_err());
+    assert!(fs.injected() > 0);
+    assert_eq!(version(&journal), 2, "the rename happened");
+    let (code, out, _) = run(root, &["verify", "--session", S]);
+    assert_ne!(code, 0, "the mark names the old chain: {out}");
+    fs.clear();
+    let done = migrate(&r, S, &opts).unwrap();
+    assert!(done.finished && !done.migrated, "{done:?}");
+    let (code, out, _) = run(root, &["verify", "--session", S]);
+    assert_eq!(code, 0, "{out}");
+    sjournal(root)
+        .args(["append", "--session", S])
+        .write_stdin(event(9))
+        .assert()
+        .success();
+    let (code, out, _) = run(root, &["verify", "--session", S]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!r.session(S).unwrap().rescue.exists());
+    // Nothing left to finish.
+    assert!(!migrate(&r, S, &opts).unwrap().finished);
+}
+
 #[test]
 fn rescue_journal_is_refused_and_dry_run_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -336,3 +336,186 @@ async fn a_ship_stopped_between_erasures_is_finished_by_the_next_run() {
     assert!(v[0].ok, "{}", v[0].summary());
     assert_eq!(v[0].erasures.len(), 2);
 }
+
+/// `index` forgets erased content: the session is indexed with both secrets, then erased,
+/// shipped and indexed again (the erasure arrives after its record was indexed): no row of any
+/// table holds either secret (as text, or as the bytes of the stream's fold state), the erased
+/// rows keep seq, kind and hash and say erased, and a rebuild from the bucket gives the same
+/// rows as the incremental run.
+#[tokio::test]
+async fn index_drops_erased_content_also_when_the_erasure_comes_after_the_record() {
+    use crate::remote_index::{dump, pg, schema};
+    use sjournal::remote::index::{self, Options as IndexOptions};
+    let Some(pg) = pg() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "index", &id).await;
+    let s = schema("eraseix");
+    let mut opts = IndexOptions {
+        schema: s.clone(),
+        rebuild: true,
+        keys: vec![verifier_key(d.path())],
+    };
+    let r = index::index(&remote, &pg, &opts).await.unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let hex = |t: &str| t.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let holding = |rows: &[String], secret: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r.contains(secret) || r.contains(&hex(secret)))
+            .cloned()
+            .collect()
+    };
+    let before = dump(&pg, &s).await;
+    assert!(
+        !holding(&before, FIELD_SECRET).is_empty(),
+        "the test's premise"
+    );
+    assert!(
+        !holding(&before, RECORD_SECRET).is_empty(),
+        "the test's premise"
+    );
+    let c = index::connect(&pg).await.unwrap();
+    let row = |seq: i64| {
+        let c = &c;
+        let s = s.clone();
+        async move {
+            let r = c
+                .query_one(
+                    &format!("SELECT kind, hash, erased FROM {s}.record WHERE seq = $1"),
+                    &[&seq],
+                )
+                .await
+                .unwrap();
+            (
+                r.get::<_, String>(0),
+                r.get::<_, Vec<u8>>(1),
+                r.get::<_, bool>(2),
+            )
+        }
+    };
+    let (k2, h2, e2) = row(2).await;
+    let (k3, h3, e3) = row(3).await;
+    assert!(!e2 && !e3);
+
+    erase_both(&root);
+    append(&root, "s", 12, 20, 300);
+    let cursors = cursor::dir_for(&root, remote.url());
+    let j = journal(&root, "s");
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert_eq!(r.erasures, vec![2, 3], "{}", r.summary());
+    opts.rebuild = false;
+    let r = index::index(&remote, &pg, &opts).await.unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let after = dump(&pg, &s).await;
+    for secret in [FIELD_SECRET, RECORD_SECRET] {
+        assert_eq!(holding(&after, secret), Vec::<String>::new(), "{secret}");
+    }
+    assert_eq!(row(2).await, (k2, h2, true));
+    assert_eq!(row(3).await, (k3, h3, true));
+    let n: i64 = c
+        .query_one(&format!("SELECT count(*) FROM {s}.record"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        n, 20,
+        "every record, the erased ones and their erased records too"
+    );
+
+    // Again: nothing changes. Rebuilt from the bucket: the same rows.
+    index::index(&remote, &pg, &opts).await.unwrap();
+    assert_eq!(dump(&pg, &s).await, after);
+    opts.rebuild = true;
+    let r = index::index(&remote, &pg, &opts).await.unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(dump(&pg, &s).await, after);
+    c.batch_execute(&format!("DROP SCHEMA {s} CASCADE"))
+        .await
+        .unwrap();
+}
+
+/// A lost cursor (the local one removed, as after a reinstall or a reset of the root's remote
+/// state) after an erasure of shipped records: ship adopts the segments that hold the
+/// records as they were before the erasure (each differing frame has the erased record's hash,
+/// so the same payload digest, and is bound by its `sjournal.erased` record), ships the
+/// erasures and what follows, and the copy verifies. Not DIVERGED.
+#[tokio::test]
+async fn a_lost_cursor_after_an_erasure_adopts_the_shipped_segments() {
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "lost", &id).await;
+    let j = journal(&root, "s");
+    let cursors = cursor::dir_for(&root, remote.url());
+    erase_both(&root);
+    append(&root, "s", 12, 16, 300);
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.ok(), "{}", r.summary());
+    assert_eq!(r.adopted, 1, "{}", r.summary());
+    assert_eq!(r.erasures, vec![2, 3], "{}", r.summary());
+    assert_eq!(r.last_seq, 16);
+    let opts = Options {
+        keys: vec![verifier_key(d.path())],
+        local: Some((root.clone(), HOST.into())),
+    };
+    let v = verify::verify(&remote, &opts).await.unwrap();
+    assert!(v[0].ok, "{}", v[0].summary());
+    assert_eq!(v[0].erasures.len(), 2);
+    // Lost again, with everything shipped: nothing to write, still in step.
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.ok(), "{}", r.summary());
+    assert_eq!((r.created, r.last_seq), (0, 16), "{}", r.summary());
+}
+
+/// With a lost cursor, a shipped record that differs from the local one other than by a
+/// recorded erasure (here: its bytes changed in the segment's place, hash and all) still
+/// diverges.
+#[tokio::test]
+async fn a_lost_cursor_with_an_unrecorded_change_still_diverges() {
+    let d = tempfile::tempdir().unwrap();
+    let remote = Remote::with_store(
+        std::sync::Arc::new(object_store::memory::InMemory::new()),
+        "fleet",
+    );
+    let id = identity(d.path());
+    let root = shipped(&remote, d.path(), "lostedit", &id).await;
+    let j = journal(&root, "s");
+    let cursors = cursor::dir_for(&root, remote.url());
+    erase_both(&root);
+    // Seq 4 erased in place, bound by no `sjournal.erased` record.
+    let bytes = std::fs::read(&j).unwrap();
+    let (_, hlen) = sjournal::format::Header::decode(&bytes).unwrap();
+    let mut at = hlen;
+    let mut out = bytes[..hlen].to_vec();
+    while at < bytes.len() {
+        let f = record::parse(&bytes[at..]).unwrap();
+        if f.seq == 4 {
+            out.extend_from_slice(&erased_frame(&j, 4, false));
+        } else {
+            out.extend_from_slice(f.bytes);
+        }
+        at += f.len();
+    }
+    std::fs::write(&j, &out).unwrap();
+    std::fs::remove_dir_all(&cursors).unwrap();
+    let r = ship_journal(&remote, &j, &id, &cursors, &NoFaults)
+        .await
+        .unwrap();
+    assert!(r.diverged.is_some(), "{}", r.summary());
+    assert!(r.erasures.is_empty());
+}

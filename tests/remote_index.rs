@@ -14,7 +14,7 @@ use sjournal::remote::ship::{ship_journal, NoFaults};
 use sjournal::remote::{cursor, Remote};
 use support::remote::*;
 
-fn pg() -> Option<String> {
+pub(crate) fn pg() -> Option<String> {
     match std::env::var("SJOURNAL_TEST_PG") {
         Ok(p) if !p.is_empty() => Some(p),
         _ => {
@@ -51,12 +51,12 @@ fn readme_sql() -> Vec<String> {
         .collect()
 }
 
-fn schema(tag: &str) -> String {
+pub(crate) fn schema(tag: &str) -> String {
     bucket_name(tag).replace('-', "_")
 }
 
 /// Every row of every table, as text, in key order.
-async fn dump(pg: &str, s: &str) -> Vec<String> {
+pub(crate) async fn dump(pg: &str, s: &str) -> Vec<String> {
     let c = index::connect(pg).await.unwrap();
     let mut out = Vec::new();
     for (t, cols) in [
@@ -67,6 +67,7 @@ async fn dump(pg: &str, s: &str) -> Vec<String> {
         ("prompt", "host, stem, stream, seq"),
         ("segment", "host, stem, stream, first_seq"),
         ("stream", "host, stem, stream"),
+        ("erasure", "host, stem, stream, seq"),
     ] {
         let q = format!("SELECT t::text FROM {s}.{t} AS t ORDER BY {cols}");
         for r in c.query(&q, &[]).await.unwrap() {

@@ -404,12 +404,26 @@ fn claimed(b: &[u8]) -> Claimed {
     let kind_len = b
         .get(20..22)
         .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize);
+    // The kind follows the fixed fields: at FIXED_LEN in a version-1 frame, after the payload
+    // digest and salt in a version-2 one (flag DIGESTED). The flags may be what is damaged: the
+    // layout they name is tried first, then the other.
+    let digested = b
+        .get(22..24)
+        .map(|s| u16::from_le_bytes([s[0], s[1]]))
+        .is_some_and(|f| f & record::FLAG_DIGESTED != 0);
+    let starts = if digested {
+        [record::FIXED_LEN_V2, record::FIXED_LEN]
+    } else {
+        [record::FIXED_LEN, record::FIXED_LEN_V2]
+    };
     let kind = kind_len.and_then(|n| {
-        let s = b.get(record::FIXED_LEN..record::FIXED_LEN + n)?;
-        std::str::from_utf8(s)
-            .ok()
-            .filter(|k| valid_kind(k))
-            .map(str::to_owned)
+        starts.iter().find_map(|&at| {
+            let s = b.get(at..at + n)?;
+            std::str::from_utf8(s)
+                .ok()
+                .filter(|k| valid_kind(k))
+                .map(str::to_owned)
+        })
     });
     Claimed {
         len: record::peek_len(b),

@@ -20,7 +20,8 @@
 //! head) is renamed aside (`<stem>.snap.superseded-<blake3/16>.bin`); the directory is synced.
 //! Nothing is deleted. A crash between the rename and the mark's reset leaves a mark naming the
 //! old hash at the same seq: verify reports it and the next writer refuses the journal (to the
-//! rescue journal) until `repair` runs.
+//! rescue journal); `migrate` run again finishes the migration (the statement, written before
+//! the rename, binds that old head to the journal's head: only then is the mark reset).
 //!
 //! A journal with a rescue journal is refused (`repair` merges it first), and so is a shipped
 //! one (its segments and ship cursors bind the old chain). Events waiting in
@@ -108,6 +109,10 @@ pub struct Migrated {
     /// The statement binding the old head to the new.
     pub statement: Option<PathBuf>,
     pub signed: bool,
+    /// The journal was format 2 already, but a migration interrupted after its rename had
+    /// left the witnesses naming the old chain; this run finished it (mark, its copy and the
+    /// tail hint set to the new head, a snapshot of the old chain set aside).
+    pub finished: bool,
 }
 
 /// What a statement says.
@@ -235,6 +240,7 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
         kept: None,
         statement: None,
         signed: false,
+        finished: false,
     };
     let old = read_whole(&paths.journal)?;
     let (header, hlen) = Header::decode(&old).map_err(|e| {
@@ -245,6 +251,9 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
     })?;
     report.old_format = header.format_version;
     if header.format_version >= FORMAT_VERSION {
+        if !opts.dry_run {
+            report.finished = finish_interrupted(fs, &sessions, &paths, &old, hlen)?;
+        }
         return Ok(report);
     }
     if header.session_id != session_id {
@@ -421,6 +430,54 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
     report.kept = Some(kept);
     report.statement = Some(note);
     Ok(report)
+}
+
+/// Finishes a migration that stopped (a crash, a failed write) after the new journal was
+/// renamed over the old one and before its mark was reset: the mark (or its copy) names the
+/// old chain's head at the same seq, which would make every writer refuse the journal. The
+/// mark is reset only when the statement written before the rename binds exactly that: the
+/// old head the mark names to the journal's head now. Anything else is left for `verify` and
+/// `repair`. True if it finished one.
+fn finish_interrupted(
+    fs: &dyn Fs,
+    sessions: &Path,
+    paths: &crate::journal::paths::SessionPaths,
+    bytes: &[u8],
+    hlen: usize,
+) -> Result<bool, MigrateError> {
+    let Ok((seq, head)) = chain_end(bytes, hlen) else {
+        return Ok(false);
+    };
+    let now = Mark { seq, hash: head };
+    let mark = hwm::read(&paths.journal).ok().flatten();
+    let copy = hwm::read_copy(&paths.journal);
+    if mark.is_none_or(|m| m == now) && copy.is_none_or(|m| m == now) {
+        return Ok(false);
+    }
+    let note = sessions.join(format!(
+        "{}.migrated-{}.note",
+        file_name(&paths.journal),
+        &head.to_hex()[..16]
+    ));
+    let Ok(text) = std::fs::read_to_string(&note) else {
+        return Ok(false);
+    };
+    let Ok((st, _)) = Statement::parse(&text) else {
+        return Ok(false);
+    };
+    let old = Mark {
+        seq: st.old_records,
+        hash: st.old_head,
+    };
+    let binds = st.new.size == seq && st.new.hash == head;
+    let names_old = |m: Option<Mark>| m.is_none_or(|m| m == now || m == old);
+    if !binds || !names_old(mark) || !names_old(copy) {
+        return Ok(false);
+    }
+    hwm::reset(fs, &paths.journal, now)?;
+    crate::journal::repair::set_snapshot_aside(fs, &paths.snapshot, &paths.journal)?;
+    paths::sync_dir_with(fs, sessions)?;
+    Ok(true)
 }
 
 /// What `verify --migration FILE` found; its JSON form (`verify --json`) is this struct.

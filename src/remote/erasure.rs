@@ -110,9 +110,15 @@ pub fn apply(
         });
         good.insert(seq, b);
     }
+    (replace_frames(bytes, hlen, &good), applied, findings)
+}
+
+/// `bytes` (its first `start` bytes kept as they are, then frames back to back) with the frame
+/// of each seq in `frames` replaced by that frame.
+pub fn replace_frames(bytes: &[u8], start: usize, frames: &BTreeMap<u64, &[u8]>) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..hlen]);
-    let mut at = hlen;
+    out.extend_from_slice(&bytes[..start]);
+    let mut at = start;
     while at < bytes.len() {
         let len = record::peek_len(&bytes[at..]).unwrap_or(0) as usize;
         if len == 0 || at + len > bytes.len() {
@@ -120,11 +126,11 @@ pub fn apply(
             break;
         }
         let seq = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().unwrap());
-        match good.get(&seq) {
+        match frames.get(&seq) {
             Some(frame) => out.extend_from_slice(frame),
             None => out.extend_from_slice(&bytes[at..at + len]),
         }
         at += len;
     }
-    (out, applied, findings)
+    out
 }

@@ -6,6 +6,14 @@
 //! `ON CONFLICT DO NOTHING`, and nothing in a row depends on when or how often it was indexed,
 //! so re-indexing changes nothing and dropping the schema and indexing again gives identical
 //! rows. The tables are in the module docs of `remote`.
+//!
+//! Erasures (`erasure/<seq>` objects, see [`super::erasure`]): a stream with erasure objects
+//! not applied yet is verified as `verify --remote` verifies it, and each erased record is
+//! indexed from its erased frame: its row keeps seq, time, kind and hashes, says `erased`, and
+//! its JSON and facts come from what is left of the payload. When an erasure names a record
+//! already indexed, the stream's rows (and its session's) are deleted and the stream indexed
+//! again from its header, so no row, fact or fold state keeps the erased content; the result
+//! equals a rebuild. The segments' original bytes stay in the bucket (create-only storage).
 
 use std::collections::BTreeMap;
 
@@ -88,26 +96,41 @@ pub async fn index(remote: &Remote, pg: &str, opts: &Options) -> Result<Report> 
         .batch_execute(&SCHEMA_SQL.replace("{s}", s))
         .await
         .map_err(|e| RemoteError::pg("create tables", e))?;
-    let mut streams: BTreeMap<Location, Vec<u64>> = BTreeMap::new();
+    let mut streams: BTreeMap<Location, StreamKeys> = BTreeMap::new();
     for k in remote.list(remote.scope()).await? {
         match parse_key(&k) {
-            Some((loc, Part::Segment(f))) => streams.entry(loc).or_default().push(f),
-            Some((loc, Part::Header)) => {
-                streams.entry(loc).or_default();
-            }
+            Some((loc, Part::Segment(f))) => streams.entry(loc).or_default().segments.push(f),
+            Some((loc, Part::Header)) => streams.entry(loc).or_default().header = true,
+            Some((loc, Part::Erasure(seq))) => streams.entry(loc).or_default().erasures.push(seq),
             _ => {}
         }
     }
     let mut report = Report::default();
-    for (loc, mut segs) in streams {
-        segs.sort();
+    for (loc, mut keys) in streams {
+        keys.segments.sort();
+        keys.erasures.sort();
         report.streams += 1;
-        if let Err(f) = index_stream(remote, &mut client, s, &loc, &segs, opts, &mut report).await?
+        if let Err(f) = index_stream(remote, &mut client, s, &loc, &keys, opts, &mut report).await?
         {
             report.findings.push(format!("{}: {f}", loc.display()));
         }
     }
     Ok(report)
+}
+
+/// A stream's objects, as listed.
+#[derive(Default)]
+struct StreamKeys {
+    header: bool,
+    segments: Vec<u64>,
+    erasures: Vec<u64>,
+}
+
+/// An erased record's frame (from its `erasure/<seq>` object) and the seq of its
+/// `sjournal.erased` record.
+struct ErasedFrame {
+    frame: Vec<u8>,
+    erased_by: u64,
 }
 
 struct StreamState {
@@ -123,10 +146,11 @@ async fn index_stream(
     client: &mut Client,
     s: &str,
     loc: &Location,
-    segs: &[u64],
+    keys: &StreamKeys,
     opts: &Options,
     report: &mut Report,
 ) -> Result<std::result::Result<(), String>> {
+    let segs = &keys.segments[..];
     let kind = loc.kind.as_str();
     let row = client
         .query_opt(
@@ -161,22 +185,28 @@ async fn index_stream(
                 })?,
             }
         }
-        None => {
-            let Some(h) = remote.get(&loc.header_key()).await? else {
-                return Ok(Err("no header object".into()));
-            };
-            let header = match Header::decode(&h.bytes) {
-                Ok((hd, len)) if len == h.bytes.len() => hd,
-                _ => return Ok(Err("the header object is not a journal header".into())),
-            };
-            StreamState {
-                session_id: header.session_id,
-                last_seq: 0,
-                head: genesis_hash(&h.bytes),
-                state: State::new(),
-            }
-        }
+        None => match fresh_state(remote, loc).await? {
+            Ok(st) => st,
+            Err(f) => return Ok(Err(f)),
+        },
     };
+    let erased = match erased_frames(remote, client, s, loc, keys, opts).await? {
+        Ok(e) => e,
+        Err(f) => return Ok(Err(f)),
+    };
+    if let Some(e) = &erased {
+        if e.new.iter().any(|&seq| seq <= st.last_seq) {
+            // An erasure of a record already indexed: its rows, the facts derived from it and
+            // the fold state that saw it all go; the stream is indexed again from its header
+            // with the erased frames in place.
+            forget_stream(client, s, loc).await?;
+            st = match fresh_state(remote, loc).await? {
+                Ok(st) => st,
+                Err(f) => return Ok(Err(f)),
+            };
+        }
+    }
+    let frames = erased.map(|e| e.frames).unwrap_or_default();
     for &first in segs {
         if first <= st.last_seq {
             report.segments_already += 1;
@@ -236,11 +266,152 @@ async fn index_stream(
         if let Some(f) = v.findings.first() {
             return Ok(Err(f.clone()));
         }
-        let n = insert_segment(client, s, loc, &mut st, first, &obj.bytes, &meta).await?;
+        let n = insert_segment(client, s, loc, &mut st, first, &obj.bytes, &meta, &frames).await?;
         report.segments_indexed += 1;
         report.records += n;
     }
     Ok(Ok(()))
+}
+
+async fn fresh_state(
+    remote: &Remote,
+    loc: &Location,
+) -> Result<std::result::Result<StreamState, String>> {
+    let Some(h) = remote.get(&loc.header_key()).await? else {
+        return Ok(Err("no header object".into()));
+    };
+    let header = match Header::decode(&h.bytes) {
+        Ok((hd, len)) if len == h.bytes.len() => hd,
+        _ => return Ok(Err("the header object is not a journal header".into())),
+    };
+    Ok(Ok(StreamState {
+        session_id: header.session_id,
+        last_seq: 0,
+        head: genesis_hash(&h.bytes),
+        state: State::new(),
+    }))
+}
+
+/// The erased frames of a stream with erasure objects not applied yet (`new`); `frames` holds
+/// every erasure's frame, applied or not.
+struct Erasures {
+    new: Vec<u64>,
+    frames: BTreeMap<u64, ErasedFrame>,
+}
+
+/// None when every erasure object of the stream is applied already. Otherwise the stream is
+/// verified as `verify --remote` does (segments, checkpoints and each erasure bound by its
+/// chained `sjournal.erased` record); an erasure object that does not check is a finding and
+/// nothing of the stream is indexed further (the index keeps what it had).
+async fn erased_frames(
+    remote: &Remote,
+    client: &Client,
+    s: &str,
+    loc: &Location,
+    keys: &StreamKeys,
+    opts: &Options,
+) -> Result<std::result::Result<Option<Erasures>, String>> {
+    if keys.erasures.is_empty() {
+        return Ok(Ok(None));
+    }
+    let applied: std::collections::BTreeSet<u64> = client
+        .query(
+            &format!("SELECT seq FROM {s}.erasure WHERE host = $1 AND stem = $2 AND stream = $3"),
+            &[&loc.host, &loc.stem, &loc.kind.as_str()],
+        )
+        .await
+        .map_err(|e| RemoteError::pg("read erasures", e))?
+        .iter()
+        .map(|r| r.get::<_, i64>(0) as u64)
+        .collect();
+    let new: Vec<u64> = keys
+        .erasures
+        .iter()
+        .copied()
+        .filter(|seq| !applied.contains(seq))
+        .collect();
+    if new.is_empty() {
+        return Ok(Ok(None));
+    }
+    let vopts = super::verify::Options {
+        keys: opts.keys.clone(),
+        local: None,
+    };
+    let v = super::verify::verify_one(
+        remote,
+        loc,
+        keys.header,
+        &keys.segments,
+        &keys.erasures,
+        &vopts,
+    )
+    .await?;
+    let rebuilt = match (&v.findings[..], &v.rebuilt) {
+        ([], Some(r)) => r,
+        ([], None) => {
+            return Ok(Err(
+                "erasure objects not applied: they were not checked".into()
+            ))
+        }
+        ([f, ..], _) => return Ok(Err(format!("erasure objects not applied: {f}"))),
+    };
+    let Ok((_, hlen)) = Header::decode(rebuilt) else {
+        return Ok(Err("the header object is not a journal header".into()));
+    };
+    let recorded: BTreeMap<u64, u64> = v.erasures.iter().map(|e| (e.seq, e.recorded_at)).collect();
+    let mut frames = BTreeMap::new();
+    let mut at = hlen;
+    while at < rebuilt.len() {
+        let Ok(f) = crate::format::record::parse(&rebuilt[at..]) else {
+            break;
+        };
+        if let (true, Some(&by)) = (f.erased(), recorded.get(&f.seq)) {
+            frames.insert(
+                f.seq,
+                ErasedFrame {
+                    frame: f.bytes.to_vec(),
+                    erased_by: by,
+                },
+            );
+        }
+        at += f.len();
+    }
+    Ok(Ok(Some(Erasures { new, frames })))
+}
+
+/// Deletes every row of the stream (and its session's row, for a main stream), in one
+/// transaction: the next segment indexed starts from the header.
+async fn forget_stream(client: &mut Client, s: &str, loc: &Location) -> Result<()> {
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| RemoteError::pg("begin", e))?;
+    let kind = loc.kind.as_str();
+    for t in [
+        "record",
+        "file_touch",
+        "command",
+        "prompt",
+        "segment",
+        "stream",
+        "erasure",
+    ] {
+        tx.execute(
+            &format!("DELETE FROM {s}.{t} WHERE host = $1 AND stem = $2 AND stream = $3"),
+            &[&loc.host, &loc.stem, &kind],
+        )
+        .await
+        .map_err(|e| RemoteError::pg("forget the stream's rows", e))?;
+    }
+    if loc.kind == StreamKind::Main {
+        tx.execute(
+            &format!("DELETE FROM {s}.session WHERE host = $1 AND stem = $2"),
+            &[&loc.host, &loc.stem],
+        )
+        .await
+        .map_err(|e| RemoteError::pg("forget the session's row", e))?;
+    }
+    tx.commit().await.map_err(|e| RemoteError::pg("commit", e))
 }
 
 #[derive(Default)]
@@ -251,6 +422,10 @@ struct Rows {
     hash: Vec<Vec<u8>>,
     prev: Vec<Vec<u8>>,
     event: Vec<Option<serde_json::Value>>,
+    erased: Vec<bool>,
+    e_seq: Vec<i64>,
+    e_by: Vec<i64>,
+    e_blake3: Vec<String>,
     f_seq: Vec<i64>,
     f_path: Vec<String>,
     f_op: Vec<String>,
@@ -272,6 +447,7 @@ fn no_nul(s: String) -> String {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn insert_segment(
     client: &mut Client,
     s: &str,
@@ -280,8 +456,27 @@ async fn insert_segment(
     first: u64,
     body: &[u8],
     meta: &SegmentMeta,
+    erased: &BTreeMap<u64, ErasedFrame>,
 ) -> Result<u64> {
     let mut rows = Rows::default();
+    // The erased frames in place of the segment's (same record hashes: the chain holds).
+    let here: BTreeMap<u64, &[u8]> = erased
+        .range(first..=meta.last)
+        .map(|(&seq, e)| (seq, &e.frame[..]))
+        .collect();
+    let replaced;
+    let body = if here.is_empty() {
+        body
+    } else {
+        replaced = super::erasure::replace_frames(body, 0, &here);
+        &replaced[..]
+    };
+    for (&seq, e) in erased.range(first..=meta.last) {
+        rows.e_seq.push(seq as i64);
+        rows.e_by.push(e.erased_by as i64);
+        rows.e_blake3
+            .push(crate::format::hash::content_hash(&e.frame).to_hex());
+    }
     let recs = Records::new(
         body,
         0,
@@ -304,6 +499,7 @@ async fn insert_segment(
             .filter(|j| !j.get().contains("\\u0000"))
             .and_then(|j| crate::event::lenient::value(j.get().as_bytes()).ok());
         rows.event.push(event);
+        rows.erased.push(r.erased());
         let f = facts::extract(r.kind, r.seq, r.payload);
         let mut seen = std::collections::BTreeSet::new();
         for (path, op) in f.files {
@@ -337,16 +533,26 @@ async fn insert_segment(
     let pg = |what: &'static str| move |e| RemoteError::pg(what, e);
     tx.execute(
         &format!(
-            "INSERT INTO {s}.record (host, stem, stream, seq, ts_ns, ts, kind, hash, prev_hash, event) \
-             SELECT $1, $2, $3, u.seq, u.ts_ns, to_timestamp(u.ts_ns::float8 / 1e9), u.kind, u.hash, u.prev, u.event \
-             FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::bytea[], $8::bytea[], $9::jsonb[]) \
-               AS u(seq, ts_ns, kind, hash, prev, event) \
+            "INSERT INTO {s}.record (host, stem, stream, seq, ts_ns, ts, kind, hash, prev_hash, event, erased) \
+             SELECT $1, $2, $3, u.seq, u.ts_ns, to_timestamp(u.ts_ns::float8 / 1e9), u.kind, u.hash, u.prev, u.event, u.erased \
+             FROM unnest($4::bigint[], $5::bigint[], $6::text[], $7::bytea[], $8::bytea[], $9::jsonb[], $10::bool[]) \
+               AS u(seq, ts_ns, kind, hash, prev, event, erased) \
              ON CONFLICT DO NOTHING"
         ),
-        &[host, stem, &kind, &rows.seq, &rows.ts, &rows.kind, &rows.hash, &rows.prev, &rows.event],
+        &[host, stem, &kind, &rows.seq, &rows.ts, &rows.kind, &rows.hash, &rows.prev, &rows.event, &rows.erased],
     )
     .await
     .map_err(pg("insert records"))?;
+    tx.execute(
+        &format!(
+            "INSERT INTO {s}.erasure (host, stem, stream, seq, erased_by, blake3) \
+             SELECT $1, $2, $3, u.seq, u.erased_by, u.blake3 FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS u(seq, erased_by, blake3) \
+             ON CONFLICT DO NOTHING"
+        ),
+        &[host, stem, &kind, &rows.e_seq, &rows.e_by, &rows.e_blake3],
+    )
+    .await
+    .map_err(pg("insert erasures"))?;
     tx.execute(
         &format!(
             "INSERT INTO {s}.file_touch (host, stem, stream, seq, path, op) \

@@ -40,3 +40,12 @@ CREATE TABLE IF NOT EXISTS {s}.stream (
   host text NOT NULL, stem text NOT NULL, stream text NOT NULL, session_id text NOT NULL,
   last_seq bigint NOT NULL, head text NOT NULL, fold_version int NOT NULL, state bytea NOT NULL,
   PRIMARY KEY (host, stem, stream));
+-- Erased records (`erasure/<seq>` objects, checked as `verify --remote` checks them): the
+-- record's row keeps seq, kind and hashes, says erased, and holds only what is left of its
+-- payload; its facts are derived from that alone. `erased_by`: the seq of the chained
+-- `sjournal.erased` record.
+ALTER TABLE {s}.record ADD COLUMN IF NOT EXISTS erased bool NOT NULL DEFAULT false;
+CREATE TABLE IF NOT EXISTS {s}.erasure (
+  host text NOT NULL, stem text NOT NULL, stream text NOT NULL, seq bigint NOT NULL,
+  erased_by bigint NOT NULL, blake3 text NOT NULL,
+  PRIMARY KEY (host, stem, stream, seq));

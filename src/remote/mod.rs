@@ -147,12 +147,13 @@
 //!
 //! | table | key | what |
 //! |---|---|---|
-//! | `record` | host, stem, stream, seq | ts (ns and timestamptz), kind, hash, prev_hash, `event` jsonb (an event's own JSON, a system record's fields) |
+//! | `record` | host, stem, stream, seq | ts (ns and timestamptz), kind, hash, prev_hash, `event` jsonb (an event's own JSON, a system record's fields), `erased` (only what is left of the payload after `sjournal erase`) |
 //! | `session` | host, stem | session id, agent host, cwd, model, started, ended, end reason, records, last seq, head, state hash — the fold's view (main journals) |
 //! | `file_touch` | host, stem, stream, seq, path, op | files read, written or edited by a tool call that succeeded, or reported by the host |
 //! | `command` | host, stem, stream, seq | shell tool, command, exit code ([`facts`]), failed |
 //! | `prompt` | host, stem, stream, seq | the prompt text, and `tsv` (tsvector, GIN index) for full-text search |
 //! | `segment`, `stream` | | bookkeeping: segments indexed; each stream's head and fold state (to continue without re-reading) |
+//! | `erasure` | host, stem, stream, seq | erasure objects applied: the seq of the `sjournal.erased` record, the erased frame's blake3 |
 //!
 //! No row holds an insertion time or a serial id, so indexing again changes nothing and
 //! dropping the schema and indexing from the bucket gives identical rows. A change of

@@ -12,9 +12,11 @@
 //!   loop over the records after the cursor, ≤ SEGMENT_MAX_BYTES at a time:
 //!     PUT seg/<first> create-only, metadata (first, last, prev hash, head, blake3, signed checkpoint)
 //!       created → cursor := last
-//!       exists  → GET it; its bytes must be the local bytes from record `first` on and end at a
-//!                 record boundary (another shipper may have cut a shorter or longer segment):
-//!                 adopt, cursor := its last seq; else DIVERGED (report, never overwrite)
+//!       exists  → GET it; its frames must be the local records from `first` on, each byte for
+//!                 byte or (after a lost cursor) the record as it was before a recorded
+//!                 erasure, same record hash; it ends at a record boundary (another shipper may
+//!                 have cut a shorter or longer segment): adopt, cursor := its last seq; else
+//!                 DIVERGED (report, never overwrite)
 //!     write the cursor (temporary file, fsync, rename, directory fsync)
 //!   every erased record (`sjournal erase`) not shipped as an erasure yet:
 //!     PUT erasure/<seq> create-only (the erased frame; an existing one must be equal)
@@ -516,41 +518,28 @@ async fn ship_once(
                     });
                 };
                 let rb = &obj.bytes;
-                // Compare what both have; a remote segment longer than our view of the journal
-                // whose common part is equal may hold records appended since: look again.
-                let common = (rb.len() as u64).min(valid_end - start) as usize;
-                let local = &map[start as usize..start as usize + common];
-                if local == &rb[..common] && common < rb.len() {
-                    return Ok(Flow::Retry);
-                }
-                if local != &rb[..common] {
-                    let at = local
-                        .iter()
-                        .zip(rb.iter())
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(0);
-                    let off = start + at as u64;
-                    let seq = recs
-                        .iter()
-                        .find(|r| r.offset <= off && off < r.end())
-                        .map(|r| r.seq);
-                    report.diverged = Some(format!(
-                        "the remote {key} differs from the local journal at offset {off} \
-                         (seq {}): diverged; nothing was written (`sjournal verify --remote` \
-                         says which side is intact)",
-                        seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
-                    ));
-                    return Ok(Flow::Done(Box::new(report)));
-                }
-                let end = start + rb.len() as u64;
-                let Some(k) = recs[i..].iter().position(|r| r.end() == end) else {
-                    report.diverged = Some(format!(
-                        "the remote {key} ends at offset {end}, inside a record: it is not a \
-                         segment of this journal; nothing was written"
-                    ));
-                    return Ok(Flow::Done(Box::new(report)));
+                let k = match compare_segment(rb, &recs[i..], map, &erased_frames, &bound) {
+                    Compared::Same(n) => i + n - 1,
+                    Compared::Longer => return Ok(Flow::Retry),
+                    Compared::Differs { seq, off } => {
+                        let off = start + off as u64;
+                        report.diverged = Some(format!(
+                            "the remote {key} differs from the local journal at offset {off} \
+                             (seq {}): diverged; nothing was written (`sjournal verify --remote` \
+                             says which side is intact)",
+                            seq.map(|s| s.to_string()).unwrap_or_else(|| "?".into())
+                        ));
+                        return Ok(Flow::Done(Box::new(report)));
+                    }
+                    Compared::NotASegment(end) => {
+                        report.diverged = Some(format!(
+                            "the remote {key} ends at offset {}, inside a record: it is not a \
+                             segment of this journal; nothing was written",
+                            start + end as u64
+                        ));
+                        return Ok(Flow::Done(Box::new(report)));
+                    }
                 };
-                let k = i + k;
                 let meta = seg_meta(
                     &session_id,
                     loc.kind,
@@ -611,6 +600,79 @@ async fn ship_once(
     report.last_seq = cur.last_seq;
     report.head = Some(cur.head.clone());
     Ok(Flow::Done(Box::new(report)))
+}
+
+/// How a segment that exists remotely compares with the local records from its first seq on.
+enum Compared {
+    /// Its frames are the first n local records: equal bytes, or the record as it was before
+    /// a recorded erasure.
+    Same(usize),
+    /// Its common part is equal and it holds records past the local view: look again.
+    Longer,
+    /// It differs at byte `off` of the segment (record `seq`).
+    Differs { seq: Option<u64>, off: usize },
+    /// It ends at byte n of the segment's local span, inside a record.
+    NotASegment(usize),
+}
+
+/// Compares remote segment `rb` with `recs` (the local records from its first seq on, in
+/// `map`) frame by frame. A frame that is not byte-equal is the same record only when the
+/// local one is erased, bound by its `sjournal.erased` record (`bound`), and the remote frame
+/// is intact (its payload matches its digest) with the erased record's hash: a version-2
+/// record hash commits to the payload digest, so the remote frame is that record before its
+/// erasure. After a lost cursor that is what segments shipped before the erasure hold.
+fn compare_segment(
+    rb: &[u8],
+    recs: &[Rec],
+    map: &[u8],
+    erased: &std::collections::BTreeMap<u64, (u64, u64)>,
+    bound: &[crate::journal::verify::Erasure],
+) -> Compared {
+    let mut at = 0usize;
+    let mut n = 0usize;
+    while at < rb.len() {
+        let Some(r) = recs.get(n) else {
+            return Compared::Longer;
+        };
+        let local = &map[r.offset as usize..r.end() as usize];
+        let differs = Compared::Differs {
+            seq: Some(r.seq),
+            off: at,
+        };
+        let f = match crate::format::record::parse(&rb[at..]) {
+            Ok(f) => f,
+            Err(_) if rb[at..].len() < local.len() && local.starts_with(&rb[at..]) => {
+                return Compared::NotASegment(at + rb[at..].len())
+            }
+            Err(_) => return differs,
+        };
+        if f.bytes != local {
+            let erasure = erased.contains_key(&r.seq)
+                && bound.iter().any(|e| e.seq == r.seq)
+                && f.seq == r.seq
+                && !f.erased()
+                && f.payload_matches()
+                && f.hash() == r.hash;
+            if !erasure {
+                let off = f
+                    .bytes
+                    .iter()
+                    .zip(local.iter())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                return Compared::Differs {
+                    seq: Some(r.seq),
+                    off: at + off,
+                };
+            }
+        }
+        at += f.len();
+        n += 1;
+    }
+    if n == 0 {
+        return Compared::Differs { seq: None, off: 0 };
+    }
+    Compared::Same(n)
 }
 
 fn seg_meta(

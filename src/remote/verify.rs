@@ -32,6 +32,7 @@ use crate::journal::paths::file_stem;
 use crate::journal::{JournalReader, Root};
 
 /// A verifier key, with the name it signs under (`sjournal-<host id>` for shipped keys).
+#[derive(Clone)]
 pub struct Key {
     pub name: String,
     pub text: String,
@@ -238,6 +239,27 @@ fn key_for(loc: &Location, k: &Key) -> bool {
         Some(h) => h == loc.host,
         None => true,
     }
+}
+
+/// Verifies one stream as [`verify`] does (object versions left out), given its keys: whether
+/// it has a header, its segments' first seqs (sorted) and its erasure objects' seqs.
+pub(crate) async fn verify_one(
+    remote: &Remote,
+    loc: &Location,
+    header: bool,
+    segments: &[u64],
+    erasures: &[u64],
+    opts: &Options,
+) -> Result<StreamVerdict> {
+    let parts = Parts {
+        header,
+        segments: segments.to_vec(),
+        erasures: erasures.to_vec(),
+        ..Default::default()
+    };
+    let mut v = verify_stream(remote, loc, &parts, opts).await?;
+    v.ok = v.findings.is_empty();
+    Ok(v)
 }
 
 async fn verify_stream(

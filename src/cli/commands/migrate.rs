@@ -92,6 +92,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 
 fn describe(r: &Migrated) -> String {
     let id = sjournal::escape::text(&r.session_id);
+    if r.finished {
+        return format!(
+            "session {id}: finished an interrupted migration (the high-water mark named the \
+             format-1 head its statement binds; set to the journal's head)"
+        );
+    }
     if !r.migrated {
         return format!(
             "session {id}: already version {}; nothing to migrate",
