@@ -1095,3 +1095,141 @@ fn the_mcp_server_reads_nothing_from_a_root_others_can_write() {
     assert!(!err && text.contains("session s1"), "{text}");
     m.close();
 }
+
+/// Appends prompts to `session` (a journal of its own per call: one more segment per catch-up).
+fn prompts(w: &World, session: &str, at: i64, texts: &[String]) {
+    let p = w.proj.as_str();
+    let mut wr = Writer::open(&w.root, session, &WriterOptions::default()).unwrap();
+    let recs: Vec<(String, Vec<u8>)> = texts
+        .iter()
+        .map(|t| {
+            ev(
+                json!({"hook_event_name":"UserPromptSubmit","session_id":session,"cwd":p,
+                      "prompt": t}),
+            )
+        })
+        .collect();
+    let items: Vec<(&str, &[u8])> = recs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+    wr.append_batch_at(at, &items).unwrap();
+}
+
+#[test]
+fn an_index_kept_open_sees_every_commit_and_every_rebuild() {
+    let w = world();
+    let mut cache: search::index::Cache = None;
+    let opts = search::Options::default();
+    let kept = |cache: &mut search::index::Cache, q: &str| -> String {
+        json_of(
+            &search::search_cached(&w.root, &req(&w, q), &opts, cache)
+                .unwrap()
+                .hits,
+        )
+    };
+    let fresh = |q: &str| json_of(&run(&w, &req(&w, q)));
+    assert_eq!(kept(&mut cache, "wombat"), fresh("wombat"));
+    assert_eq!(kept(&mut cache, "wombat"), "[]");
+    // A record appended: the kept index's catch-up commits it, and the search after it reads
+    // the new segment.
+    prompts(
+        &w,
+        "s1",
+        T0 + 500 * 1_000_000_000,
+        &["where is the wombat".into()],
+    );
+    let one = kept(&mut cache, "wombat");
+    assert!(one.contains("where is the wombat"), "{one}");
+    assert_eq!(one, fresh("wombat"));
+    // Another process's catch-up commits (this cache did not see the commit).
+    prompts(
+        &w,
+        "s2",
+        T0 + 600 * 1_000_000_000,
+        &["a second wombat".into()],
+    );
+    search::update(&w.root, false, None).unwrap();
+    let no_update = search::Options {
+        no_update: true,
+        ..Default::default()
+    };
+    let two = json_of(
+        &search::search_cached(&w.root, &req(&w, "wombat"), &no_update, &mut cache)
+            .unwrap()
+            .hits,
+    );
+    assert!(two.contains("a second wombat"), "{two}");
+    // Another process rebuilds: the directory is swapped under the kept index.
+    prompts(
+        &w,
+        "s1",
+        T0 + 700 * 1_000_000_000,
+        &["a third wombat".into()],
+    );
+    assert!(search::update(&w.root, true, None)
+        .unwrap()
+        .rebuilt
+        .is_some());
+    let three = kept(&mut cache, "wombat");
+    assert!(three.contains("a third wombat"), "{three}");
+    assert_eq!(three, fresh("wombat"));
+    // The sessions and projects it knows follow too.
+    prompts(
+        &w,
+        "s9",
+        T0 + 800 * 1_000_000_000,
+        &["a new session".into()],
+    );
+    let m = search::meta_cached(&w.root, &mut cache).unwrap();
+    assert!(m.sessions().contains(&"s9".to_owned()), "{m:?}");
+}
+
+#[test]
+fn the_first_hits_of_a_short_list_are_those_of_a_long_one() {
+    let w = world();
+    // Many records of the same score in several sessions and segments (one per catch-up):
+    // the order among them is the tie-break alone, whatever the scorer skips.
+    for (i, session) in ["t1", "t2", "t3", "t4"].iter().enumerate() {
+        for round in 0..3 {
+            let texts: Vec<String> = (0..15)
+                .map(|k| match k % 3 {
+                    0 => "okapi".to_owned(),
+                    1 => "okapi okapi".to_owned(),
+                    _ => format!("an okapi in a long sentence number {k}"),
+                })
+                .collect();
+            prompts(
+                &w,
+                session,
+                T0 + ((i * 10 + round) as i64 + 900) * 1_000_000_000,
+                &texts,
+            );
+            search::update(&w.root, false, None).unwrap();
+        }
+    }
+    let mut long = req(&w, "okapi");
+    long.limit = search::LIMIT_MAX;
+    let all = run(&w, &long);
+    assert_eq!(all.len(), 4 * 3 * 15);
+    // The order is (score, then the session's tie-break key, then the seq).
+    let key = |h: &Hit| {
+        (
+            std::cmp::Reverse((h.score * 10_000.0).round() as u64),
+            search::index::tie(&h.session),
+            h.seq.unwrap(),
+        )
+    };
+    let mut want = all.clone();
+    want.sort_by_key(key);
+    assert_eq!(json_of(&all), json_of(&want));
+    for limit in [1, 2, 5, 7, 20, 33] {
+        let mut r = req(&w, "okapi");
+        r.limit = limit;
+        assert_eq!(
+            json_of(&run(&w, &r)),
+            json_of(&all[..limit]),
+            "limit {limit}"
+        );
+    }
+}

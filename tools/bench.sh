@@ -5,7 +5,7 @@
 #   tools/bench.sh --quick    smaller sizes, for a smoke test
 #   tools/bench.sh verify --before OLD_BINARY [--runs N] [--quick]
 #                             verify on a 1 GB journal, this tree against OLD_BINARY
-#   tools/bench.sh searchbig [--before OLD_BINARY] [--events N] [--sessions S] [--runs R]
+#   tools/bench.sh searchbig [--before OLD_BINARY] [--events N] [--sessions S] [--runs R] [--keep DIR]
 #                             search over 1M events in 1,000 sessions against rg, index
 #                             build against the cold fold, MCP calls (installs ripgrep)
 set -euo pipefail

@@ -52,6 +52,26 @@ pub struct Config {
     pub writer: WriterOptions,
     /// The recovery block's budget when the caller gives none.
     pub budget_chars: usize,
+    /// The search index as last opened, kept between calls while it is the one on disk.
+    pub index: IndexCache,
+}
+
+/// The search index a server keeps open between calls: each call still catches up (a `stat`
+/// of every journal), but opens the index and parses its cursors again only after a commit.
+#[derive(Debug, Clone, Default)]
+pub struct IndexCache(pub Arc<std::sync::Mutex<crate::search::index::Cache>>);
+
+impl IndexCache {
+    /// The cache, for one call at a time (a call that panicked left nothing half-done in it
+    /// that the next one would trust: it is emptied).
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, crate::search::index::Cache> {
+        self.0.lock().unwrap_or_else(|poisoned| {
+            let mut g = poisoned.into_inner();
+            *g = None;
+            self.0.clear_poison();
+            g
+        })
+    }
 }
 
 /// The server.

@@ -412,3 +412,94 @@ impl Drop for PrivateUmask {
         rustix::process::umask(self.old);
     }
 }
+
+/// Which `meta.json` an index has: device, inode, length, mtime (ns). tantivy writes it whole
+/// and renames it into place at every commit (and a rebuild swaps the whole directory), so
+/// another file means other segments or cursors.
+pub type Stamp = (u64, u64, u64, i64);
+
+/// The stamp of the index in `dir` (None: no index there).
+pub fn stamp(dir: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(dir.join("meta.json")).ok()?;
+    Some((
+        m.dev(),
+        m.ino(),
+        m.len(),
+        m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+    ))
+}
+
+/// An index as opened, with its committed cursors and (once searched) its reader, kept for as
+/// long as its `meta.json` is the same file: a catch-up that finds nothing new and the search
+/// after it share one opening, and a long-lived process (the MCP server) keeps it between
+/// searches instead of parsing the cursors and opening every segment again.
+pub struct Opened {
+    stamp: Stamp,
+    pub index: tantivy::Index,
+    /// None: no cursors committed, or of another version.
+    pub meta: Option<Meta>,
+    reader: Option<tantivy::IndexReader>,
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opened")
+            .field("stamp", &self.stamp)
+            .field("journals", &self.meta.as_ref().map(|m| m.journals.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where an opened index is kept between uses (None: nothing opened yet).
+pub type Cache = Option<Opened>;
+
+impl Opened {
+    /// The index in `dir` from `cache` if it is still the one on disk, else opened now (and
+    /// created if missing when `create`). Call with the index's lock held.
+    pub fn get<'a>(cache: &'a mut Cache, dir: &Path, create: bool) -> Result<&'a mut Opened> {
+        let now = stamp(dir);
+        if now.is_none() || cache.as_ref().map(|o| o.stamp) != now {
+            *cache = None;
+            let index = if create {
+                open_or_create(dir)?
+            } else {
+                tantivy::Index::open_in_dir(dir).map_err(ix_err)?
+            };
+            let meta = Meta::of(&index)?;
+            let stamp = stamp(dir).ok_or_else(|| Error::Search {
+                reason: format!("the index in {} has no meta.json", dir.display()),
+            })?;
+            *cache = Some(Opened {
+                stamp,
+                index,
+                meta,
+                reader: None,
+            });
+        }
+        Ok(cache.as_mut().expect("set above"))
+    }
+
+    /// After a commit through this index: the stamp of what is on disk now, and a reader
+    /// opened again when next searched.
+    pub fn committed(&mut self, dir: &Path) {
+        if let Some(s) = stamp(dir) {
+            self.stamp = s;
+        }
+        self.reader = None;
+    }
+
+    /// A searcher over the committed segments (the reader is opened once).
+    pub fn searcher(&mut self) -> Result<tantivy::Searcher> {
+        if self.reader.is_none() {
+            let r = self
+                .index
+                .reader_builder()
+                .reload_policy(tantivy::ReloadPolicy::Manual)
+                .try_into()
+                .map_err(ix_err)?;
+            self.reader = Some(r);
+        }
+        Ok(self.reader.as_ref().expect("set above").searcher())
+    }
+}

@@ -77,7 +77,9 @@ pub mod update;
 
 pub use doc::{DocKind, Status};
 pub use read::{hashes_at, records_between, Shown};
-pub use run::{reviewed, search, Found, Hit, Options, Request, Scope, LIMIT_DEFAULT, LIMIT_MAX};
+pub use run::{
+    reviewed, search, search_cached, Found, Hit, Options, Request, Scope, LIMIT_DEFAULT, LIMIT_MAX,
+};
 pub use update::Updated;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -135,6 +137,18 @@ pub fn after_rewrite(root: &Root) -> Result<Option<Updated>> {
 /// True if the root has an index (the hook starts updates only then).
 pub fn index_exists(root: &Root) -> bool {
     index::Place::of(root).exists()
+}
+
+/// `update` (a catch-up) then the cursors it leaves, with the index taken from `cache` while it
+/// is still the one on disk and left there opened (the MCP server's tools that need the
+/// sessions and their projects, without opening the index again at every call).
+pub fn meta_cached(root: &Root, cache: &mut index::Cache) -> Result<index::Meta> {
+    let place = index::Place::of(root);
+    place.ensure(root)?;
+    let _lock = index::Lock::exclusive(&place, None)?;
+    update::catch_up_cached(root, &place, cache)?;
+    let opened = index::Opened::get(cache, &place.index(), false)?;
+    Ok(opened.meta.clone().unwrap_or_else(index::Meta::new))
 }
 
 /// The index's cursors as last committed (what the sessions are, their projects, the last

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
-use tantivy::collector::TopDocs;
 use tantivy::query::{
     AllQuery, BooleanQuery, ConstScoreQuery, Occur, PhraseQuery, Query, RangeQuery, TermQuery,
     TermSetQuery,
@@ -112,6 +111,17 @@ type Key = (u64, Reverse<u64>, Reverse<u64>);
 
 /// Searches `root` (see the module docs).
 pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
+    search_cached(root, req, opts, &mut None)
+}
+
+/// `search`, with the index taken from `cache` while it is still the one on disk and left
+/// there opened (what a long-lived process keeps between searches).
+pub fn search_cached(
+    root: &Root,
+    req: &Request,
+    opts: &Options,
+    cache: &mut index::Cache,
+) -> Result<Found> {
     let parsed = query::parse(&req.query)?;
     let limit = req.limit.clamp(1, LIMIT_MAX);
     let place = Place::of(root);
@@ -124,7 +134,7 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
             .ensure(root)
             .and_then(|()| index::Lock::exclusive(&place, opts.deadline))
         {
-            Ok(l) => match super::update::catch_up(root, &place) {
+            Ok(l) => match super::update::catch_up_cached(root, &place, cache) {
                 Ok(u) => {
                     updated = Some(u);
                     l.downgrade()?;
@@ -160,14 +170,16 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
             index::Lock::shared(&place, opts.deadline)?
         }
     };
-    let ix = tantivy::Index::open_in_dir(place.index()).map_err(ix_err)?;
-    let meta = Meta::of(&ix)?.unwrap_or_else(Meta::new);
-    let reader = ix
-        .reader_builder()
-        .reload_policy(tantivy::ReloadPolicy::Manual)
-        .try_into()
-        .map_err(ix_err)?;
-    let searcher = reader.searcher();
+    let opened = match index::Opened::get(cache, &place.index(), false) {
+        Ok(o) => o,
+        Err(e) => {
+            *cache = None;
+            return Err(e);
+        }
+    };
+    let searcher = opened.searcher()?;
+    let no_meta = Meta::new();
+    let meta = opened.meta.as_ref().unwrap_or(&no_meta);
     let (_, f) = index::schema();
 
     let projects = meta.projects();
@@ -199,7 +211,7 @@ pub fn search(root: &Root, req: &Request, opts: &Options) -> Result<Found> {
             .collect();
 
     // Pending records and reviewed memory: indexed now, scored with the index's statistics.
-    let extra = transient(root, req, &meta, &projects, opts)?;
+    let extra = transient(root, req, meta, &projects, opts)?;
     let mut extra_docs = Vec::new();
     if !extra.is_empty() {
         let (schema, _) = index::schema();
@@ -275,7 +287,7 @@ fn build_main(p: &Parsed, req: &Request, drop: &[String], f: &Fields) -> Box<dyn
     let terms = drop.iter().map(|s| Term::from_field_text(f.session, s));
     Box::new(BooleanQuery::new(vec![
         (Occur::Must, q),
-        (Occur::MustNot, Box::new(TermSetQuery::new(terms))),
+        (Occur::MustNot, any_of(terms.collect())),
     ]))
 }
 
@@ -312,12 +324,12 @@ fn build(p: &Parsed, req: &Request, sessions: Option<&[String]>, f: &Fields) -> 
         let terms = left_out
             .iter()
             .map(|k| Term::from_field_text(f.kind, k.as_str()));
-        subs.push((Occur::MustNot, Box::new(TermSetQuery::new(terms))));
+        subs.push((Occur::MustNot, any_of(terms.collect())));
     } else if kinds.len() < DocKind::ALL.len() {
         let terms = kinds
             .iter()
             .map(|k| Term::from_field_text(f.kind, k.as_str()));
-        subs.push(filter(Box::new(TermSetQuery::new(terms))));
+        subs.push(filter(any_of(terms.collect())));
     }
     if let Some(s) = &req.session {
         subs.push(filter(Box::new(TermQuery::new(
@@ -336,7 +348,7 @@ fn build(p: &Parsed, req: &Request, sessions: Option<&[String]>, f: &Fields) -> 
                 terms.push(Term::from_field_text(f.session, &scope.journal_id()));
             }
         }
-        subs.push(filter(Box::new(TermSetQuery::new(terms))));
+        subs.push(filter(any_of(terms)));
     }
     if req.since.is_some() || req.until.is_some() {
         let lo = req.since.map_or(Bound::Unbounded, |t| {
@@ -348,6 +360,22 @@ fn build(p: &Parsed, req: &Request, sessions: Option<&[String]>, f: &Fields) -> 
         subs.push(filter(Box::new(RangeQuery::new(lo, hi))));
     }
     Box::new(BooleanQuery::new(subs))
+}
+
+/// The documents with any of `terms` (of one field), unscored (a filter, or what a filter
+/// leaves out). A `TermSetQuery` builds an automaton of its terms at every search (an FST
+/// builder's buffers: most of a rare word's query time), which only pays for itself when
+/// the terms are many; a few are a union of term queries.
+fn any_of(terms: Vec<Term>) -> Box<dyn Query> {
+    const FEW: usize = 8;
+    let one = |t: Term| -> Box<dyn Query> { Box::new(TermQuery::new(t, IndexRecordOption::Basic)) };
+    match terms.len() {
+        1 => one(terms.into_iter().next().expect("one term")),
+        2..=FEW => Box::new(BooleanQuery::new(
+            terms.into_iter().map(|t| (Occur::Should, one(t))).collect(),
+        )),
+        _ => Box::new(TermSetQuery::new(terms)),
+    }
 }
 
 /// One clause as a query, and whether it scores (text does; fields only filter).
@@ -402,21 +430,114 @@ fn collect(
     limit: usize,
     by_time: bool,
 ) -> Result<Vec<(Key, DocAddress)>> {
-    let collector = TopDocs::with_limit(limit).tweak_score(move |seg: &tantivy::SegmentReader| {
+    let collector = TopKeys { limit, by_time };
+    let r = match stats {
+        Some(s) => searcher.search_with_statistics_provider(q, &collector, s),
+        None => searcher.search(q, &collector),
+    }
+    .map_err(ix_err)?;
+    Ok(r)
+}
+
+/// The top `limit` documents by `Key`, best first (equal keys: the first document first).
+///
+/// Scores are read through tantivy's pruning entry point (`Weight::for_each_pruning`, what
+/// its own `TopDocs` uses): once `limit` documents are held, only a document whose score
+/// rounds to at least the worst one's can enter, so the scorer is told to skip every score
+/// below that (block-max WAND where the query allows it). A collector that computed the key
+/// of every matching document (`TopDocs::tweak_score`) read three fast fields and kept a
+/// candidate for each of them.
+struct TopKeys {
+    limit: usize,
+    by_time: bool,
+}
+
+type Ranked = (Key, Reverse<DocAddress>);
+
+/// The best `limit` of what is pushed (a min-heap of them: its top is the worst kept).
+struct Best {
+    limit: usize,
+    heap: std::collections::BinaryHeap<Reverse<Ranked>>,
+}
+
+impl Best {
+    fn new(limit: usize) -> Best {
+        Best {
+            limit,
+            heap: std::collections::BinaryHeap::with_capacity(limit + 1),
+        }
+    }
+
+    fn push(&mut self, r: Ranked) {
+        if self.heap.len() < self.limit {
+            self.heap.push(Reverse(r));
+        } else if self.heap.peek().is_some_and(|w| r > w.0) {
+            self.heap.pop();
+            self.heap.push(Reverse(r));
+        }
+    }
+
+    /// The worst key kept once `limit` are.
+    fn worst(&self) -> Option<Key> {
+        (self.heap.len() >= self.limit)
+            .then(|| self.heap.peek().map(|w| w.0 .0))
+            .flatten()
+    }
+
+    fn sorted(self) -> Vec<(Key, DocAddress)> {
+        let mut v: Vec<Ranked> = self.heap.into_iter().map(|r| r.0).collect();
+        v.sort_by(|a, b| b.cmp(a));
+        v.into_iter().map(|(k, d)| (k, d.0)).collect()
+    }
+}
+
+/// The lowest score tantivy may skip once the worst key kept has `primary` as its rounded
+/// score: every score that rounds to `primary` or more is above it (a score s rounds to
+/// round(s * 10^4), so one that rounds to `primary` is at least (primary - 0.5) / 10^4;
+/// the bound is lowered by a few ulps against the conversion's rounding).
+fn floor_of(primary: u64) -> tantivy::Score {
+    let lo = (primary as f64 - 0.5) / 10_000.0;
+    if lo <= 0.0 {
+        return tantivy::Score::MIN;
+    }
+    let f = lo as f32;
+    f32::from_bits(f.to_bits().saturating_sub(4))
+}
+
+impl tantivy::collector::Collector for TopKeys {
+    type Fruit = Vec<(Key, DocAddress)>;
+    type Child = NoChild;
+
+    fn for_segment(&self, _: u32, _: &tantivy::SegmentReader) -> tantivy::Result<NoChild> {
+        unreachable!("collect_segment is overridden")
+    }
+
+    fn requires_scoring(&self) -> bool {
+        !self.by_time
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Self::Fruit>) -> tantivy::Result<Self::Fruit> {
+        let mut best = Best::new(self.limit);
+        for (k, d) in fruits.into_iter().flatten() {
+            best.push((k, Reverse(d)));
+        }
+        Ok(best.sorted())
+    }
+
+    fn collect_segment(
+        &self,
+        weight: &dyn tantivy::query::Weight,
+        segment_ord: u32,
+        seg: &tantivy::SegmentReader,
+    ) -> tantivy::Result<Self::Fruit> {
         let ff = seg.fast_fields();
-        let tie = ff
-            .u64("tie")
-            .expect("the schema has tie")
-            .first_or_default_col(0);
-        let order = ff
-            .u64("order")
-            .expect("the schema has order")
-            .first_or_default_col(0);
-        let ts = ff
-            .i64("ts")
-            .expect("the schema has ts")
-            .first_or_default_col(0);
-        move |doc: tantivy::DocId, score: tantivy::Score| -> Key {
+        let tie = ff.u64("tie")?.first_or_default_col(0);
+        let order = ff.u64("order")?.first_or_default_col(0);
+        let ts = ff.i64("ts")?.first_or_default_col(0);
+        let alive = seg.alive_bitset();
+        let mut best = Best::new(self.limit);
+        let by_time = self.by_time;
+        let key = |doc: tantivy::DocId, score: tantivy::Score| -> Key {
             let primary = if by_time {
                 (ts.get_val(doc) as i128 - i64::MIN as i128) as u64
             } else {
@@ -427,14 +548,47 @@ fn collect(
                 Reverse(tie.get_val(doc)),
                 Reverse(order.get_val(doc)),
             )
+        };
+        let address = |doc_id| DocAddress {
+            segment_ord,
+            doc_id,
+        };
+        if by_time {
+            // Filters only: every document scores alike, nothing to prune.
+            weight.for_each_no_score(seg, &mut |docs| {
+                for &doc in docs {
+                    if alive.is_none_or(|a| a.is_alive(doc)) {
+                        best.push((key(doc, 0.0), Reverse(address(doc))));
+                    }
+                }
+            })?;
+        } else {
+            let mut floor = tantivy::Score::MIN;
+            weight.for_each_pruning(tantivy::Score::MIN, seg, &mut |doc, score| {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    best.push((key(doc, score), Reverse(address(doc))));
+                    if let Some(w) = best.worst() {
+                        floor = floor_of(w.0);
+                    }
+                }
+                floor
+            })?;
         }
-    });
-    let r = match stats {
-        Some(s) => searcher.search_with_statistics_provider(q, &collector, s),
-        None => searcher.search(q, &collector),
+        Ok(best.sorted())
     }
-    .map_err(ix_err)?;
-    Ok(r)
+}
+
+/// `TopKeys` collects whole segments (`collect_segment`): it has no per-document child.
+struct NoChild;
+
+impl tantivy::collector::SegmentCollector for NoChild {
+    type Fruit = Vec<(Key, DocAddress)>;
+
+    fn collect(&mut self, _: tantivy::DocId, _: tantivy::Score) {}
+
+    fn harvest(self) -> Self::Fruit {
+        Vec::new()
+    }
 }
 
 /// A score as the integer that orders hits: rounded to 4 decimals.

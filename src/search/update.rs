@@ -46,33 +46,54 @@ struct Rebuild(String);
 /// Brings the index at `place` up to date with the journals of `root`. Call with the index's
 /// exclusive lock held.
 pub fn catch_up(root: &Root, place: &Place) -> Result<Updated> {
+    catch_up_cached(root, place, &mut None)
+}
+
+/// `catch_up`, with the index taken from `cache` when it is still the one on disk, and left
+/// there opened for the search after it (None after a rebuild: the next use opens the new
+/// one).
+pub fn catch_up_cached(root: &Root, place: &Place, cache: &mut index::Cache) -> Result<Updated> {
     let _umask = index::PrivateUmask::set();
-    let ix = index::open_or_create(&place.index())?;
-    let meta = Meta::of(&ix)?;
-    let Some(mut meta) = meta else {
-        let why = if ix.load_metas().map_err(ix_err)?.payload.is_some() {
+    let dir = place.index();
+    let opened = match index::Opened::get(cache, &dir, true) {
+        Ok(o) => o,
+        Err(e) => {
+            *cache = None;
+            return Err(e);
+        }
+    };
+    let Some(meta) = opened.meta.as_mut() else {
+        let why = if opened.index.load_metas().map_err(ix_err)?.payload.is_some() {
             "the index was built by another version of sjournal"
         } else {
             "there was no index yet"
         };
-        drop(ix);
+        *cache = None;
         return rebuild(root, place, why);
     };
     let (_, fields) = index::schema();
-    let mut sink = Sink::new(&ix, fields, 1, 64 << 20);
+    let mut sink = Sink::new(&opened.index, fields, 1, 64 << 20);
     let mut out = Updated::default();
-    match scan(root, &mut meta, &mut sink, &mut out) {
+    match scan(root, meta, &mut sink, &mut out) {
         Ok(changed) => {
-            if changed {
-                sink.commit(&meta)?;
+            let done = if changed {
+                sink.commit(meta).and_then(|()| sink.finish())
+            } else {
+                sink.finish()
+            };
+            if let Err(e) = done {
+                *cache = None;
+                return Err(e);
             }
-            sink.finish()?;
-            tighten(&place.index());
+            if changed {
+                tighten(&dir);
+                opened.committed(&dir);
+            }
             Ok(out)
         }
         Err(Rebuild(why)) => {
             drop(sink);
-            drop(ix);
+            *cache = None;
             rebuild(root, place, &why)
         }
     }

@@ -35,6 +35,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         all: args.all,
         writer: config.writer_options(),
         budget_chars: budget,
+        index: Default::default(),
     })?;
     Ok(Outcome::Ok)
 }

@@ -17,7 +17,8 @@
 //! - one long-lived `sjournal mcp --project DIR`, R `tools/call` of `search` over stdio, each
 //!   timed from the request written to the response read: p50 and p95.
 //!
-//! Everything is made under $TMPDIR and removed at the end.
+//! Everything is made under $TMPDIR and removed at the end; with `--keep DIR`, in DIR and kept,
+//! and a later run with the same DIR reuses it (no generation, no build).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -37,6 +38,8 @@ struct Opts {
     events: usize,
     sessions: usize,
     runs: usize,
+    /// Keep the corpus here (and reuse it when it is already there) instead of a temp dir.
+    keep: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Opts {
@@ -46,6 +49,7 @@ fn parse(args: &[String]) -> Opts {
         events: 1_000_000,
         sessions: 1_000,
         runs: 200,
+        keep: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -56,6 +60,7 @@ fn parse(args: &[String]) -> Opts {
             "--events" => o.events = v.parse().expect("--events N"),
             "--sessions" => o.sessions = v.parse().expect("--sessions N"),
             "--runs" => o.runs = v.parse().expect("--runs N"),
+            "--keep" => o.keep = Some(PathBuf::from(v)),
             other => panic!("searchbig: unknown argument {other}"),
         }
         i += 2;
@@ -144,53 +149,70 @@ fn timed(c: &mut Command) -> (Duration, Vec<u8>) {
 
 pub fn run(args: &[String]) {
     let o = parse(args);
-    let tmp = tempfile::Builder::new()
-        .prefix("sjournal-searchbig-")
-        .tempdir_in(std::env::temp_dir())
-        .unwrap();
-    let project = tmp.path().join("project");
+    let tmp = match &o.keep {
+        Some(d) => {
+            std::fs::create_dir_all(d).unwrap();
+            d.clone()
+        }
+        None => tempfile::Builder::new()
+            .prefix("sjournal-searchbig-")
+            .tempdir_in(std::env::temp_dir())
+            .unwrap()
+            .keep(),
+    };
+    let _cleanup = Cleanup(o.keep.is_none().then(|| tmp.clone()));
+    let project = tmp.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let project = std::fs::canonicalize(&project).unwrap();
     let project_s = project.display().to_string();
-    let root_dir = tmp.path().join("root");
+    let root_dir = tmp.join("root");
     let root = Root::new(&root_dir);
-    let jsonl = tmp.path().join("events.jsonl");
+    let jsonl = tmp.join("events.jsonl");
+    let ready = tmp.join("ready");
 
-    let t = Instant::now();
-    let (jbytes, xbytes, events) = generate(&root, &project_s, o.sessions, o.events, &jsonl);
-    println!(
-        "searchbig: {events} events in {} sessions: journals {:.0} MB, JSONL {:.0} MB (written in {:.1} s)",
-        o.sessions,
-        jbytes as f64 / 1e6,
-        xbytes as f64 / 1e6,
-        t.elapsed().as_secs_f64()
-    );
+    if ready.exists() {
+        println!(
+            "searchbig: the corpus kept in {} (journals and index as built before)",
+            tmp.display()
+        );
+    } else {
+        let t = Instant::now();
+        let (jbytes, xbytes, events) = generate(&root, &project_s, o.sessions, o.events, &jsonl);
+        println!(
+            "searchbig: {events} events in {} sessions: journals {:.0} MB, JSONL {:.0} MB (written in {:.1} s)",
+            o.sessions,
+            jbytes as f64 / 1e6,
+            xbytes as f64 / 1e6,
+            t.elapsed().as_secs_f64()
+        );
 
-    // Cold fold of every journal (no snapshot exists) against the index build.
-    let t = Instant::now();
-    let lopts = sjournal::snapshot::LoadOptions::default();
-    let mut records = 0u64;
-    for s in 0..o.sessions {
-        let paths = root.session(&format!("bench-big-{s:04}")).unwrap();
-        records += sjournal::snapshot::load_paths(&paths, &lopts)
-            .unwrap()
-            .0
-            .records;
+        // Cold fold of every journal (no snapshot exists) against the index build.
+        let t = Instant::now();
+        let lopts = sjournal::snapshot::LoadOptions::default();
+        let mut records = 0u64;
+        for s in 0..o.sessions {
+            let paths = root.session(&format!("bench-big-{s:04}")).unwrap();
+            records += sjournal::snapshot::load_paths(&paths, &lopts)
+                .unwrap()
+                .0
+                .records;
+        }
+        let fold = t.elapsed();
+        let t = Instant::now();
+        let u = sjournal::search::update(&root, true, None).unwrap();
+        let build = t.elapsed();
+        println!(
+            "cold fold: {records} records in {:.1} s ({:.0} events/s); index build: {} documents in {:.1} s ({:.0} events/s, {:.2}x the fold's rate); index {:.0} MB",
+            fold.as_secs_f64(),
+            events as f64 / fold.as_secs_f64(),
+            u.docs,
+            build.as_secs_f64(),
+            events as f64 / build.as_secs_f64(),
+            fold.as_secs_f64() / build.as_secs_f64(),
+            dir_bytes(&root_dir.join("search")) as f64 / 1e6
+        );
+        std::fs::write(&ready, b"").unwrap();
     }
-    let fold = t.elapsed();
-    let t = Instant::now();
-    let u = sjournal::search::update(&root, true, None).unwrap();
-    let build = t.elapsed();
-    println!(
-        "cold fold: {records} records in {:.1} s ({:.0} events/s); index build: {} documents in {:.1} s ({:.0} events/s, {:.2}x the fold's rate); index {:.0} MB",
-        fold.as_secs_f64(),
-        events as f64 / fold.as_secs_f64(),
-        u.docs,
-        build.as_secs_f64(),
-        events as f64 / build.as_secs_f64(),
-        fold.as_secs_f64() / build.as_secs_f64(),
-        dir_bytes(&root_dir.join("search")) as f64 / 1e6
-    );
 
     let mut bins = vec![("", o.bin.clone())];
     if let Some(b) = &o.before {
@@ -268,6 +290,17 @@ pub fn run(args: &[String]) {
             ms(p50),
             ms(p95)
         );
+    }
+}
+
+/// Removes the corpus at the end unless it is kept (`--keep`).
+struct Cleanup(Option<PathBuf>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
 
