@@ -4,10 +4,10 @@
 //! hook documentation describes it, corrected by what the real hosts send and accept when
 //! `tests/real_hosts/` runs them (their payloads are in `tests/fixtures/`).
 //!
-//! There is **one** detector, [`Clues::host`], used both by the hook (which answers in the
+//! There is **one** detector, `Clues::host`, used both by the hook (which answers in the
 //! host's protocol and files the event under its session) and by the fold (which normalizes
 //! the event with the host's adapter in `crate::event`), so the two always agree. The hook
-//! reads the clues from a parsed `serde_json::Value` ([`Clues::from_value`]); the fold from
+//! reads the clues from a parsed `serde_json::Value` (`Clues::from_value`); the fold from
 //! its borrowed wire view. Replies are built with serde_json, so the context text is always
 //! escaped correctly, and are one line with no trailing text.
 //!
@@ -16,8 +16,8 @@
 //! from the wire view to the canonical [`Event`]; [`Event::parse`] is implemented here, above
 //! `event/`, which imports nothing of this module) and `install.rs` (what `sjournal install`
 //! writes for it, as data: the settings file and hooks of a host with exec hooks
-//! ([`install::HooksInstall`]), the files of a bridge ([`install::BridgeInstall`]), where it
-//! loads MCP servers ([`install::McpInstall`]); `crate::install` locates the files and edits
+//! (`install::HooksInstall`), the files of a bridge (`install::BridgeInstall`), where it
+//! loads MCP servers (`install::McpInstall`); `crate::install` locates the files and edits
 //! them). OpenCode and Pi speak Claude Code's protocol, so their folders hold only
 //! `install.rs`. The host's id, [`Host`], is defined one floor down in `event/host_id.rs`.
 //! Adding a host touches:
@@ -55,7 +55,7 @@ pub(crate) use codex::is_rollout;
 pub use crate::event::Host;
 
 impl Host {
-    /// Which host sent this payload (see [`Clues::host`]).
+    /// Which host sent this payload (see `Clues::host`).
     pub fn detect(value: &Value) -> Host {
         Clues::from_value(value).host()
     }
@@ -90,7 +90,7 @@ impl Host {
             .unwrap_or("event")
     }
 
-    /// What `sjournal install` writes for this host's exec hooks ([`install::HooksInstall`],
+    /// What `sjournal install` writes for this host's exec hooks (`install::HooksInstall`,
     /// declared in the host's folder); None for a host reached through a bridge or hook files.
     /// Cursor runs Claude Code's hooks, so it has Claude Code's.
     pub(crate) fn hooks_install(self) -> Option<&'static install::HooksInstall> {
@@ -112,7 +112,7 @@ impl Host {
     }
 
     /// Where `sjournal install` registers `sjournal mcp` for this host
-    /// ([`install::McpInstall`], declared in the host's folder); None for a host it does not
+    /// (`install::McpInstall`, declared in the host's folder); None for a host it does not
     /// register with (Cursor, an unknown host).
     // Read by `install::mcp`, which the `search` feature builds (the MCP server is part of it).
     #[cfg_attr(not(feature = "search"), allow(dead_code))]
@@ -130,7 +130,7 @@ impl Host {
     }
 
     /// The bridge `sjournal install` writes for a host without exec hooks
-    /// ([`install::BridgeInstall`], declared in the host's folder); None for the others.
+    /// (`install::BridgeInstall`, declared in the host's folder); None for the others.
     pub(crate) fn bridge_install(self) -> Option<&'static install::BridgeInstall> {
         match self {
             Host::OpenCode => Some(&opencode::install::BRIDGE),
@@ -567,7 +567,7 @@ impl<'a> Event<'a> {
 }
 
 impl Wire<'_> {
-    /// The clues the one detector ([`Clues::host`]) reads.
+    /// The clues the one detector (`Clues::host`) reads.
     pub(crate) fn clues(&self) -> Clues<'_> {
         Clues {
             hook_event_name: self.hook_event_name.as_deref(),

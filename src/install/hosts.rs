@@ -1,6 +1,6 @@
 //! The hosts `install` edits a JSON settings file for. What each writes (the file, the events,
 //! the handler) is declared in the host's folder (`host/<name>/install.rs`, a
-//! [`HooksInstall`]); this is only the list of them, for the command line.
+//! `HooksInstall`); this is only the list of them, for the command line.
 
 use std::path::{Path, PathBuf};
 
