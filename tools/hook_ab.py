@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hook latency of two sjournal binaries, interleaved in one run (A/B).
 
-    tools/hook_ab.py BASELINE_BIN CANDIDATE_BIN [RUNS] [EVENT]
+    tools/hook_ab.py BASELINE_BIN CANDIDATE_BIN [RUNS] [EVENT] [--index] [--redact-off]
 
 Each binary gets its own root on the same filesystem, seeded with 10 events of the session;
 then, RUNS times, each binary runs `sjournal hook` once (spawn to exit, the payload on stdin),
@@ -11,12 +11,21 @@ each (wall, and CPU: user + system time of the process, which a loaded machine m
 and the candidate's ratio to the baseline. The payloads are the real Claude Code ones
 of tests/fixtures/claude-code. Both run with --deadline-ms 10000, so that a slow moment of a
 loaded machine does not turn a run into a spool.
+
+With --index, the candidate's root has a search index (`sjournal search --reindex` after the
+seeding), so a turn-ending event (Stop, SessionEnd) starts the index's detached update as it
+does for a user who searches: give the same build twice (two copies of one binary) to measure
+what an index costs the hook. With --redact-off, the baseline's root has `[redact] enabled =
+false` in its config.toml (the same build twice measures what redaction costs the hook).
 """
 import json, os, statistics, subprocess, sys, tempfile, time
 
-base, cand = sys.argv[1], sys.argv[2]
-runs = int(sys.argv[3]) if len(sys.argv) > 3 else 300
-event = sys.argv[4] if len(sys.argv) > 4 else "PostToolUse"
+with_index = "--index" in sys.argv[1:]
+redact_off = "--redact-off" in sys.argv[1:]
+args = [a for a in sys.argv[1:] if a not in ("--index", "--redact-off")]
+base, cand = args[0], args[1]
+runs = int(args[2]) if len(args) > 2 else 300
+event = args[3] if len(args) > 3 else "PostToolUse"
 here = os.path.dirname(os.path.abspath(__file__))
 fixture = os.path.join(here, "..", "tests", "fixtures", "claude-code", "payloads-2.1.332.jsonl")
 payload = None
@@ -50,9 +59,17 @@ def hook(binary):
     cpu.setdefault(binary, []).append(ru.ru_utime + ru.ru_stime)
     return took
 
+if redact_off:
+    os.makedirs(roots[base], mode=0o700)
+    with open(os.path.join(roots[base], "config.toml"), "w") as f:
+        f.write("[redact]\nenabled = false\n")
+    os.chmod(os.path.join(roots[base], "config.toml"), 0o600)
 for b in (base, cand):
     for _ in range(10):
         hook(b)
+if with_index:
+    subprocess.run([cand, "--root", roots[cand], "search", "--reindex"], check=True,
+                   capture_output=True)
 times = {base: [], cand: []}
 cpu.clear()
 for i in range(runs):
@@ -65,7 +82,9 @@ def q(v, p):
     return v[min(len(v) - 1, int(p * len(v)))]
 
 fs = subprocess.run(["df", "-T", work], capture_output=True, text=True).stdout.split("\n")[1].split()[1]
-print(f"{event}, {runs} runs each, interleaved; work dir on {fs}")
+print(f"{event}, {runs} runs each, interleaved; work dir on {fs}"
+      + ("; the candidate's root has a search index" if with_index else "")
+      + ("; the baseline's root has redaction off" if redact_off else ""))
 for name, b in (("baseline", base), ("candidate", cand)):
     print(f"{name:10} p50 {statistics.median(times[b])*1e3:7.3f} ms   p90 {q(times[b], 0.9)*1e3:7.3f} ms   "
           f"CPU p50 {statistics.median(cpu[b])*1e3:6.3f} ms   ({b})")
