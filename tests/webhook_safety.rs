@@ -66,6 +66,11 @@ fn a_hanging_endpoint_never_holds_the_hook() {
             wait_until(LIMIT, || rx.held() == 1, || format!("{:#?}", rx.posts()));
             pid = support::webhook::deliverer(&root, s);
             assert!(pid.is_some(), "the deliverer runs on, detached");
+            // At the lowest CPU priority: work nobody waits for yields the cores to the host.
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.unwrap())).unwrap();
+            let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+            let nice = after_comm.split(' ').nth(16).unwrap();
+            assert_eq!(nice, "19", "the deliverer's nice value: {stat}");
         }
     }
     // Every event is in the journal (none spooled), and the one deliverer still hangs in

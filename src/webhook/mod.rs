@@ -195,7 +195,11 @@ fn spawn_detached(exe: &Path, root: &Path, session_id: &str) -> Result<u32> {
     Ok(child.id())
 }
 
-/// Called first by a detached deliverer: leaves the hook's session and process group.
+/// Called first by a detached worker (webhook deliverer, snapshot writer, search index
+/// update): leaves the hook's session and process group, and takes the lowest CPU priority
+/// (nice 19), so that work nobody waits for yields the cores to the host and its next hooks
+/// (BENCHMARKS.md: the hook with a search index in the root).
 pub fn detach() {
     let _ = rustix::process::setsid();
+    let _ = rustix::process::setpriority_process(None, 19);
 }
