@@ -13,7 +13,10 @@
 //!
 //! - `format/{verify,cold_fold}_{v1,v2}`: the same 20,000 events in a format-1 and a format-2
 //!   journal, verified sequentially and folded from the first record: the cost of the payload
-//!   digest (`journal-format.md`, "Records"); compare the two in one run.
+//!   digest (`journal-format.md`, "Records"); compare the two in one run. `_300b`: synthetic
+//!   300-byte PostToolUse events (the worst case: format 2's extra hashing is a constant per
+//!   record); `_real`: the 37 events of a real Claude Code session (tests/fixtures, median
+//!   1,076 bytes) in turn.
 //!
 //! Run: `cargo bench --bench journal` (add `-- --warm-up-time 1 --measurement-time 3` for a
 //! quicker pass).
@@ -147,8 +150,15 @@ fn read(c: &mut Criterion) {
 }
 
 /// A journal of `n` events written by a writer of format `version` (a format-1 journal is
-/// made by writing its header first: the writer appends in the header's version).
-fn journal_of(root: &Root, session: &str, version: u16, n: usize) -> std::path::PathBuf {
+/// made by writing its header first: the writer appends in the header's version), event `i`
+/// being `events[i % events.len()]` (kind, JSON).
+fn journal_of(
+    root: &Root,
+    session: &str,
+    version: u16,
+    n: usize,
+    events: &[(String, String)],
+) -> std::path::PathBuf {
     let paths = root.session(session).unwrap();
     if version == 1 {
         std::fs::create_dir_all(paths.journal.parent().unwrap()).unwrap();
@@ -156,18 +166,37 @@ fn journal_of(root: &Root, session: &str, version: u16, n: usize) -> std::path::
         std::fs::write(&paths.journal, h.encode()).unwrap();
     }
     let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
-    let payloads: Vec<Vec<u8>> = (0..n)
-        .map(|i| sjournal::fold::digest::encode_event("PostToolUse", &event(i, 300)))
+    let payloads: Vec<(&str, Vec<u8>)> = (0..n)
+        .map(|i| {
+            let (kind, json) = &events[i % events.len()];
+            (
+                kind.as_str(),
+                sjournal::fold::digest::encode_event(kind, json),
+            )
+        })
         .collect();
     for chunk in payloads.chunks(1000) {
-        let items: Vec<(&str, &[u8])> = chunk
-            .iter()
-            .map(|p| ("PostToolUse", p.as_slice()))
-            .collect();
+        let items: Vec<(&str, &[u8])> = chunk.iter().map(|(k, p)| (*k, p.as_slice())).collect();
         w.append_batch_at(1, &items).unwrap();
     }
     assert_eq!(w.header().format_version, version);
     w.path().to_owned()
+}
+
+/// The events of a real Claude Code session (kind, JSON), as the host sent them.
+fn real_events() -> Vec<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code/payloads-2.1.332.jsonl");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let kind = v["hook_event_name"].as_str().unwrap_or("event").to_owned();
+            (kind, l.to_owned())
+        })
+        .collect()
 }
 
 fn format(c: &mut Criterion) {
@@ -178,28 +207,34 @@ fn format(c: &mut Criterion) {
         workers: 1,
         ..VerifyOptions::default()
     };
+    let synthetic: Vec<(String, String)> = (0..N)
+        .map(|i| ("PostToolUse".to_owned(), event(i, 300)))
+        .collect();
+    let real = real_events();
     let mut g = c.benchmark_group("format");
     g.sample_size(10);
-    for version in [1u16, 2] {
-        let path = journal_of(&root, &format!("v{version}"), version, N);
-        g.bench_function(format!("verify_v{version}"), |b| {
-            b.iter(|| {
-                let report = verify_file_with(&path, None, one).unwrap();
-                assert!(report.ok && report.records == N as u64);
-            })
-        });
-        g.bench_function(format!("cold_fold_v{version}"), |b| {
-            b.iter(|| {
-                let r = JournalReader::open(&path, None).unwrap();
-                let state = sjournal::fold::fold(
-                    r.records()
-                        .unwrap()
-                        .first_link_only()
-                        .map(|rec| sjournal::fold::RecordView::from(&rec.unwrap().frame)),
-                );
-                assert_eq!(state.records, N as u64);
-            })
-        });
+    for (name, events) in [("300b", &synthetic), ("real", &real)] {
+        for version in [1u16, 2] {
+            let path = journal_of(&root, &format!("{name}-v{version}"), version, N, events);
+            g.bench_function(format!("verify_v{version}_{name}"), |b| {
+                b.iter(|| {
+                    let report = verify_file_with(&path, None, one).unwrap();
+                    assert!(report.ok && report.records == N as u64);
+                })
+            });
+            g.bench_function(format!("cold_fold_v{version}_{name}"), |b| {
+                b.iter(|| {
+                    let r = JournalReader::open(&path, None).unwrap();
+                    let state = sjournal::fold::fold(
+                        r.records()
+                            .unwrap()
+                            .first_link_only()
+                            .map(|rec| sjournal::fold::RecordView::from(&rec.unwrap().frame)),
+                    );
+                    assert_eq!(state.records, N as u64);
+                })
+            });
+        }
     }
     g.finish();
 }

@@ -64,13 +64,40 @@ pub fn record_hash(frame: &[u8]) -> Hash {
     Hash(*blake3::keyed_hash(&RECORD_KEY, frame).as_bytes())
 }
 
-/// The record hash of a version-2 frame.
+/// The record hash of a version-2 frame. Its input (82 bytes and the kind) is laid out on the
+/// stack and hashed in one call: one `keyed_hash` of two blocks, not a `Hasher` fed six
+/// pieces (BENCHMARKS.md, "Format 2": verify against format 1).
 pub fn record_hash_v2(seq: u64, ts_unix_ns: i64, kind: &str, prev: &Hash, digest: &Hash) -> Hash {
+    const FIXED: usize = 8 + 8 + 2 + 2 * HASH_LEN;
+    let kind = kind.as_bytes();
+    if kind.len() > crate::limits::KIND_MAX_BYTES {
+        // No frame holds such a kind (parse and the writers refuse it); hashed all the same.
+        return record_hash_v2_pieces(seq, ts_unix_ns, kind, prev, digest);
+    }
+    let mut buf = [0u8; FIXED + crate::limits::KIND_MAX_BYTES];
+    buf[..8].copy_from_slice(&seq.to_le_bytes());
+    buf[8..16].copy_from_slice(&ts_unix_ns.to_le_bytes());
+    buf[16..18].copy_from_slice(&(kind.len() as u16).to_le_bytes());
+    let k = 18 + kind.len();
+    buf[18..k].copy_from_slice(kind);
+    buf[k..k + HASH_LEN].copy_from_slice(&prev.0);
+    buf[k + HASH_LEN..k + 2 * HASH_LEN].copy_from_slice(&digest.0);
+    Hash(*blake3::keyed_hash(&RECORD_V2_KEY, &buf[..k + 2 * HASH_LEN]).as_bytes())
+}
+
+/// [`record_hash_v2`]'s definition, piece by piece.
+fn record_hash_v2_pieces(
+    seq: u64,
+    ts_unix_ns: i64,
+    kind: &[u8],
+    prev: &Hash,
+    digest: &Hash,
+) -> Hash {
     let mut h = blake3::Hasher::new_keyed(&RECORD_V2_KEY);
     h.update(&seq.to_le_bytes());
     h.update(&ts_unix_ns.to_le_bytes());
     h.update(&(kind.len() as u16).to_le_bytes());
-    h.update(kind.as_bytes());
+    h.update(kind);
     h.update(&prev.0);
     h.update(&digest.0);
     Hash(*h.finalize().as_bytes())
@@ -78,12 +105,32 @@ pub fn record_hash_v2(seq: u64, ts_unix_ns: i64, kind: &str, prev: &Hash, digest
 
 /// The payload digest of a version-2 frame: salted, so that once the salt is erased with the
 /// payload, nobody can test guesses of a low-entropy payload against the digest.
+///
+/// Salt and payload are copied into one buffer and hashed in one call: blake3 then hashes the
+/// payload's whole 1 KiB chunks with its many-chunk SIMD routine, which a `Hasher` fed the
+/// 16-byte salt first does not use for the first chunk (BENCHMARKS.md, "Format 2"). Payloads
+/// past [`ONE_CALL_MAX`] go through a `Hasher` (the copy would be kept per thread).
 pub fn payload_digest(salt: &[u8; 16], payload: &[u8]) -> Hash {
-    let mut h = blake3::Hasher::new_keyed(&PAYLOAD_V2_KEY);
-    h.update(salt);
-    h.update(payload);
-    Hash(*h.finalize().as_bytes())
+    use std::cell::RefCell;
+    thread_local! {
+        static BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    if payload.len() > ONE_CALL_MAX {
+        let mut h = blake3::Hasher::new_keyed(&PAYLOAD_V2_KEY);
+        h.update(salt);
+        h.update(payload);
+        return Hash(*h.finalize().as_bytes());
+    }
+    BUF.with_borrow_mut(|buf| {
+        buf.clear();
+        buf.extend_from_slice(salt);
+        buf.extend_from_slice(payload);
+        Hash(*blake3::keyed_hash(&PAYLOAD_V2_KEY, buf).as_bytes())
+    })
 }
+
+/// The largest payload [`payload_digest`] copies to hash in one call.
+const ONE_CALL_MAX: usize = 64 << 10;
 
 /// Plain blake3 (no key) of arbitrary bytes, e.g. quarantined tails and injected text.
 pub fn content_hash(bytes: &[u8]) -> Hash {
@@ -107,6 +154,57 @@ mod tests {
             record_hash(b"").to_hex(),
             "21aa53fd54f4ec8e6e3cc5d0736219734d9a0c1cdfec4c4c05c010d1801cfa8a",
             "record hash of the empty frame changed: this is a format change"
+        );
+    }
+
+    /// The payload digest is keyed(K_payload_v2, salt ‖ payload), through the copy and past it.
+    #[test]
+    fn payload_digest_is_its_definition() {
+        let salt = [7u8; 16];
+        for len in [
+            0,
+            1,
+            1008,
+            1009,
+            5000,
+            ONE_CALL_MAX,
+            ONE_CALL_MAX + 1,
+            200_000,
+        ] {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let mut whole = salt.to_vec();
+            whole.extend_from_slice(&payload);
+            assert_eq!(
+                payload_digest(&salt, &payload).0,
+                *blake3::keyed_hash(&blake3::derive_key(PAYLOAD_V2_CONTEXT, b""), &whole)
+                    .as_bytes(),
+                "payload of {len} bytes"
+            );
+        }
+    }
+
+    /// The one-call record hash of a version-2 frame is its piecewise definition, for every
+    /// kind length a frame can hold (and past it).
+    #[test]
+    fn record_hash_v2_is_its_definition() {
+        let (prev, digest) = (content_hash(b"prev"), content_hash(b"digest"));
+        for len in 0..=crate::limits::KIND_MAX_BYTES + 3 {
+            let kind = "k".repeat(len);
+            for (seq, ts) in [
+                (1u64, 0i64),
+                (u64::MAX, i64::MIN),
+                (42, 1_764_000_000_000_000_000),
+            ] {
+                assert_eq!(
+                    record_hash_v2(seq, ts, &kind, &prev, &digest),
+                    record_hash_v2_pieces(seq, ts, kind.as_bytes(), &prev, &digest),
+                    "kind of {len} bytes, seq {seq}"
+                );
+            }
+        }
+        assert_eq!(
+            record_hash_v2(7, 9, "PostToolUse", &Hash::ZERO, &Hash::ZERO).to_hex(),
+            record_hash_v2_pieces(7, 9, b"PostToolUse", &Hash::ZERO, &Hash::ZERO).to_hex()
         );
     }
 }
