@@ -1034,7 +1034,8 @@ fn the_mcp_server_answers_over_stdio_and_cites_every_record() {
 }
 
 /// The demo ends by asking its journal: a search whose best hit is the failing `cargo test`
-/// (cited by seq and hash), then `show --seq` of that hit printing the same record.
+/// (cited by seq and hash), then `show --seq` of that hit printing the same record, then the
+/// same search over MCP citing the same record.
 #[test]
 fn the_demo_ends_with_a_search_and_the_record_behind_its_hit() {
     let dir = support::scratch();
@@ -1064,7 +1065,20 @@ fn the_demo_ends_with_a_search_and_the_record_behind_its_hit() {
         .expect("the hit's record");
     assert_eq!(rec.kind, "PostToolUseFailure", "{tail}");
     let hash = hashes(&journal)[&seq].clone();
-    assert!(tail.contains(&hash[..12]), "the hit's hash {hash}: {tail}");
+    let (search, mcp) = tail
+        .split_once("11. The agent asks it too, over MCP")
+        .unwrap_or_else(|| panic!("the MCP step: {tail}"));
+    assert!(
+        search.contains(&hash[..12]),
+        "the hit's hash {hash}: {search}"
+    );
+    // The same hit, as the MCP server cites it: session, seq and the whole hash.
+    assert!(
+        mcp.contains(&format!(
+            "session 5e551011-de30-4a11-8000-00000000demo, seq {seq}, hash {hash}"
+        )),
+        "{mcp}"
+    );
 }
 
 /// A root another user could write is not read for the model: every MCP tool answers with the

@@ -5,8 +5,9 @@
 //! calls, a failing test run, and an automatic compaction. It shows what was injected at each
 //! step (nothing where the model already has it), the recovery block after the compaction,
 //! checks that every injection equals a re-derivation from the journal alone (a replay),
-//! verifies the chain, and finally simulates a crash that tears the last write and shows
-//! recovery quarantining it.
+//! verifies the chain, simulates a crash that tears the last write and shows recovery
+//! quarantining it, and finally asks the journal: a search, the record behind its hit, and the
+//! same search as an agent makes it over MCP.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -203,6 +204,81 @@ fn ask_the_journal(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Res
             lines.len() - SHOWN_LINES
         ))?;
     }
+    Ok(())
+}
+
+/// And as the agent asks it: `sjournal mcp` (the MCP server `install` registers with each
+/// host), spoken to over stdio as a host does: `initialize`, then `tools/call search`. The
+/// answer cites session, seq and hash, like the search above.
+#[cfg(feature = "search")]
+fn ask_over_mcp(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Result<()> {
+    use std::io::{BufRead, BufReader};
+    const QUERY: &str = "torn failed:yes";
+    say(&format!(
+        "\n11. The agent asks it too, over MCP: sjournal mcp --all, tools/call search {{\"query\": \"{QUERY}\"}}"
+    ))?;
+    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "the sjournal binary", e))?;
+    let mut child = Command::new(exe)
+        .arg("--root")
+        .arg(root.dir())
+        .args(["mcp", "--all"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| Error::io("run", "sjournal mcp", e))?;
+    let failed = |what: String| Error::InvalidInput {
+        reason: format!("sjournal mcp: {what}"),
+    };
+    let answer = (|| -> Result<Value> {
+        let mut to = child.stdin.take().expect("piped");
+        let mut from = BufReader::new(child.stdout.take().expect("piped"));
+        let mut send = |v: Value| {
+            writeln!(to, "{v}")
+                .and_then(|()| to.flush())
+                .map_err(|e| Error::io("write to", "sjournal mcp", e))
+        };
+        let mut answer_to = |id: u64| -> Result<Value> {
+            loop {
+                let mut line = String::new();
+                if from
+                    .read_line(&mut line)
+                    .map_err(|e| Error::io("read from", "sjournal mcp", e))?
+                    == 0
+                {
+                    return Err(failed(format!(
+                        "closed its output before answering request {id}"
+                    )));
+                }
+                let v: Value = serde_json::from_str(&line)
+                    .map_err(|e| failed(format!("printed a line that is not JSON ({e})")))?;
+                if v["id"] == id {
+                    return Ok(v);
+                }
+            }
+        };
+        send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "sjournal-demo", "version": env!("CARGO_PKG_VERSION")}}}),
+        )?;
+        answer_to(1)?;
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        send(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": QUERY, "limit": 1}}}),
+        )?;
+        answer_to(2)
+    })();
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer = answer?;
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .ok_or_else(|| failed(format!("no text in its answer: {answer}")))?;
+    let lines: Vec<&str> = text.lines().collect();
+    const SHOWN_LINES: usize = 6;
+    say(&indent(&lines[..lines.len().min(SHOWN_LINES)].join("\n")))?;
     Ok(())
 }
 
@@ -467,7 +543,10 @@ fn play(args: Args) -> Result<Outcome> {
         report.summary()
     ))?;
     #[cfg(feature = "search")]
-    ask_the_journal(&root, &mut say)?;
+    {
+        ask_the_journal(&root, &mut say)?;
+        ask_over_mcp(&root, &mut say)?;
+    }
     if kept_dir {
         say(&format!(
             "\nExplore it: sjournal --root {} log|replay|state|show|report --session {SESSION}",
