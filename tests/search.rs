@@ -731,6 +731,82 @@ fn the_hook_keeps_an_existing_index_current_after_a_stop() {
     assert!(found, "the detached update never indexed the Stop");
 }
 
+/// A Stop starts the detached update only when none waits for the index's lock already (the
+/// waiting one reads the journals after it gets the lock, so it sees the Stop): a turn's end
+/// while an update is queued costs the hook no process start.
+#[test]
+fn a_stop_starts_no_update_while_one_waits_for_the_index() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = world();
+    search::update(&w.root, false, None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Stand-ins for the sjournal binary: each says it was started by writing its own file.
+    let program = |name: &str| {
+        let script = dir.path().join(name);
+        let mark = dir.path().join(format!("{name}.started"));
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"$@\" > '{}'\n", mark.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o700)).unwrap();
+        (script, mark)
+    };
+    let stop = json!({"hook_event_name":"Stop","session_id":"s1","last_assistant_message":"done"})
+        .to_string();
+    let started = |mark: &Path| {
+        (0..600).any(|_| {
+            if mark.exists() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            false
+        })
+    };
+    let after =
+        |script: &Path| search::spawn::after_event(&w.root, Some(script), "Stop", Some(&stop));
+    // Nothing queued: the update is started.
+    let (first, first_mark) = program("first");
+    assert_eq!(after(&first), None);
+    assert!(started(&first_mark), "no update was started");
+    assert!(
+        std::fs::read_to_string(&first_mark)
+            .unwrap()
+            .contains("search --update --detached"),
+        "{:?}",
+        std::fs::read_to_string(&first_mark)
+    );
+    // An update waits in the queue (the test holds its place): none is started.
+    let queue = std::fs::OpenOptions::new()
+        .write(true)
+        .open(w.root.dir().join("search").join("queue"))
+        .unwrap_or_else(|_| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(w.root.dir().join("search").join("queue"))
+                .unwrap()
+        });
+    queue.lock().unwrap();
+    let (second, second_mark) = program("second");
+    assert_eq!(after(&second), None);
+    // The queue free again: the next Stop starts one; once it has run, the one above
+    // would have too.
+    drop(queue);
+    let (third, third_mark) = program("third");
+    assert_eq!(after(&third), None);
+    assert!(
+        started(&third_mark),
+        "no update was started once the queue was free"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        !second_mark.exists(),
+        "an update was started while another waited for the index"
+    );
+}
+
 /// Every file under `dir` with its length and modification time.
 fn files_of(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
     let mut out = BTreeMap::new();

@@ -194,6 +194,17 @@ impl Lock {
         }
     }
 
+    /// True if a detached update waits in the queue now: it reads the journals only once it
+    /// has the index's lock, so it sees every record committed before this call, and the hook
+    /// need not start another (a process start is most of what an index costs a Stop:
+    /// BENCHMARKS.md, the hook with a search index). Never creates the file, never waits.
+    pub fn update_queued(place: &Place) -> bool {
+        let Ok(f) = crate::journal::paths::open_file(&place.queue_path(), false, false) else {
+            return false;
+        };
+        matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
     /// Shared, waiting until `deadline`.
     pub fn shared(place: &Place, deadline: Option<Instant>) -> Result<Lock> {
         let f = match crate::journal::paths::open_file(&place.lock_path(), false, false) {

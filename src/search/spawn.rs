@@ -1,7 +1,8 @@
 //! The hook's part: after the reply to an event that ends a turn or a session (Stop,
 //! SessionEnd, as every host's adapter reads them), a detached `sjournal search --update
 //! --detached` keeps the index current, so the next search has little to catch up. Only when
-//! the root has an index: a root nobody searches gets none, and its hooks start nothing.
+//! the root has an index: a root nobody searches gets none, and its hooks start nothing. Nor
+//! when an update already waits for the index's lock: it will read what this event wrote.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -29,6 +30,9 @@ pub fn after_event(
 ) -> Option<String> {
     let raw = raw_json?;
     if !super::index_exists(root) || !ends_turn(kind, raw) {
+        return None;
+    }
+    if super::index::Lock::update_queued(&super::index::Place::of(root)) {
         return None;
     }
     let exe = match program {
