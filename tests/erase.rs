@@ -434,3 +434,60 @@ fn a_version_1_fixture_as_version_2_folds_to_the_same_state() {
     assert_eq!(before.records, 121);
     assert_eq!(before.state_hash(), after.state_hash());
 }
+
+/// Every record must have its header's layout: a correctly chained version-1 frame in a
+/// version-2 journal, or a version-2 frame in a version-1 journal, fails verify naming that
+/// record's seq (verify notes the frames' flags as it checks them and reads the journal again
+/// only to name the record).
+#[test]
+fn a_frame_of_the_other_format_version_fails_verify_naming_its_seq() {
+    use sjournal::format::hash::{genesis_hash, record_hash};
+    for (version, odd) in [(1u16, 3u64), (2, 2)] {
+        let dir = support::scratch();
+        let root = Root::new(dir.path());
+        let path = root.session(S).unwrap().journal;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut bytes = Header::with_version(S, 1, version).encode();
+        let mut prev = genesis_hash(&bytes);
+        for seq in 1..=4u64 {
+            let payload = format!(r#"{{"hook_event_name":"PostToolUse","n":{seq}}}"#);
+            let as_v2 = (version == 2) != (seq == odd);
+            let start = bytes.len();
+            prev = if as_v2 {
+                record::encode_v2(
+                    &mut bytes,
+                    seq,
+                    seq as i64,
+                    "PostToolUse",
+                    &prev,
+                    payload.as_bytes(),
+                    &[7; 16],
+                    None,
+                )
+            } else {
+                record::encode(
+                    &mut bytes,
+                    seq,
+                    seq as i64,
+                    "PostToolUse",
+                    &prev,
+                    payload.as_bytes(),
+                );
+                record_hash(&bytes[start..])
+            };
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let report = verify_file(&path, None).unwrap();
+        let problem = report
+            .problem
+            .as_ref()
+            .map(|p| p.what.clone())
+            .unwrap_or_default();
+        assert!(!report.ok, "format {version}: {}", report.summary());
+        assert!(
+            problem.contains(&format!("record seq {odd} has flags"))
+                && problem.contains(&format!("not the layout of format version {version}")),
+            "format {version}: {problem}"
+        );
+    }
+}

@@ -1017,10 +1017,10 @@ fn verify_lists_what_was_redacted() {
     assert_eq!(r[0]["redactions"]["seqs"], json!([redacted_seq]));
 }
 
-/// `verify`'s redaction summary reads the journal a second time: it is of the journal
-/// verified only if that read's record N is the verified head. Bytes whose record N has
-/// another hash (a journal renamed over it between the reads), or with fewer records, are
-/// not summarised.
+/// `verify`'s redaction summary reads again the records the verify noted (their offsets): it
+/// is of the journal verified only if the record at the last noted offset is the verified
+/// head. Bytes where that record has another hash (a journal renamed over it between the
+/// reads), or is cut short, are not summarised.
 #[test]
 fn verify_summarises_redactions_only_of_the_journal_it_verified() {
     let c = corpus(17);
@@ -1035,16 +1035,24 @@ fn verify_summarises_redactions_only_of_the_journal_it_verified() {
     assert!(report.ok, "{}", report.summary());
     let head = report.head.clone().unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let n = report.records;
-    let s = sjournal::redact::Summary::of_verified(&bytes, n, &head).expect("the same journal");
+    let seen = &report.seen;
+    assert_eq!(
+        seen.noted.len(),
+        1,
+        "one sjournal.redacted record: {seen:?}"
+    );
+    let s = sjournal::redact::Summary::of_verified(&bytes, seen, &head).expect("the same journal");
     assert_eq!(s.events, 1);
     assert_eq!(s.secrets, c.len() as u64);
     // Another journal's head: not this one.
     let other = "0".repeat(head.len());
-    assert!(sjournal::redact::Summary::of_verified(&bytes, n, &other).is_none());
-    // A head one record short of these bytes: record N is not the head.
-    assert!(sjournal::redact::Summary::of_verified(&bytes, n - 1, &head).is_none());
-    // Fewer records than verified.
+    assert!(sjournal::redact::Summary::of_verified(&bytes, seen, &other).is_none());
+    // The head is not the record at the last offset (here: record 1).
+    let mut earlier = seen.clone();
+    earlier.last = Some(sjournal::format::header::Header::decode(&bytes).unwrap().1);
+    assert!(report.records > 1);
+    assert!(sjournal::redact::Summary::of_verified(&bytes, &earlier, &head).is_none());
+    // Fewer bytes than verified.
     let cut = bytes.len() - 1;
-    assert!(sjournal::redact::Summary::of_verified(&bytes[..cut], n, &head).is_none());
+    assert!(sjournal::redact::Summary::of_verified(&bytes[..cut], seen, &head).is_none());
 }

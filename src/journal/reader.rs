@@ -192,6 +192,54 @@ pub struct Records<'a> {
     /// Check every record's `prev_hash` (false: only the first one's, see
     /// [`Records::first_link_only`]).
     every_link: bool,
+    /// What verify notes of the records yielded ([`Records::noting`]).
+    seen: Option<Seen>,
+}
+
+/// What verify notes of the records as it checks them, so that nothing walks the journal a
+/// second time: the frames' flags (every record's layout must be its header's format
+/// version), the offset of the last record, and the offsets of the few records a report
+/// reads again (erased records, `sjournal.erased` and `sjournal.redacted`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// The flags of every record, or'ed and and'ed (`flags_and` is `u16::MAX` with none).
+    pub flags_or: u16,
+    pub flags_and: u16,
+    /// The offset of the last record.
+    pub last: Option<usize>,
+    /// Offsets of the erased, `sjournal.erased` and `sjournal.redacted` records, in file order.
+    pub noted: Vec<usize>,
+}
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen {
+            flags_or: 0,
+            flags_and: u16::MAX,
+            last: None,
+            noted: Vec::new(),
+        }
+    }
+}
+
+impl Seen {
+    fn note(&mut self, offset: usize, frame: &FrameRef<'_>) {
+        use crate::format::payload::{KIND_ERASED, KIND_REDACTED};
+        self.flags_or |= frame.flags;
+        self.flags_and &= frame.flags;
+        self.last = Some(offset);
+        if frame.erased() || frame.kind == KIND_ERASED || frame.kind == KIND_REDACTED {
+            self.noted.push(offset);
+        }
+    }
+
+    /// Appends what was seen of the records after these.
+    pub fn then(&mut self, later: Seen) {
+        self.flags_or |= later.flags_or;
+        self.flags_and &= later.flags_and;
+        self.last = later.last.or(self.last);
+        self.noted.extend(later.noted);
+    }
 }
 
 impl<'a> Records<'a> {
@@ -205,7 +253,19 @@ impl<'a> Records<'a> {
             map: None,
             released: 0,
             every_link: true,
+            seen: None,
         }
+    }
+
+    /// Notes what verify needs of each record yielded ([`Seen`]; [`Records::seen`]).
+    pub fn noting(mut self) -> Self {
+        self.seen = Some(Seen::default());
+        self
+    }
+
+    /// What was noted of the records yielded so far (None unless [`Records::noting`]).
+    pub fn seen(&mut self) -> Option<Seen> {
+        self.seen.take()
     }
 
     /// Checks frames (length, CRC, fields) and seqs as before, but the chain link only of the
@@ -303,6 +363,9 @@ impl<'a> Iterator for Records<'a> {
             },
             Ok(frame) => match self.chain.accept(&frame) {
                 Ok(hash) => {
+                    if let Some(seen) = &mut self.seen {
+                        seen.note(self.at, &frame);
+                    }
                     self.at += frame.len();
                     self.release_behind();
                     return Some(Ok(Record {

@@ -19,7 +19,7 @@ use crate::format::header::{self, Header};
 use crate::format::mark::Mark;
 use crate::format::Hash;
 use crate::journal::paths::{file_stem, JOURNAL_EXT};
-use crate::journal::reader::{JournalReader, Records};
+use crate::journal::reader::{JournalReader, Records, Seen};
 use crate::journal::recovery::{self, Verdict};
 use crate::journal::scan::{self, Chain, Problem};
 use crate::limits::VERIFY_CHUNK_BYTES;
@@ -58,6 +58,11 @@ pub struct VerifyReport {
     /// The records erased after the fact (`sjournal erase`), each bound by its chained
     /// `sjournal.erased` record; an erasure that is not bound is a problem instead.
     pub erasures: Vec<Erasure>,
+    /// Where the verified records that a report reads again are (erased, `sjournal.erased`,
+    /// `sjournal.redacted`) and where the last one is: `verify` lists what was redacted from
+    /// these without walking the journal again. Not in the JSON form.
+    #[serde(skip)]
+    pub seen: Seen,
 }
 
 /// An erased record, as verify reports it.
@@ -248,6 +253,7 @@ fn verify_checked<'b>(
         rolled_back: false,
         witnesses: Vec::new(),
         erasures: Vec::new(),
+        seen: Seen::default(),
     };
     let finding = |offset, seq, what: String| Finding {
         offset,
@@ -301,7 +307,7 @@ fn verify_checked<'b>(
     report.records = done.records;
     let mut at_mark = done.at_mark;
     let (mut last_seq, mut head) = (done.chain.last_seq(), done.chain.prev_hash);
-    let mut records = records(done.at, done.chain);
+    let mut records = records(done.at, done.chain).noting();
     let stop = loop {
         match records.next() {
             Some(Ok(rec)) => {
@@ -318,6 +324,8 @@ fn verify_checked<'b>(
     report.last_seq = last_seq;
     report.head = Some(head.to_hex());
     checked.valid_end = records.offset();
+    report.seen = done.seen;
+    report.seen.then(records.seen().unwrap_or_default());
     checked.at_mark = mark.zip(at_mark).map(|(m, h)| (m.seq, h));
     if let Some(stop) = stop {
         let verdict = recovery::classify(
@@ -370,11 +378,12 @@ fn verify_checked<'b>(
             return Ok((report, checked));
         }
     }
-    match erasures(
+    match erasures_seen(
         bytes,
         hlen,
         checked.valid_end as usize,
         header.format_version,
+        &report.seen,
     ) {
         Ok(list) => report.erasures = list,
         Err((offset, seq, what)) => {
@@ -397,15 +406,54 @@ pub(crate) fn erasures(
     end: usize,
     version: u16,
 ) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
+    let mut at = hlen;
+    let every = std::iter::from_fn(move || {
+        (at < end).then(|| {
+            let here = at;
+            at += u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+            here
+        })
+    });
+    erasures_at(bytes, version, every)
+}
+
+/// [`erasures`] from what the verify pass noted ([`Seen`]): only the noted records are read
+/// again, unless the flags say some record's layout is not the format version's (then every
+/// record is, to name the first).
+fn erasures_seen(
+    bytes: &[u8],
+    hlen: usize,
+    end: usize,
+    version: u16,
+    seen: &Seen,
+) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
+    use crate::format::record::FLAG_DIGESTED;
+    let layout_ok = seen.last.is_none()
+        || if version >= 2 {
+            seen.flags_and & FLAG_DIGESTED != 0
+        } else {
+            seen.flags_or & FLAG_DIGESTED == 0
+        };
+    if !layout_ok {
+        return erasures(bytes, hlen, end, version);
+    }
+    erasures_at(bytes, version, seen.noted.iter().copied())
+}
+
+/// [`erasures`] over the records at `offsets` (record boundaries of verified records, in
+/// file order).
+fn erasures_at(
+    bytes: &[u8],
+    version: u16,
+    offsets: impl Iterator<Item = usize>,
+) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
     use crate::format::payload::{decode_system, Erased, KIND_ERASED};
     use crate::format::record::{FIXED_LEN_V2, FLAG_DIGESTED, FLAG_ERASED};
     use std::collections::BTreeMap;
     let mut erased = Vec::new(); // (offset, frame)
     let mut by: BTreeMap<u64, (u64, u64, Erased)> = BTreeMap::new(); // target -> (offset, seq, record)
-    let mut at = hlen;
-    while at < end {
+    for at in offsets {
         let b = &bytes[at..];
-        let len = u32::from_le_bytes(b[..4].try_into().unwrap()) as usize;
         let seq = u64::from_le_bytes(b[4..12].try_into().unwrap());
         let flags = u16::from_le_bytes([b[22], b[23]]);
         if (version >= 2) != (flags & FLAG_DIGESTED != 0) {
@@ -451,7 +499,6 @@ pub(crate) fn erasures(
                 erased.push((at as u64, f));
             }
         }
-        at += len;
     }
     let mut out = Vec::with_capacity(erased.len());
     for (offset, f) in erased {
@@ -523,6 +570,7 @@ impl VerifyReport {
             rolled_back: false,
             witnesses: Vec::new(),
             erasures: Vec::new(),
+            seen: Seen::default(),
         }
     }
 

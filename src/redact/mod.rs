@@ -549,20 +549,24 @@ impl Summary {
         })
     }
 
-    /// The summary of the first `records` records of `bytes` (a journal's bytes, verified up
-    /// to there by the caller, whose chain ends at `head`: the last verified record's hash, in
-    /// hex), walking the frames without hashing them again but the last. None if the bytes
-    /// are not those verified: fewer records, or record `records` with another hash (the
-    /// journal was replaced since it was verified).
-    pub fn of_verified(bytes: &[u8], records: u64, head: &str) -> Option<Summary> {
+    /// The summary of the records `verify` noted in `bytes` (a journal's bytes, verified by
+    /// the caller, whose chain ends at `head`: the last verified record's hash, in hex):
+    /// reads the `sjournal.redacted` records at the offsets `seen` holds, not the journal.
+    /// None if the bytes are not those verified: the record at `seen`'s last offset is not
+    /// there or has another hash (the journal was replaced since it was verified), or a noted
+    /// record is not there.
+    pub fn of_verified(
+        bytes: &[u8],
+        seen: &crate::journal::reader::Seen,
+        head: &str,
+    ) -> Option<Summary> {
         let mut out = Summary::default();
-        let (_, mut pos) = crate::format::header::Header::decode(bytes).ok()?;
-        for n in 1..=records {
-            let f = crate::journal::scan::frame(bytes.get(pos..)?).ok()?;
-            pos += f.bytes.len();
-            if n == records && f.hash().to_hex() != head {
-                return None;
-            }
+        let last = crate::journal::scan::frame(bytes.get(seen.last?..)?).ok()?;
+        if last.hash().to_hex() != head {
+            return None;
+        }
+        for &at in &seen.noted {
+            let f = crate::journal::scan::frame(bytes.get(at..)?).ok()?;
             if f.kind != KIND_REDACTED {
                 continue;
             }

@@ -171,15 +171,15 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         if !args.json {
             bar.suspend(|| witness_lines(&mut out, &report))?;
         }
-        // What was redacted at ingest (the records verified above, walked again without
-        // hashing but the last, whose hash must be the verified head: a journal replaced
-        // between the two reads is not summarised): an auditor sees that the journal's events
-        // are not as the host sent them.
+        // What was redacted at ingest (the `sjournal.redacted` records the verify noted, read
+        // again at their offsets, and the last record, whose hash must be the verified head:
+        // a journal replaced between the two reads is not summarised): an auditor sees that
+        // the journal's events are not as the host sent them.
         let redacted = match (report.records, report.head.as_deref()) {
             (0, _) | (_, None) => None,
-            (n, Some(head)) => match sjournal::journal::JournalReader::open(path, None)
+            (_, Some(head)) => match sjournal::journal::JournalReader::open(path, None)
                 .ok()
-                .map(|r| sjournal::redact::Summary::of_verified(r.bytes(), n, head))
+                .map(|r| sjournal::redact::Summary::of_verified(r.bytes(), &report.seen, head))
             {
                 Some(Some(s)) => Some(s),
                 _ => {

@@ -37,7 +37,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::format::record::{FIXED_LEN, FRAME_MIN_BYTES};
 use crate::format::Hash;
-use crate::journal::reader::Records;
+use crate::journal::reader::{Records, Seen};
 use crate::journal::scan::{self, Chain};
 use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES, VERIFY_CHUNKS_IN_FLIGHT};
 
@@ -45,7 +45,7 @@ use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES, VERIFY_CHUNKS_IN_FLIGHT};
 const RELEASE_STEP_BYTES: usize = 8 << 20;
 
 /// The records verified so far, from the header on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prefix {
     /// Where the next record to verify begins.
     pub at: usize,
@@ -54,6 +54,8 @@ pub struct Prefix {
     pub records: u64,
     /// The hash of the record with the mark's seq, if it was among them.
     pub at_mark: Option<Hash>,
+    /// What was noted of them.
+    pub seen: Seen,
 }
 
 impl Prefix {
@@ -63,12 +65,13 @@ impl Prefix {
             chain,
             records: 0,
             at_mark: None,
+            seen: Seen::default(),
         }
     }
 }
 
 /// What a worker found in its range `[from, to)`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Found {
     /// No record starts in the range (one before it spans it, or the range is damaged).
     Nothing { to: usize },
@@ -82,6 +85,7 @@ enum Found {
         records: u64,
         last_hash: Hash,
         at_mark: Option<Hash>,
+        seen: Seen,
     },
     /// A record in the range is not valid, or a worker panicked.
     Bad,
@@ -104,8 +108,8 @@ impl Join {
     /// Joins the results at the front, in order; true if any was joined.
     fn advance(&mut self) -> bool {
         let mut advanced = false;
-        while let Some(&Some(found)) = self.results.front() {
-            self.results.pop_front();
+        while let Some(Some(_)) = self.results.front() {
+            let found = self.results.pop_front().flatten().expect("checked above");
             self.first += 1;
             advanced = true;
             let p = &mut self.prefix;
@@ -120,6 +124,7 @@ impl Join {
                     records,
                     last_hash,
                     at_mark,
+                    seen,
                 } if start == p.at
                     && first_seq == p.chain.next_seq
                     && first_prev == p.chain.prev_hash =>
@@ -131,6 +136,7 @@ impl Join {
                     };
                     p.records += records;
                     p.at_mark = p.at_mark.or(at_mark);
+                    p.seen.then(seen);
                 }
                 _ => self.broken = true,
             }
@@ -263,7 +269,8 @@ fn check(bytes: &[u8], from: usize, to: usize, first: bool, mark_seq: Option<u64
             next_seq: first_seq,
             prev_hash: first_prev,
         },
-    );
+    )
+    .noting();
     let (mut n, mut at_mark) = (0, None);
     while records.offset() < to as u64 {
         match records.next() {
@@ -285,6 +292,7 @@ fn check(bytes: &[u8], from: usize, to: usize, first: bool, mark_seq: Option<u64
         records: n,
         last_hash: Records::chain(&records).prev_hash,
         at_mark,
+        seen: records.seen().unwrap_or_default(),
     }
 }
 

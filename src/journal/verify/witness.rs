@@ -772,6 +772,7 @@ pub fn missing_journal_report(path: &Path) -> VerifyReport {
         rolled_back: true,
         witnesses: list,
         erasures: Vec::new(),
+        seen: Default::default(),
     }
 }
 
