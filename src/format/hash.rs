@@ -109,7 +109,7 @@ fn record_hash_v2_pieces(
 /// Salt and payload are copied into one buffer and hashed in one call: blake3 then hashes the
 /// payload's whole 1 KiB chunks with its many-chunk SIMD routine, which a `Hasher` fed the
 /// 16-byte salt first does not use for the first chunk (BENCHMARKS.md, "Format 2"). Payloads
-/// past [`ONE_CALL_MAX`] go through a `Hasher` (the copy would be kept per thread).
+/// past 64 KiB (`ONE_CALL_MAX`) go through a `Hasher` (the copy would be kept per thread).
 pub fn payload_digest(salt: &[u8; 16], payload: &[u8]) -> Hash {
     use std::cell::RefCell;
     thread_local! {
