@@ -491,3 +491,55 @@ fn a_frame_of_the_other_format_version_fails_verify_naming_its_seq() {
         );
     }
 }
+
+/// The parallel verify notes the erased and erasure records of every range as the sequential
+/// verify does: the same report (erasures listed, what was noted) on every split, and an
+/// erased record whose salt was kept fails on every split, naming its seq.
+#[test]
+fn erasures_verify_the_same_on_every_split() {
+    use sjournal::format::record::FIXED_LEN;
+    use sjournal::journal::{verify_file_with, VerifyOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    erased_fixture(r);
+    append(r, 6, 30);
+    let (code, out, err) = run(
+        r,
+        &["erase", "--session", S, "--seq", "20", "--reason", "token"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let path = journal(r);
+    let opts = |workers, chunk_bytes| VerifyOptions {
+        workers,
+        chunk_bytes,
+    };
+    let splits = [(2, 300), (3, 900), (4, 2500), (2, 61)];
+    let reference = verify_file_with(&path, None, opts(1, 0)).unwrap();
+    assert!(reference.ok, "{}", reference.summary());
+    let erased: Vec<u64> = reference.erasures.iter().map(|e| e.seq).collect();
+    assert_eq!(erased, [2, 4, 20]);
+    assert_eq!(reference.seen.noted.len(), 6, "{:?}", reference.seen);
+    for (workers, chunk) in splits {
+        let parallel = verify_file_with(&path, None, opts(workers, chunk)).unwrap();
+        assert_eq!(
+            parallel, reference,
+            "{workers} workers, chunks of {chunk} bytes"
+        );
+    }
+    // Seq 20's salt kept (CRC fixed): the chain holds, the erasure check does not.
+    let mut bytes = read(&path);
+    let p = parse(&bytes);
+    let rec = &p.records[19];
+    assert_eq!(rec.seq, 20);
+    bytes[rec.offset as usize + FIXED_LEN + 32] = 1;
+    fix_crc(&mut bytes, rec.offset as usize, rec.end as usize);
+    std::fs::write(&path, &bytes).unwrap();
+    for (workers, chunk) in [(1, 0)].into_iter().chain(splits) {
+        let report = verify_file_with(&path, None, opts(workers, chunk)).unwrap();
+        let what = report.problem.map(|f| (f.seq, f.what)).unwrap_or_default();
+        assert!(
+            what.0 == 20 && what.1.contains("salt was kept"),
+            "{workers} workers, chunks of {chunk} bytes: {what:?}"
+        );
+    }
+}

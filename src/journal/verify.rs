@@ -428,6 +428,10 @@ fn erasures_seen(
     seen: &Seen,
 ) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
     use crate::format::record::FLAG_DIGESTED;
+    if seen.last.is_none() && end > hlen {
+        // Records that were not noted (read without `Records::noting`): walk them all.
+        return erasures(bytes, hlen, end, version);
+    }
     let layout_ok = seen.last.is_none()
         || if version >= 2 {
             seen.flags_and & FLAG_DIGESTED != 0

@@ -198,6 +198,8 @@ impl Lock {
     /// has the index's lock, so it sees every record committed before this call, and the hook
     /// need not start another (a process start is most of what an index costs a Stop:
     /// BENCHMARKS.md, the hook with a search index). Never creates the file, never waits.
+    /// The probe holds the queue for an instant, so an update trying to queue just then
+    /// leaves (as if one waited): the caller starts one itself when this says false.
     pub fn update_queued(place: &Place) -> bool {
         let Ok(f) = crate::journal::paths::open_file(&place.queue_path(), false, false) else {
             return false;

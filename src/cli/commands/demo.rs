@@ -230,9 +230,23 @@ fn ask_over_mcp(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Result
     let failed = |what: String| Error::InvalidInput {
         reason: format!("sjournal mcp: {what}"),
     };
-    let answer = (|| -> Result<Value> {
-        let mut to = child.stdin.take().expect("piped");
-        let mut from = BufReader::new(child.stdout.take().expect("piped"));
+    let mut to = child.stdin.take().expect("piped");
+    let mut from = BufReader::new(child.stdout.take().expect("piped"));
+    // A server that stops answering is killed after MCP_WAIT: its stdout then ends, and the
+    // read below with it.
+    let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = {
+        let child = child.clone();
+        std::thread::spawn(move || {
+            const MCP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(MCP_WAIT)
+            {
+                let _ = child.lock().map(|mut c| c.kill());
+            }
+        })
+    };
+    let answer = (move || -> Result<Value> {
         let mut send = |v: Value| {
             writeln!(to, "{v}")
                 .and_then(|()| to.flush())
@@ -270,8 +284,17 @@ fn ask_over_mcp(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Result
         )?;
         answer_to(2)
     })();
-    let _ = child.kill();
-    let _ = child.wait();
+    // Its stdin is closed now: it ends by itself; killed if it has not within a moment.
+    let _ = done.send(());
+    let _ = watchdog.join();
+    if let Ok(mut c) = child.lock() {
+        let by = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while matches!(c.try_wait(), Ok(None)) && std::time::Instant::now() < by {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
     let answer = answer?;
     let text = answer["result"]["content"][0]["text"]
         .as_str()
