@@ -151,13 +151,23 @@ pub fn run(args: Args) -> crate::cli::error::Result<Outcome> {
     Ok(play(args)?)
 }
 
+/// What the demo's last steps ask its journal (a search, then the same over MCP).
+#[cfg(feature = "search")]
+const QUERY: &str = "torn failed:yes";
+
+/// This binary as `sjournal --root ROOT`, for the demo's last steps.
+#[cfg(feature = "search")]
+fn sjournal_at(root: &Root) -> Result<Command> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "the sjournal binary", e))?;
+    let mut c = Command::new(exe);
+    c.arg("--root").arg(root.dir());
+    Ok(c)
+}
+
 /// Runs this binary as `sjournal --root ROOT ARGS...` and returns what it printed.
 #[cfg(feature = "search")]
 fn sjournal(root: &Root, args: &[&str]) -> Result<String> {
-    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "the sjournal binary", e))?;
-    let out = Command::new(exe)
-        .arg("--root")
-        .arg(root.dir())
+    let out = sjournal_at(root)?
         .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
@@ -175,7 +185,6 @@ fn sjournal(root: &Root, args: &[&str]) -> Result<String> {
 /// the record behind its best hit, as a person would run them.
 #[cfg(feature = "search")]
 fn ask_the_journal(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Result<()> {
-    const QUERY: &str = "torn failed:yes";
     say(&format!(
         "\n10. Ask the journal: which command failed on the torn-write test?\n      sjournal search --all '{QUERY}'"
     ))?;
@@ -213,14 +222,10 @@ fn ask_the_journal(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Res
 #[cfg(feature = "search")]
 fn ask_over_mcp(root: &Root, say: &mut impl FnMut(&str) -> Result<()>) -> Result<()> {
     use std::io::{BufRead, BufReader};
-    const QUERY: &str = "torn failed:yes";
     say(&format!(
         "\n11. The agent asks it too, over MCP: sjournal mcp --all, tools/call search {{\"query\": \"{QUERY}\"}}"
     ))?;
-    let exe = std::env::current_exe().map_err(|e| Error::io("locate", "the sjournal binary", e))?;
-    let mut child = Command::new(exe)
-        .arg("--root")
-        .arg(root.dir())
+    let mut child = sjournal_at(root)?
         .args(["mcp", "--all"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
