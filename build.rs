@@ -11,7 +11,7 @@
 //! a directory in `OUT_DIR`, searched first, holds one small linker script per library
 //! (`libc.so` containing `GROUP ( ".../libc.a" ... )`) that stands in for the shared one. The
 //! archives are found by asking the C compiler that links (`cc -print-file-name`, or the
-//! linker cargo was given). Only the `sjournal` binary is linked this way; tests and benches
+//! linker cargo was given). Only the binaries are linked this way; tests and benches
 //! are not.
 //!
 //! If an archive is missing (no `libc6-dev`/`glibc-static`), or with `SJOURNAL_LINK=dynamic`,
@@ -20,7 +20,13 @@
 //! a C toolchain that has the archives but cannot link a static PIE (gcc before 8, sanitizer
 //! builds) fails the build; set `SJOURNAL_LINK=dynamic` there.
 //! `SJOURNAL_LINKED` (`static-pie` or `dynamic`) tells the package's tests what was done.
-//! Other targets are linked as their defaults.
+//! Other targets are linked as their defaults. The `sjournal-hook` binary is linked as
+//! `sjournal` is.
+//!
+//! `SJOURNAL_BUILD_STAMP` names the sources a build was made from (a hash of `src/`,
+//! `Cargo.toml`, `Cargo.lock`, this file, the features, profile and target): `sjournal
+//! install` points hosts at the `sjournal-hook` beside it only if that binary reports the same
+//! stamp, so a stale one left in a build directory is never installed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,6 +71,44 @@ fn main() {
         (_, other) => panic!("SJOURNAL_LINK={other:?}: expected \"static\" or \"dynamic\""),
     };
     println!("cargo:rustc-env=SJOURNAL_LINKED={linked}");
+    println!("cargo:rustc-env=SJOURNAL_BUILD_STAMP={:016x}", stamp());
+}
+
+/// A hash of what the build is made from (see the module docs).
+fn stamp() -> u64 {
+    use std::hash::{Hash, Hasher};
+    for p in ["src", "Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={p}");
+    }
+    let mut files = vec![
+        PathBuf::from("Cargo.toml"),
+        PathBuf::from("Cargo.lock"),
+        PathBuf::from("build.rs"),
+    ];
+    let mut dirs = vec![PathBuf::from("src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    // `DefaultHasher::new()` has fixed keys: the same sources give the same stamp.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for f in &files {
+        f.hash(&mut h);
+        std::fs::read(f).unwrap_or_default().hash(&mut h);
+    }
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("CARGO_FEATURE_") || k == "PROFILE" || k == "TARGET")
+        .collect();
+    env.sort();
+    env.hash(&mut h);
+    h.finish()
 }
 
 /// Writes the stand-in linker scripts and asks for a static PIE; Err says what is missing.
@@ -94,7 +138,9 @@ fn static_pie(linker: &str, out_dir: &str) -> Result<(), String> {
         let file = dir.join(format!("lib{lib}.so"));
         std::fs::write(&file, script).map_err(|e| format!("{}: {e}", file.display()))?;
     }
-    println!("cargo:rustc-link-arg-bin=sjournal=-static-pie");
-    println!("cargo:rustc-link-arg-bin=sjournal=-L{}", dir.display());
+    for bin in ["sjournal", "sjournal-hook"] {
+        println!("cargo:rustc-link-arg-bin={bin}=-static-pie");
+        println!("cargo:rustc-link-arg-bin={bin}=-L{}", dir.display());
+    }
     Ok(())
 }

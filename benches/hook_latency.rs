@@ -1,4 +1,5 @@
-//! Hook latency, spawn to exit: runs the built `sjournal hook` as a host would (a new process
+//! Hook latency, spawn to exit: runs the built `sjournal-hook hook` (what `sjournal install`
+//! points hosts at) as a host would (a new process
 //! per event, the event on stdin) against a session that already holds 10, then 1,000,000
 //! events, and prints the median, p90 and max wall time per invocation.
 //!
@@ -38,7 +39,7 @@ fn fill(root: &Root, n: u64) {
 
 fn run_once(root: &Root, payload: &str, deadline_ms: &str) -> Duration {
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sjournal"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sjournal-hook"))
         .arg("--root")
         .arg(root.dir())
         .args(["hook", "--host", "claude", "--deadline-ms", deadline_ms])

@@ -154,10 +154,10 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-/// `sjournal hook` once against `root`, spawn to exit.
+/// `sjournal-hook hook` (what hosts run) once against `root`, spawn to exit.
 fn hook_once(root: &Path, payload: &[u8]) -> Duration {
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sjournal"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sjournal-hook"))
         .arg("--root")
         .arg(root)
         .args(["hook", "--host", "claude", "--deadline-ms", "10000"])

@@ -36,9 +36,12 @@ fn main() -> std::process::ExitCode {
 
 /// The program: the exit status of the command line, given what [`cli::lean::hook`] made of it.
 #[cfg_attr(test, allow(dead_code))]
-fn run(hook: Option<cli::Cli>) -> u8 {
-    if let Some(cli) = hook {
-        return cli::run(cli);
+fn run(hook: Option<cli::lean::Line>) -> u8 {
+    if let Some(line) = hook {
+        return cli::run(cli::Cli {
+            root: line.root,
+            command: cli::Command::Hook(line.args),
+        });
     }
     match cli::Cli::try_parse() {
         Ok(cli) => cli::run(cli),

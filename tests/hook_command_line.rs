@@ -4,7 +4,8 @@
 //! (`--root` before or after `hook`, `--host X` or `--host=X` or the host as a word,
 //! `--deadline-ms`), and each must journal the event and exit 0 exactly as before; help must
 //! print the hook's help, and a broken hook command line must still fail open (exit 0, a
-//! diagnostic, nothing on stdout).
+//! diagnostic, nothing on stdout). Both binaries that run hooks are checked: `sjournal` and
+//! `sjournal-hook` (the hook alone, which hands everything else to the `sjournal` beside it).
 
 use crate::support;
 
@@ -12,11 +13,16 @@ use support::cmd::PATIENT_MS;
 
 const EVENT: &str = r#"{"session_id":"cl","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"true"},"tool_response":{}}"#;
 
-/// Runs the built binary with exactly `args` (no `--root` added) and `EVENT` on stdin.
-fn run_raw(args: &[&str]) -> std::process::Output {
+/// The two built binaries a host may be pointed at.
+fn binaries() -> [&'static str; 2] {
+    [support::cmd::bin(), support::cmd::hook_bin()]
+}
+
+/// Runs the built `bin` with exactly `args` (no `--root` added) and `EVENT` on stdin.
+fn run_raw(bin: &str, args: &[&str]) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(support::cmd::bin())
+    let mut child = Command::new(bin)
         .args(args)
         .env_remove("SJOURNAL_HOME")
         .env_remove("CLAUDE_CODE_SESSION_ID")
@@ -33,6 +39,12 @@ fn run_raw(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn every_spelling_of_the_hook_command_line_journals_the_event_and_exits_0() {
+    for bin in binaries() {
+        every_spelling_journals_the_event(bin);
+    }
+}
+
+fn every_spelling_journals_the_event(bin: &str) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
     let root_eq = format!("--root={root}");
@@ -85,17 +97,21 @@ fn every_spelling_of_the_hook_command_line_journals_the_event_and_exits_0() {
         ],
     ];
     for (i, line) in lines.iter().enumerate() {
-        let out = run_raw(line);
+        let out = run_raw(bin, line);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{line:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{bin} {line:?}: {stderr}");
         assert!(
             out.stdout.is_empty()
                 || serde_json::from_slice::<serde_json::Value>(&out.stdout).is_ok(),
-            "{line:?}: stdout is the host's JSON or nothing"
+            "{bin} {line:?}: stdout is the host's JSON or nothing"
         );
         let records = support::records(dir.path(), "cl");
         let events = records.iter().filter(|r| r.1 == "PostToolUse").count();
-        assert_eq!(events, i + 1, "{line:?} journaled the event: {stderr}");
+        assert_eq!(
+            events,
+            i + 1,
+            "{bin} {line:?} journaled the event: {stderr}"
+        );
         if line.contains(&"extra") {
             assert!(stderr.contains("ignoring unknown arguments"), "{stderr}");
         }
@@ -111,37 +127,140 @@ fn every_spelling_of_the_hook_command_line_journals_the_event_and_exits_0() {
 
 #[test]
 fn hook_help_is_the_full_clis_help_for_the_hook() {
-    let help = run_raw(&["hook", "--help"]);
-    assert_eq!(help.status.code(), Some(0));
-    let text = String::from_utf8(help.stdout).unwrap();
-    assert!(text.contains("Always exits 0 (fail-open)"), "{text}");
-    assert!(text.contains("--deadline-ms"), "{text}");
-    assert!(text.contains("--root"), "{text}");
     // `help hook` never looks like a hook invocation to the hook-only parser: the full CLI's
-    // answer, which `hook --help` must equal.
-    let full = run_raw(&["help", "hook"]);
-    assert_eq!(String::from_utf8(full.stdout).unwrap(), text);
+    // answer, which `hook --help` must equal, from either binary.
+    let full = run_raw(support::cmd::bin(), &["help", "hook"]);
+    let full = String::from_utf8(full.stdout).unwrap();
+    for bin in binaries() {
+        let help = run_raw(bin, &["hook", "--help"]);
+        assert_eq!(help.status.code(), Some(0), "{bin}");
+        let text = String::from_utf8(help.stdout).unwrap();
+        assert!(text.contains("Always exits 0 (fail-open)"), "{text}");
+        assert!(text.contains("--deadline-ms"), "{text}");
+        assert!(text.contains("--root"), "{text}");
+        assert_eq!(full, text, "{bin}");
+    }
 }
 
 #[test]
 fn a_broken_hook_command_line_still_fails_open_through_the_full_cli() {
+    for bin in binaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_str().unwrap();
+        for line in [
+            vec!["--root", root, "hook", "--deadline-ms"],
+            vec!["--root", root, "hook", "--host"],
+            vec!["hook", "--root"],
+        ] {
+            let out = run_raw(bin, &line);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{bin} {line:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{bin} {line:?}");
+            assert!(
+                stderr.contains("the command line is invalid; the event was not recorded"),
+                "{bin} {line:?}: {stderr}"
+            );
+        }
+        // And a command that is not the hook keeps its exit code 2.
+        let out = run_raw(bin, &["--root", root, "log", "--bogus"]);
+        assert_eq!(out.status.code(), Some(2), "{bin}");
+    }
+}
+
+/// `sjournal-hook` runs a hook line itself and gives every other command line to the
+/// `sjournal` beside it, which answers exactly as when run directly; its `--version` is its
+/// own (the build stamp `install` compares). Fails if the handover drops the arguments,
+/// stdin or the exit code.
+#[test]
+fn the_hook_binary_hands_every_other_command_line_to_sjournal() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
+    let out = run_raw(support::cmd::hook_bin(), &["--root", root, "hook"]);
+    assert_eq!(out.status.code(), Some(0));
     for line in [
-        vec!["--root", root, "hook", "--deadline-ms"],
-        vec!["--root", root, "hook", "--host"],
-        vec!["hook", "--root"],
+        vec!["--root", root, "log", "--session", "cl"],
+        vec!["--root", root, "verify", "--session", "cl"],
+        vec!["--root", root, "sessions"],
+        vec!["--root", root, "log", "--session", "nobody"],
+        vec!["--version"],
+        vec!["--help"],
     ] {
-        let out = run_raw(&line);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{line:?}: {stderr}");
-        assert!(out.stdout.is_empty(), "{line:?}");
-        assert!(
-            stderr.contains("the command line is invalid; the event was not recorded"),
-            "{line:?}: {stderr}"
-        );
+        let full = run_raw(support::cmd::bin(), &line);
+        let lean = run_raw(support::cmd::hook_bin(), &line);
+        assert_eq!(lean.status.code(), full.status.code(), "{line:?}");
+        if line != ["--version"] {
+            assert_eq!(lean.stdout, full.stdout, "{line:?}");
+            assert_eq!(lean.stderr, full.stderr, "{line:?}");
+        } else {
+            let own = String::from_utf8(lean.stdout).unwrap();
+            assert!(own.starts_with("sjournal-hook 0."), "{own}");
+            assert!(own.contains("(build "), "{own}");
+        }
     }
-    // And a command that is not the hook keeps its exit code 2.
-    let out = run_raw(&["--root", root, "log", "--bogus"]);
+    // `append` reads stdin: the handover keeps it.
+    let out = run_raw(
+        support::cmd::hook_bin(),
+        &["--root", root, "append", "--session", "ap"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(support::records(dir.path(), "ap").len(), 1);
+    support::cmd::verify_all(dir.path());
+}
+
+/// Alone in a directory (no `sjournal` beside it), `sjournal-hook` still journals hook lines;
+/// anything else says what is missing and exits 2, except a hook line the full CLI would
+/// have read, which fails open (exit 0).
+#[test]
+fn the_hook_binary_alone_still_journals_and_says_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let lone = dir.path().join("sjournal-hook");
+    std::fs::copy(support::cmd::hook_bin(), &lone).unwrap();
+    let lone = lone.to_str().unwrap();
+    let root = dir.path().join("root");
+    let root = root.to_str().unwrap();
+    let hook = ["--root", root, "hook", "--deadline-ms", PATIENT_MS];
+    let out = run_raw(lone, &hook);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(support::records(std::path::Path::new(root), "cl").len(), 1);
+    let out = run_raw(lone, &["--root", root, "log", "--session", "cl"]);
     assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not be started"), "{stderr}");
+    assert!(stderr.contains("cargo install --path ."), "{stderr}");
+    let out = run_raw(lone, &["--root", root, "hook", "--bogus"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the event was not recorded"), "{stderr}");
+}
+
+/// The hook binary links none of the search engine's or the MCP server's code, which is what
+/// makes it start faster than `sjournal` (BENCHMARKS.md, "Speed mechanisms": hook binary);
+/// `sjournal` itself, the control, does link them (with the `search` feature).
+#[test]
+fn the_hook_binary_links_no_search_or_mcp_code() {
+    let symbols = |bin: &str| -> String {
+        let out = std::process::Command::new("nm")
+            .arg("--demangle")
+            .arg(bin)
+            .output()
+            .expect("`nm` (binutils, which links the binaries) lists the symbols");
+        assert!(out.status.success(), "nm {bin}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let lean = symbols(support::cmd::hook_bin());
+    // nm read the symbols (the binary is not stripped): the hook's own code is there.
+    assert!(lean.contains("sjournal::hook::"), "no symbols read");
+    for engine in ["tantivy::", "rmcp::"] {
+        let n = lean.lines().filter(|l| l.contains(engine)).count();
+        assert_eq!(n, 0, "sjournal-hook links {n} symbols of {engine}");
+    }
+    let full = symbols(support::cmd::bin());
+    if cfg!(feature = "search") {
+        assert!(
+            full.contains("tantivy::"),
+            "the control: sjournal links tantivy"
+        );
+        assert!(full.contains("rmcp::"), "the control: sjournal links rmcp");
+    }
 }

@@ -1070,3 +1070,69 @@ fn directories_install_makes_are_private() {
         assert_eq!(mode & 0o777, 0o700, "{dir}: {mode:o}");
     }
 }
+
+/// `install` points the hooks at the `sjournal-hook` beside it when that binary is from the
+/// same build, and the MCP server at `sjournal` itself; a `sjournal-hook` from another build
+/// (here, one whose `--version` names another stamp) is passed over with a note, and so is a
+/// missing one, silently. Binaries are copied into a temp dir so each case has its own
+/// neighbours.
+#[test]
+fn install_points_hooks_at_the_hook_binary_of_the_same_build_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let run = |bin: &Path, home: &Path| -> (Vec<String>, String) {
+        let out = std::process::Command::new(bin)
+            .args(["install", "claude-code"])
+            .env("HOME", home)
+            .env_remove("SJOURNAL_HOME")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{stdout}");
+        let doc = read_json(&home.join(".claude/settings.json"));
+        let commands = ours(&doc).into_iter().map(|(_, c)| c).collect();
+        (commands, stdout)
+    };
+    let mcp_command = |home: &Path| -> String {
+        let doc = read_json(&home.join(".claude.json"));
+        doc["mcpServers"]["sjournal"]["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bins = dir.path().join("bin");
+    std::fs::create_dir(&bins).unwrap();
+    let full = bins.join("sjournal");
+    std::fs::copy(env!("CARGO_BIN_EXE_sjournal"), &full).unwrap();
+    let lean = bins.join("sjournal-hook");
+
+    // None beside it: `sjournal hook`.
+    let home = dir.path().join("h1");
+    let (commands, _) = run(&full, &home);
+    assert!(!commands.is_empty());
+    let want = format!("{} hook --host claude", full.display());
+    assert!(commands.iter().all(|c| *c == want), "{commands:?}");
+
+    // This build's: the hooks run it, the MCP server is `sjournal`'s.
+    std::fs::copy(env!("CARGO_BIN_EXE_sjournal-hook"), &lean).unwrap();
+    let home = dir.path().join("h2");
+    let (commands, stdout) = run(&full, &home);
+    let want = format!("{} hook --host claude", lean.display());
+    assert!(commands.iter().all(|c| *c == want), "{commands:?}");
+    assert!(!stdout.contains("not from this build"), "{stdout}");
+    assert_eq!(mcp_command(&home), full.display().to_string());
+
+    // Another build's: passed over, with a note.
+    std::fs::write(
+        &lean,
+        "#!/bin/sh\necho 'sjournal-hook 0.1.0 (build 0000000000000000)'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&lean, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = dir.path().join("h3");
+    let (commands, stdout) = run(&full, &home);
+    let want = format!("{} hook --host claude", full.display());
+    assert!(commands.iter().all(|c| *c == want), "{commands:?}");
+    assert!(stdout.contains("is not from this build"), "{stdout}");
+}

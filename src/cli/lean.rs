@@ -3,19 +3,26 @@
 //! the hook's instructions and a dozen pages of code to fault in (BENCHMARKS.md, "Speed
 //! mechanisms": hook line without clap). The lines hosts are configured with are read here;
 //! anything else — help, errors, any other command, an unusual hook line — goes straight to
-//! the full [`Cli`], so output, errors and exit codes are the full CLI's. The tests check that
-//! whatever this accepts, the full CLI parses to the same.
+//! the full command line (`sjournal`'s clap `Cli`; `sjournal-hook` execs `sjournal` for it),
+//! so output, errors and exit codes are the full CLI's. The tests check that whatever this
+//! accepts, the full CLI parses to the same. Both binaries read their hook lines here.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::cli::commands::hook::Args;
-use crate::cli::{Cli, Command};
+
+/// A hook's command line: `--root` and the hook's own arguments.
+#[derive(Debug)]
+pub struct Line {
+    pub root: Option<PathBuf>,
+    pub args: Args,
+}
 
 /// The command line of this process as a hook invocation, if it is one of the lines hosts
 /// are configured with.
 #[cfg_attr(test, allow(dead_code))]
-pub fn hook() -> Option<Cli> {
+pub fn hook() -> Option<Line> {
     common(&std::env::args_os().collect::<Vec<_>>())
 }
 
@@ -23,7 +30,7 @@ pub fn hook() -> Option<Cli> {
 /// [--deadline-ms MS] [HOST]`, each option at most once, `--opt value` or `--opt=value` —
 /// read without clap; None for anything else (a value that is empty or starts with `-`,
 /// a repeated option, a second word, `--`, help, ...), which then goes to clap.
-fn common(args: &[OsString]) -> Option<Cli> {
+fn common(args: &[OsString]) -> Option<Line> {
     let (mut root, mut host, mut deadline_ms) = (None, None, None);
     let mut rest: Vec<String> = Vec::new();
     let mut in_hook = false;
@@ -60,13 +67,13 @@ fn common(args: &[OsString]) -> Option<Cli> {
         }
         *slot = Some(value.to_owned());
     }
-    in_hook.then(|| Cli {
+    in_hook.then(|| Line {
         root: root.map(PathBuf::from),
-        command: Command::Hook(Args {
+        args: Args {
             host: host.unwrap_or_else(|| "auto".to_owned()),
             deadline_ms,
             rest,
-        }),
+        },
     })
 }
 
@@ -77,7 +84,16 @@ mod tests {
     //! exactly what the full parser yields; and the lines hosts are configured with take the
     //! fast path.
     use super::*;
+    use crate::cli::{Cli, Command};
     use clap::Parser;
+
+    /// What the full CLI would hold for `line`.
+    fn as_cli(line: Line) -> Cli {
+        Cli {
+            root: line.root,
+            command: Command::Hook(line.args),
+        }
+    }
 
     fn os(args: &[&str]) -> Vec<OsString> {
         std::iter::once("sjournal")
@@ -123,7 +139,7 @@ mod tests {
             let full = Cli::try_parse_from(os(line))
                 .unwrap_or_else(|e| panic!("the full CLI rejects {line:?}: {e}"));
             assert!(matches!(full.command, Command::Hook(_)), "{line:?}");
-            if let Some(fast) = common(&os(line)) {
+            if let Some(fast) = common(&os(line)).map(as_cli) {
                 assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line:?}");
             }
         }
@@ -152,7 +168,9 @@ mod tests {
             &["hook", "hook"],
         ];
         for line in lines {
-            let fast = common(&os(line)).unwrap_or_else(|| panic!("declines {line:?}"));
+            let fast = common(&os(line))
+                .map(as_cli)
+                .unwrap_or_else(|| panic!("declines {line:?}"));
             let full = Cli::try_parse_from(os(line)).unwrap();
             assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line:?}");
         }
@@ -170,7 +188,7 @@ mod tests {
                 "--", "-h", "--bogus", "", "--host=", "x=y", "log", "=", "--root=",
             ]), 0..7)
         ) {
-            if let Some(fast) = common(&os(&words)) {
+            if let Some(fast) = common(&os(&words)).map(as_cli) {
                 let full = Cli::try_parse_from(os(&words));
                 proptest::prop_assert!(full.is_ok(), "{words:?}: {:?}", full.err());
                 proptest::prop_assert_eq!(format!("{fast:?}"), format!("{:?}", full.unwrap()));

@@ -25,7 +25,7 @@ pub fn line(out: &mut impl Write, s: &str) -> Result<(), Error> {
     out.write_all(b"\n").map_err(write_err)
 }
 
-/// Writes human-facing text as [`line`] does, without adding a line break.
+/// Writes human-facing text as [`line()`] does, without adding a line break.
 pub fn text(out: &mut impl Write, s: &str) -> Result<(), Error> {
     for (i, l) in s.split('\n').enumerate() {
         if i > 0 {
@@ -43,7 +43,7 @@ pub fn json_line(out: &mut impl Write, s: &str) -> Result<(), Error> {
     out.write_all(b"\n").map_err(write_err)
 }
 
-/// [`line`] or [`json_line`], as the output is JSON or not.
+/// [`line()`] or [`json_line`], as the output is JSON or not.
 pub fn emit(out: &mut impl Write, s: &str, json: bool) -> Result<(), Error> {
     match json {
         true => json_line(out, s),
@@ -51,7 +51,7 @@ pub fn emit(out: &mut impl Write, s: &str, json: bool) -> Result<(), Error> {
     }
 }
 
-/// Prints a message to stderr, escaped as [`line`] escapes.
+/// Prints a message to stderr, escaped as [`line()`] escapes.
 pub fn warn(msg: &str) {
     let shown: Vec<String> = msg
         .split('\n')

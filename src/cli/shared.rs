@@ -16,6 +16,38 @@ use sjournal::limits::INPUT_MAX_BYTES;
 use sjournal::report;
 use sjournal::snapshot::{load_state, LoadInfo, LoadOptions};
 
+/// The `sjournal-hook` beside this binary, as `install` and `doctor` judge it.
+pub enum HookBinary {
+    /// From this build: hosts are pointed at it.
+    Same(std::path::PathBuf),
+    /// None there.
+    Absent,
+    /// One there that does not report this build's stamp (stale, or someone else's).
+    Other(std::path::PathBuf),
+}
+
+/// Finds and judges the `sjournal-hook` beside this binary: it is this build's only if its
+/// `--version` is exactly this build's (name, version and source stamp).
+pub fn hook_binary() -> Result<HookBinary> {
+    use crate::cli::commands::hook::{HOOK_BINARY, HOOK_BINARY_VERSION};
+    let exe = std::env::current_exe().map_err(|e| Error::io("find", "this executable", e))?;
+    let lean = exe.with_file_name(HOOK_BINARY);
+    if !lean.is_file() {
+        return Ok(HookBinary::Absent);
+    }
+    let answer = std::process::Command::new(&lean)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    Ok(match answer {
+        Ok(o) if o.status.success() && o.stdout.trim_ascii() == HOOK_BINARY_VERSION.as_bytes() => {
+            HookBinary::Same(lean)
+        }
+        _ => HookBinary::Other(lean),
+    })
+}
+
 /// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the
 /// defaults if it has none, or cannot be read).
 pub fn writer_options(root: &Root) -> sjournal::journal::WriterOptions {

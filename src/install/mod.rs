@@ -83,7 +83,8 @@ pub struct Written {
     pub backup: Option<PathBuf>,
 }
 
-/// True if `handler` is one of sjournal's: a command handler running `sjournal ... hook`.
+/// True if `handler` is one of sjournal's: a command handler running `sjournal ... hook` (or
+/// `sjournal-hook hook`).
 pub fn is_ours(handler: &Value) -> bool {
     let Some(cmd) = handler.get("command").and_then(Value::as_str) else {
         return false;
@@ -93,7 +94,7 @@ pub fn is_ours(handler: &Value) -> bool {
     }
     let (program, rest) = first_word(cmd);
     let name = program.rsplit('/').next().unwrap_or("");
-    name == "sjournal" && rest.split_whitespace().next() == Some("hook")
+    matches!(name, "sjournal" | "sjournal-hook") && rest.split_whitespace().next() == Some("hook")
 }
 
 /// Splits off the first shell word (plain, or single-quoted as [`shell_quote`] writes it).
@@ -521,6 +522,8 @@ mod tests {
         assert!(is_ours(&h("sjournal hook --host claude")));
         assert!(is_ours(&h("/usr/local/bin/sjournal hook")));
         assert!(is_ours(&h("'/opt/my tools/sjournal' hook --host codex")));
+        assert!(is_ours(&h("/opt/bin/sjournal-hook hook --host claude")));
+        assert!(!is_ours(&h("/opt/bin/sjournal-hooks hook --host claude")));
         assert!(!is_ours(&h("sjournal append --session x")));
         assert!(!is_ours(&h("/bin/not-sjournal hook")));
         assert!(!is_ours(&h("echo sjournal hook")));

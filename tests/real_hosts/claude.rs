@@ -104,6 +104,7 @@ impl Claude {
         }
         let said = world.sj(&["install", "claude-code"]);
         assert_has(&said, "installed", "install claude-code");
+        support::assert_runs_the_hook_binary(&world.home.join(".claude/settings.json"));
         Some(Claude {
             world,
             mock,

@@ -70,6 +70,7 @@ impl Gemini {
         world.patient_hook();
         let said = world.sj(&["install", "gemini"]);
         assert_has(&said, "installed", "install gemini");
+        support::assert_runs_the_hook_binary(&world.home.join(".gemini/settings.json"));
         assert_has(
             &said,
             "trusted folder",

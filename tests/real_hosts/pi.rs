@@ -60,6 +60,7 @@ impl Pi {
         world.patient_hook();
         let said = world.sj(&["install", "pi"]);
         assert_has(&said, "installed", "install pi");
+        support::assert_runs_the_hook_binary(&world.home.join(".pi/agent/extensions/sjournal.ts"));
         Some(Pi { world, mock })
     }
 

@@ -3,7 +3,7 @@
 //! own installer, and reading back what sjournal journaled.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,23 @@ use serde_json::Value;
 
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sjournal"))
+}
+
+/// Asserts that `install` pointed the host at the hook binary (`sjournal-hook`, beside `sjournal`
+/// and from the same build) in `file`, so the real host drives the binary users' hosts run.
+pub fn assert_runs_the_hook_binary(file: &Path) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let lean = env!("CARGO_BIN_EXE_sjournal-hook");
+    assert!(
+        text.contains(lean),
+        "{} does not run {lean}:\n{text}",
+        file.display()
+    );
+    assert!(
+        !text.contains(&format!("{} hook", bin().display())),
+        "{} runs `sjournal hook`:\n{text}",
+        file.display()
+    );
 }
 
 fn repo() -> PathBuf {

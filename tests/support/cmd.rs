@@ -17,6 +17,11 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_sjournal")
 }
 
+/// The path of the `sjournal-hook` binary built for these tests (the hook alone).
+pub fn hook_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_sjournal-hook")
+}
+
 /// `sjournal --root ROOT` as an assert_cmd command, to add arguments, stdin and assertions to.
 pub fn sjournal(root: &Path) -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("sjournal").expect("the built binary");

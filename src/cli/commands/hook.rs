@@ -8,13 +8,26 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::output;
-use crate::cli::Outcome;
 use sjournal::config::Config;
 use sjournal::error::Result;
 use sjournal::hook::{self, HookOptions, HookOutcome};
 use sjournal::host::HostFlag;
 use sjournal::journal::Root;
 use sjournal::storage::RealFs;
+
+/// The hook-only binary's name: `sjournal install` points hosts at it when it sits beside
+/// `sjournal` and comes from the same build ([`HOOK_BINARY_VERSION`]).
+pub const HOOK_BINARY: &str = "sjournal-hook";
+
+/// What `sjournal-hook --version` prints: its name, the version and the build's stamp (a
+/// hash of the sources: build.rs).
+pub const HOOK_BINARY_VERSION: &str = concat!(
+    "sjournal-hook ",
+    env!("CARGO_PKG_VERSION"),
+    " (build ",
+    env!("SJOURNAL_BUILD_STAMP"),
+    ")"
+);
 
 /// Record a host's hook event from stdin and print the context to inject (run by agent hosts)
 #[derive(Debug, clap::Args)]
@@ -66,7 +79,8 @@ pub struct Args {
     pub rest: Vec<String>,
 }
 
-pub fn run(root: Result<Root>, args: Args) -> Result<Outcome> {
+/// Runs the hook and exits 0, whatever happens.
+pub fn run(root: Result<Root>, args: Args) -> ! {
     let mut diag: Vec<String> = Vec::new();
     let positional = args.rest.first().filter(|w| !w.starts_with('-'));
     let ignored: Vec<&String> = args

@@ -136,11 +136,34 @@ fn this_binary() -> Result<String> {
     Ok(exe.to_string_lossy().into_owned())
 }
 
+/// The program hosts run for each event: the `sjournal-hook` beside this binary if it comes
+/// from the same build, else this binary (`sjournal hook` does the same work, with the other
+/// commands' code loaded too). A stale or foreign `sjournal-hook` there is passed over with a
+/// note.
+fn hook_binary() -> Result<String> {
+    use crate::cli::shared::{self, HookBinary};
+    match shared::hook_binary()? {
+        HookBinary::Same(lean) => Ok(lean.to_string_lossy().into_owned()),
+        HookBinary::Absent => this_binary(),
+        HookBinary::Other(lean) => {
+            let exe = this_binary()?;
+            let note = format!(
+                "note: {} is not from this build; the hooks run `{exe} hook` instead \
+                 (rebuild both: cargo build --release, or cargo install --path .)",
+                lean.display(),
+            );
+            output::line(&mut output::stdout(), &note)?;
+            Ok(exe)
+        }
+    }
+}
+
 /// `install opencode|pi|openclaw`: the bridge's files where the host loads them.
 fn run_bridge(b: Bridge, c: &Common, command: Option<String>, on: bool) -> Result<Outcome> {
     let places = Places::from_env(project(c)?);
     let command = match command {
         Some(c) => c,
+        None if on => hook_binary()?,
         None => this_binary()?,
     };
     let files = b.files(c.scope.into(), &places, &command).map_err(usage)?;
@@ -234,9 +257,13 @@ pub fn run(args: Args) -> Result<Outcome> {
         }
     };
     let path = config_path(&args.common, host)?;
-    let command = match args.command {
-        Some(c) => c,
-        None => install::shell_quote(&this_binary()?),
+    // The hooks run the hook binary; the MCP server, `sjournal mcp`.
+    let (command, mcp_command) = match args.command {
+        Some(c) => (c.clone(), c),
+        None => (
+            install::shell_quote(&hook_binary()?),
+            install::shell_quote(&this_binary()?),
+        ),
     };
     let dry = args.common.dry_run;
     let after = |dry: bool| -> Result<()> {
@@ -246,7 +273,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         Ok(())
     };
     if !args.no_mcp {
-        if let Some(outcome) = hooks_and_mcp(&args.common, host, &path, &command)? {
+        if let Some(outcome) = hooks_and_mcp(&args.common, host, &path, &command, &mcp_command)? {
             after(dry)?;
             return Ok(outcome);
         }
@@ -261,7 +288,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         "already installed",
     )?;
     if !args.no_mcp {
-        mcp_server(&args.common, args.common.host, Some(&command))?;
+        mcp_server(&args.common, args.common.host, Some(&mcp_command))?;
     }
     after(dry)?;
     Ok(outcome)
@@ -301,6 +328,7 @@ fn hooks_and_mcp(
     host: InstallTarget,
     path: &std::path::Path,
     command: &str,
+    mcp_command: &str,
 ) -> Result<Option<Outcome>> {
     use sjournal::install::mcp::{self, McpHost};
     use std::cell::{Cell, RefCell};
@@ -319,7 +347,7 @@ fn hooks_and_mcp(
     let refused = RefCell::new(None);
     let plan = || {
         let hooks = install::plan_install(path, host, command)?;
-        match mcp::plan_install_onto(mh, &at, command, &hooks) {
+        match mcp::plan_install_onto(mh, &at, mcp_command, &hooks) {
             Ok(both) => {
                 registered.set(both.after != hooks.after);
                 *refused.borrow_mut() = None;
@@ -367,6 +395,7 @@ fn hooks_and_mcp(
     _: &Common,
     _: InstallTarget,
     _: &std::path::Path,
+    _: &str,
     _: &str,
 ) -> Result<Option<Outcome>> {
     Ok(None)

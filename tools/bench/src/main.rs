@@ -56,6 +56,7 @@ fn main() {
         Some("fold") => {
             let o = Opts {
                 sjournal: PathBuf::new(),
+                hooker: PathBuf::new(),
                 payload: String::new(),
                 prompt: String::new(),
                 quick: args.iter().any(|a| a == "--quick"),
@@ -132,6 +133,9 @@ fn rss(cmd: &[String]) {
 
 struct Opts {
     sjournal: PathBuf,
+    /// What the hook rows run: the `sjournal-hook` beside `sjournal` (what `sjournal install`
+    /// points hosts at), else `sjournal` itself.
+    hooker: PathBuf,
     payload: String,
     prompt: String,
     quick: bool,
@@ -145,6 +149,7 @@ struct Opts {
 fn parse_opts(args: &[String]) -> Opts {
     let mut o = Opts {
         sjournal: PathBuf::from("target/release/sjournal"),
+        hooker: PathBuf::new(),
         payload: String::new(),
         prompt: String::new(),
         quick: false,
@@ -177,6 +182,12 @@ fn parse_opts(args: &[String]) -> Opts {
         }
         i += 1;
     }
+    let lean = o.sjournal.with_file_name("sjournal-hook");
+    o.hooker = if lean.is_file() {
+        lean
+    } else {
+        o.sjournal.clone()
+    };
     o.hook = Command::new(&o.sjournal)
         .args(["hook", "--help"])
         .stdout(Stdio::null())
@@ -335,7 +346,7 @@ fn report(args: &[String]) {
                 return;
             }
             for (k, p) in [&p_small, &p_big, &q_small, &q_big].iter().enumerate() {
-                if let Some(t) = task_clock(&o.sjournal, &root, p.as_bytes()) {
+                if let Some(t) = task_clock(&o.hooker, &root, p.as_bytes()) {
                     cpu[k].push(t);
                 }
             }
@@ -347,20 +358,20 @@ fn report(args: &[String]) {
             time_before(&mut floor, &mut before_t, &mut cpu_before);
         }
         if o.hook && !o.prompt.is_empty() {
-            let mut c = Command::new(&o.sjournal);
+            let mut c = Command::new(&o.hooker);
             c.arg("--root").arg(&root).arg(sub);
             qs_t.push(floor.then(&mut c, q_small.as_bytes()));
-            let mut c = Command::new(&o.sjournal);
+            let mut c = Command::new(&o.hooker);
             c.arg("--root").arg(&root).arg(sub);
             qb_t.push(floor.then(&mut c, q_big.as_bytes()));
         }
-        let mut c = Command::new(&o.sjournal);
+        let mut c = Command::new(&o.hooker);
         c.arg("--root").arg(&root).arg(sub);
         if !o.hook {
             c.args(["--session", "bench-small"]);
         }
         small_t.push(floor.then(&mut c, p_small.as_bytes()));
-        let mut c = Command::new(&o.sjournal);
+        let mut c = Command::new(&o.hooker);
         c.arg("--root").arg(&root).arg(sub);
         if !o.hook {
             c.args(["--session", "bench-big"]);
@@ -470,7 +481,7 @@ fn report(args: &[String]) {
 
     // The hook with a webhook to a hanging endpoint (and to a fast one) against none.
     if o.hook {
-        webhook::rows(&o.sjournal, &o.payload, tmp.path(), runs, &mut row);
+        webhook::rows(&o.hooker, &o.payload, tmp.path(), runs, &mut row);
     }
 
     // 2. Durable append rate against a raw write+fdatasync loop of the same bytes.

@@ -111,6 +111,34 @@ impl Doctor {
             None,
             format!("this sjournal {version}: {} ({linking})", shown(&exe)),
         );
+        use crate::cli::shared::{hook_binary, HookBinary};
+        match hook_binary() {
+            Ok(HookBinary::Same(p)) => self.info(
+                "hook binary",
+                None,
+                format!(
+                    "{}: this build's; `sjournal install` points hosts at it",
+                    shown(&p)
+                ),
+            ),
+            Ok(HookBinary::Absent) => self.info(
+                "hook binary",
+                None,
+                "none beside this binary: hosts run `sjournal hook`, which loads every \
+                 command's code on each event (cargo install --path . installs sjournal-hook)"
+                    .into(),
+            ),
+            Ok(HookBinary::Other(p)) => self.info(
+                "hook binary",
+                None,
+                format!(
+                    "{}: not from this build, so `sjournal install` does not use it; rebuild \
+                     both (cargo build --release, or cargo install --path .)",
+                    shown(&p)
+                ),
+            ),
+            Err(_) => {}
+        }
     }
 
     pub(super) fn root(&mut self, root: &Root) {

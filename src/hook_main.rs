@@ -1,0 +1,98 @@
+//! The `sjournal-hook` binary: `sjournal hook` alone, for the lines agent hosts run on every
+//! event. It links the hook's code and none of the commands it never runs (search and the
+//! MCP server above all), so the image a host starts on every event is the lean one: fewer
+//! pages to fault in, fewer pointers to relocate (BENCHMARKS.md, "Speed mechanisms": hook
+//! binary). `sjournal install` points hosts at it when it sits beside `sjournal` from the
+//! same build.
+//!
+//! It reads the lines hosts are configured with ([`cli::lean`]) and runs them as `sjournal
+//! hook` would. Anything else (help, an unusual hook line, another command, the detached
+//! work the hook starts after its reply) is handed to the `sjournal` beside it, by `exec`,
+//! so output, errors and exit codes are the full CLI's. Only `--version` is its own: the
+//! build stamp install compares.
+
+// As in main.rs: the C runtime calls `start::main` where std reads the arguments itself.
+// Its tests are `sjournal`'s (the same files); under `cargo test` this crate is empty.
+#![cfg_attr(
+    all(
+        not(test),
+        any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple")
+    ),
+    no_main
+)]
+#![deny(unsafe_code)]
+#![cfg_attr(test, allow(unused))]
+
+/// The parts of the command line this binary shares with `sjournal` (same files).
+#[cfg(not(test))]
+mod cli {
+    pub mod lean;
+    #[allow(dead_code)]
+    pub mod output;
+    pub mod commands {
+        pub mod hook;
+    }
+}
+#[cfg(all(
+    not(test),
+    any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple")
+))]
+mod start;
+
+#[cfg(not(test))]
+use cli::commands::hook::{self, HOOK_BINARY, HOOK_BINARY_VERSION};
+use sjournal::journal::Root;
+use std::ffi::OsString;
+
+/// Where the program starts at an ordinary `main` (see `no_main` above).
+#[cfg(all(
+    not(test),
+    not(any(all(target_os = "linux", target_env = "gnu"), target_vendor = "apple"))
+))]
+fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(run(cli::lean::hook()))
+}
+
+/// The program: a hook line runs here; anything else is `sjournal`'s.
+#[cfg(not(test))]
+fn run(line: Option<cli::lean::Line>) -> u8 {
+    if let Some(line) = line {
+        hook::run(Root::resolve(line.root.as_deref()), line.args);
+    }
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if matches!(args.as_slice(), [a] if a == "--version" || a == "-V") {
+        println!("{HOOK_BINARY_VERSION}");
+        return 0;
+    }
+    full_cli(&args)
+}
+
+/// Replaces this process with the `sjournal` beside it, given the same arguments. Returns
+/// only if that cannot start: then it says so, and exits 0 for a hook line (fail-open: the
+/// host must not be blocked; the event is not recorded) and 2 for anything else.
+#[cfg(not(test))]
+fn full_cli(args: &[OsString]) -> u8 {
+    use std::os::unix::process::CommandExt;
+    let full = std::env::current_exe().map(|exe| exe.with_file_name("sjournal"));
+    let err = match &full {
+        Ok(path) => std::process::Command::new(path).args(args).exec(),
+        Err(e) => std::io::Error::new(e.kind(), format!("cannot find this executable: {e}")),
+    };
+    let path = full.map_or_else(|_| "sjournal".into(), |p| p.display().to_string());
+    let is_hook = args.iter().any(|a| a == "hook");
+    let what = if is_hook {
+        "; the event was not recorded (exit 0, fail-open)"
+    } else {
+        ""
+    };
+    cli::output::warn(&format!(
+        "{HOOK_BINARY}: this command line is the full sjournal's, which could not be started \
+         ({path}: {err}){what}; install both binaries (`cargo install --path .`), or point the \
+         host at `sjournal hook` (`sjournal install HOST`)"
+    ));
+    if is_hook {
+        0
+    } else {
+        2
+    }
+}
