@@ -8,7 +8,8 @@
 //! It reads the lines hosts are configured with ([`cli::lean`]) and runs them as `sjournal
 //! hook` would. Anything else (help, an unusual hook line, another command, the detached
 //! work the hook starts after its reply) is handed to the `sjournal` beside it, by `exec`,
-//! so output, errors and exit codes are the full CLI's. Only `--version` is its own: the
+//! so output, errors and exit codes are the full CLI's — never one another user could have
+//! planted or changed (`storage::check_program_trusted`). Only `--version` is its own: the
 //! build stamp install compares.
 
 // As in main.rs: the C runtime calls `start::main` where std reads the arguments itself.
@@ -75,7 +76,11 @@ fn full_cli(args: &[OsString]) -> u8 {
     use std::os::unix::process::CommandExt;
     let full = std::env::current_exe().map(|exe| exe.with_file_name("sjournal"));
     let err = match &full {
-        Ok(path) => std::process::Command::new(path).args(args).exec(),
+        // Never a program another user could have planted or changed.
+        Ok(path) => match sjournal::storage::check_program_trusted(path) {
+            Ok(()) => std::process::Command::new(path).args(args).exec(),
+            Err(why) => std::io::Error::other(why),
+        },
         Err(e) => std::io::Error::new(e.kind(), format!("cannot find this executable: {e}")),
     };
     let path = full.map_or_else(|_| "sjournal".into(), |p| p.display().to_string());

@@ -232,6 +232,34 @@ fn the_hook_binary_alone_still_journals_and_says_what_is_missing() {
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("the event was not recorded"), "{stderr}");
+
+    // A `sjournal` beside it that another user could have planted (the directory is
+    // group-writable) is never run: here a script that would leave a mark.
+    use std::os::unix::fs::PermissionsExt;
+    let planted = dir.path().join("sjournal");
+    let mark = dir.path().join("ran");
+    std::fs::write(
+        &planted,
+        format!(
+            "#!/bin/sh
+touch '{}'
+",
+            mark.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o770)).unwrap();
+    let out = run_raw(lone, &["--root", root, "log", "--session", "cl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("other users can write to it"), "{stderr}");
+    assert!(!mark.exists(), "the planted program ran");
+    // The control: in a directory only this user writes, the same script runs.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = run_raw(lone, &["--root", root, "log", "--session", "cl"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(mark.exists(), "the control did not run");
 }
 
 /// The hook binary links none of the search engine's or the MCP server's code, which is what

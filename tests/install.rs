@@ -1123,6 +1123,18 @@ fn install_points_hooks_at_the_hook_binary_of_the_same_build_only() {
     assert!(!stdout.contains("not from this build"), "{stdout}");
     assert_eq!(mcp_command(&home), full.display().to_string());
 
+    // One other users could have planted (its directory group-writable): not even run.
+    std::fs::set_permissions(&bins, std::fs::Permissions::from_mode(0o775)).unwrap();
+    let home = dir.path().join("h2b");
+    let (commands, stdout) = run(&full, &home);
+    let want = format!("{} hook --host claude", full.display());
+    assert!(commands.iter().all(|c| *c == want), "{commands:?}");
+    assert!(
+        stdout.contains("is not used (its directory's mode is 775"),
+        "{stdout}"
+    );
+    std::fs::set_permissions(&bins, std::fs::Permissions::from_mode(0o755)).unwrap();
+
     // Another build's: passed over, with a note.
     std::fs::write(
         &lean,

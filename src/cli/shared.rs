@@ -24,16 +24,22 @@ pub enum HookBinary {
     Absent,
     /// One there that does not report this build's stamp (stale, or someone else's).
     Other(std::path::PathBuf),
+    /// One there that is not run at all: why (see [`sjournal::storage::check_program_trusted`]).
+    Untrusted(std::path::PathBuf, String),
 }
 
-/// Finds and judges the `sjournal-hook` beside this binary: it is this build's only if its
-/// `--version` is exactly this build's (name, version and source stamp).
+/// Finds and judges the `sjournal-hook` beside this binary: it is run (`--version`) only if
+/// no other user could have planted or changed it, and it is this build's only if that says
+/// exactly this build's name, version and source stamp.
 pub fn hook_binary() -> Result<HookBinary> {
     use crate::cli::commands::hook::{HOOK_BINARY, HOOK_BINARY_VERSION};
     let exe = std::env::current_exe().map_err(|e| Error::io("find", "this executable", e))?;
     let lean = exe.with_file_name(HOOK_BINARY);
-    if !lean.is_file() {
+    if std::fs::symlink_metadata(&lean).is_err() {
         return Ok(HookBinary::Absent);
+    }
+    if let Err(why) = sjournal::storage::check_program_trusted(&lean) {
+        return Ok(HookBinary::Untrusted(lean, why));
     }
     let answer = std::process::Command::new(&lean)
         .arg("--version")

@@ -344,6 +344,38 @@ pub fn check_dir_trusted(m: &std::fs::Metadata) -> std::result::Result<(), Strin
     Ok(())
 }
 
+/// Why a program beside this one (`sjournal-hook`'s `sjournal`, `install`'s `sjournal-hook`)
+/// is not to be run, if it is not: not a regular file (a symlink is not followed), or it or
+/// its directory belongs to someone other than this user or root, or group or others can
+/// write to it (who could plant or replace it).
+pub fn check_program_trusted(path: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let me = rustix::process::geteuid().as_raw();
+    let check = |what: &str, m: &std::fs::Metadata| -> std::result::Result<(), String> {
+        if m.uid() != me && m.uid() != 0 {
+            return Err(format!(
+                "{what} belongs to uid {}, neither this user (uid {me}) nor root",
+                m.uid()
+            ));
+        }
+        if m.permissions().mode() & 0o022 != 0 {
+            return Err(format!(
+                "{what}'s mode is {:o}: other users can write to it",
+                m.permissions().mode() & 0o7777
+            ));
+        }
+        Ok(())
+    };
+    let file = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if !file.is_file() {
+        return Err(format!("it is a {}", file_type_name(&file.file_type())));
+    }
+    check("it", &file)?;
+    let dir = path.parent().ok_or("it has no directory")?;
+    let dm = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    check("its directory", &dm)
+}
+
 /// What a file that is not a regular file is, in words.
 pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;

@@ -155,6 +155,15 @@ fn hook_binary() -> Result<String> {
             output::line(&mut output::stdout(), &note)?;
             Ok(exe)
         }
+        HookBinary::Untrusted(lean, why) => {
+            let exe = this_binary()?;
+            let note = format!(
+                "note: {} is not used ({why}); the hooks run `{exe} hook` instead",
+                lean.display(),
+            );
+            output::line(&mut output::stdout(), &note)?;
+            Ok(exe)
+        }
     }
 }
 

@@ -137,6 +137,14 @@ impl Doctor {
                     shown(&p)
                 ),
             ),
+            Ok(HookBinary::Untrusted(p, why)) => self.info(
+                "hook binary",
+                None,
+                format!(
+                    "{}: not run ({why}), so `sjournal install` does not use it",
+                    shown(&p)
+                ),
+            ),
             Err(_) => {}
         }
     }
