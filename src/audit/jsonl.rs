@@ -13,6 +13,8 @@
 //! round trip is exact either way. System records (`sjournal.*`: context, primitives,
 //! injections, recoveries, ...) carry their fields as `payload` for reading, and their exact
 //! payload bytes (MessagePack) in `payload_base64`, from which `import` writes them back.
+//! An event's digest is not exported: `import` derives it again from the kind and the JSON
+//! (`fold::digest::encode_event`), as every writer of event records does.
 //!
 //! Import reads JSON Lines into an [`ImportPlan`] ([`plan`]): every line is checked before
 //! anything is written, and the records are appended in [`chunks`] of one write and one

@@ -8,6 +8,13 @@
 //! - record v2 = keyed(K_record_v2, seq ‖ ts ‖ kind_len ‖ kind ‖ prev_hash ‖ payload_digest),
 //!   integers little-endian (version 2: not the payload bytes, so a payload can be erased);
 //! - payload digest = keyed(K_payload_v2, salt ‖ payload) (version 2).
+//!
+//! Through the genesis hash a record copied from another journal does not link. The chain
+//! shows any change to a record followed by another record, and any deletion, insertion or
+//! reordering. It cannot by itself show a rewrite of the *last* record (its CRC, and in
+//! version 2 its payload digest, recomputed) or a cut at a record boundary: those need a head
+//! kept outside the journal (`journal::verify::witness`), such as the high-water mark kept by
+//! the writer beside the journal, or a checkpoint kept out of the writer's control.
 
 use std::fmt;
 use std::sync::LazyLock;

@@ -262,7 +262,8 @@ pub struct ListClear {
 }
 
 /// What the hook printed back to the host for the event at `event_seq`, and what it was made
-/// of. The fields after `text` were added with the injection policy (render version 1);
+/// of; written in the event's own batch, after the event and its `sjournal.exec` records.
+/// The fields after `text` were added with the injection policy (render version 1);
 /// records written before it lack them and decode with their defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Injected {

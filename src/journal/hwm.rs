@@ -25,7 +25,8 @@
 //!   acknowledged yet") and syncs it before the header, and a mark found missing or damaged is
 //!   written again, and synced, by the next append. So where a journal has records, a missing,
 //!   empty or damaged mark is not a crash's doing (an overwrite of 52 bytes within one sector
-//!   is atomic; see "What we assume of the storage"): `verify` reports it.
+//!   is atomic; see "What we assume of the storage" in the `storage` module docs): `verify`
+//!   reports it.
 //! - It has a **copy in the lock file** (`<stem>.lock`, at [`COPY_AT`], after the tail hint),
 //!   written with it under the same flock: a second witness of the acknowledged records, in
 //!   another file, so that a mark deleted, damaged or put back together with the journal is

@@ -186,7 +186,9 @@ fn is_plain_stem(id: &str) -> bool {
 
 /// Maps a session id to a file stem inside the root. Ids of letters, digits, `-` and `_`
 /// (the UUIDs hosts send) are kept; anything else (`../../x`, `/`, dots, spaces, long ids)
-/// becomes `h-` and 32 hex digits of its blake3. The header keeps the original id.
+/// becomes `h-` and 32 hex digits of its blake3. The header keeps the original id, and a
+/// writer refuses a journal whose header names another session (a hash collision, or a file
+/// moved into place), so the mapping can never merge two sessions.
 pub fn file_stem(session_id: &str) -> Result<String> {
     if session_id.is_empty() {
         return Err(Error::InvalidSessionId {

@@ -33,7 +33,7 @@
 //! holds it, a damaged tail with nothing valid after it is that writer's unfinished append
 //! (or the tail it is about to recover), and the records end before it without an error. A process that ignores the protocol
 //! (another program truncating the file) can still fault a reader; we do not defend against
-//! that, see "What we assume of the storage" in journal-format.md.
+//! that (see "What we assume of the storage" in the `storage` module docs).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -272,8 +272,8 @@ impl<'a> Records<'a> {
     /// first record (it must link to the chain the iterator started from: the genesis hash, or
     /// the snapshot's record), and computes no record hash: each yielded [`Record::hash`] is
     /// [`Hash::ZERO`], and a caller that needs one hashes that frame ([`FrameRef::hash`]).
-    /// What loading a state does; `verify` checks every link (see "Loading" in
-    /// journal-format.md for why that suffices).
+    /// What loading a state does; `verify` checks every link (why that suffices: the module
+    /// docs of `journal::scan`).
     pub fn first_link_only(mut self) -> Self {
         self.every_link = false;
         self

@@ -21,6 +21,30 @@
 //! checks with `fstat` that it got a regular file (and, where it matters, one owned by this
 //! user) before a byte is read. `O_NONBLOCK` stays set: it changes nothing for a regular
 //! file's reads, writes or locks (`flock` blocks by its own flag).
+//!
+//! # What we assume of the storage
+//!
+//! The journal's recovery, the high-water mark and the readers' locking rely on this, and on
+//! nothing more:
+//!
+//! - `fdatasync` (Rust's `File::sync_data`) returns only when the written bytes, and the file
+//!   size needed to read them, are durable; a directory fsync makes a newly created or renamed
+//!   entry durable. On macOS `sync_data` uses `F_FULLFSYNC`.
+//! - Writes that were not synced may be lost, torn at any byte, reordered, or (on some file
+//!   systems) read back as zeros after a crash. The CRC and the seq/length checks detect all of
+//!   these at the tail.
+//! - Bytes that were synced stay as they were, except through bit rot or another program, which
+//!   the CRC and the chain detect (but cannot repair).
+//! - Locks are advisory flocks. Programs that do not take them (an editor, `truncate`) are not
+//!   defended against: they can make a reader fault or corrupt the journal, which verify will
+//!   then report.
+//! - A write of the 52-byte high-water mark at offset 0 of an existing file is atomic: after a
+//!   crash it holds the old mark or the new one (it lies within one sector; devices write sectors
+//!   whole). So a damaged mark is bit rot or an edit, never a crash.
+//! - We do not defend against an attacker who can write the journal *and* every checkpoint of
+//!   it; the chain proves consistency relative to a head held elsewhere. Rolling back a journal
+//!   and every witness kept with it (mark, lock file, snapshot) consistently is caught only by a
+//!   ship cursor, a shipped copy or a checkpoint held elsewhere.
 
 pub(crate) mod faulty;
 pub mod lock;

@@ -13,7 +13,8 @@
 //! | the mark's copy | `<stem>.lock`, at [`hwm::COPY_AT`] | the same | with the mark, never synced |
 //! | the tail hint | `<stem>.lock`, at 0 | the last record written | after each write, maybe before its sync |
 //! | the snapshot | `<stem>.snap` | the last record folded into it | after a commit (synced, renamed) |
-//! | each remote cursor | `remote/cursors/<dest>/<stem>.cursor` | the last record shipped | after the upload (synced, renamed) |
+//! | each remote cursor | `remote/cursors/<dest>/<stem>.cursor` | the last record shipped, and the journal's genesis | after the upload (synced, renamed) |
+//! | a signed checkpoint | kept by the auditor; on every shipped segment | a signed `(seq, head)` | out of sjournal's hands |
 //!
 //! All but the tail hint name only records that were synced, so a crash can make them lag
 //! the journal, never lead it: one that names a record the journal lacks, or holds with
