@@ -382,6 +382,60 @@ fn a_migration_stopped_after_its_rename_is_finished_by_the_next_run() {
     assert!(!migrate(&r, S, &opts).unwrap().finished);
 }
 
+/// The same interrupted migration, and no `migrate` run again: the next writer finishes it
+/// itself (its statement binds the old head the mark names to the journal's head), so a hook's
+/// event goes to the journal, not to the rescue journal, and everything verifies. Without the
+/// statement (the control) the writer refuses the journal as before and the event is rescued.
+#[test]
+fn the_next_writer_finishes_a_migration_stopped_after_its_rename() {
+    for with_statement in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let journal = v1_session(root, 3);
+        let mark = sjournal::journal::hwm::path_for(&journal);
+        let fs = FaultyFs::new();
+        let m = mark.clone();
+        fs.fail(libc::EIO, move |op, p| {
+            matches!(op, Op::Open { write: true, .. }) && p == m
+        });
+        let opts = Options {
+            fs: Arc::new(fs.clone()),
+            ..Options::default()
+        };
+        let r = Root::new(root);
+        assert!(migrate(&r, S, &opts).is_err());
+        assert_eq!(version(&journal), 2, "the rename happened");
+        if !with_statement {
+            std::fs::remove_file(statement(root)).unwrap();
+        }
+        let payload = format!(
+            r#"{{"session_id":"{S}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"true"}},"tool_response":{{}}}}"#
+        );
+        sjournal(root)
+            .args(["hook", "--host", "claude", "--deadline-ms", "60000"])
+            .write_stdin(payload)
+            .assert()
+            .success();
+        let rescue = r.session(S).unwrap().rescue;
+        if with_statement {
+            assert!(!rescue.exists(), "the event went to the rescue journal");
+            let (code, out, _) = run(root, &["verify", "--session", S]);
+            assert_eq!(code, 0, "{out}");
+            let records = sjournal::journal::JournalReader::open(&journal, None)
+                .unwrap()
+                .records()
+                .unwrap()
+                .count();
+            assert_eq!(
+                records, 4,
+                "the three migrated records and the hook's event"
+            );
+        } else {
+            assert!(rescue.exists(), "the control: the journal is refused");
+        }
+    }
+}
+
 #[test]
 fn rescue_journal_is_refused_and_dry_run_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();

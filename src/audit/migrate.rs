@@ -432,9 +432,59 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
     Ok(report)
 }
 
+/// What a writer does when a witness of the session's journal names another record at the
+/// journal's own head (`refusal`): if a migration of this journal was interrupted after its
+/// rename — the statement written before it, `<journal>.migrated-<head>.note`, is there — the
+/// migration is finished as `sjournal migrate` would (the session's locks taken until
+/// `deadline`), so the next open takes the journal again instead of its rescue journal. One
+/// `stat` when there is no such statement. True if it finished one.
+pub fn finish_on_open(
+    root: &Root,
+    session_id: &str,
+    refusal: &crate::journal::error::Corrupt,
+    deadline: Option<Instant>,
+    fs: &Arc<dyn Fs>,
+) -> bool {
+    use crate::journal::recovery::Corruption;
+    use crate::journal::verify::witness::WitnessKind;
+    let Corruption::Replaced {
+        found,
+        by: WitnessKind::Mark | WitnessKind::MarkCopy,
+        ..
+    } = refusal.reason
+    else {
+        return false;
+    };
+    let Ok(paths) = root.session(session_id) else {
+        return false;
+    };
+    let sessions = root.sessions_dir();
+    let note = sessions.join(format!(
+        "{}.migrated-{}.note",
+        file_name(&paths.journal),
+        &found.to_hex()[..16]
+    ));
+    if std::fs::symlink_metadata(&note).is_err() {
+        return false;
+    }
+    (|| -> Result<bool, MigrateError> {
+        let _lock = hold(&**fs, &paths.lock, deadline)?;
+        let _rescue_lock = hold(&**fs, &paths.rescue_lock, deadline)?;
+        let bytes = read_whole(&paths.journal)?;
+        let (header, hlen) = Header::decode(&bytes)
+            .map_err(|e| MigrateError::Refused(format!("the header does not decode: {e}")))?;
+        if header.format_version < FORMAT_VERSION || header.session_id != session_id {
+            return Ok(false);
+        }
+        finish_interrupted(&**fs, &sessions, &paths, &bytes, hlen)
+    })()
+    .unwrap_or(false)
+}
+
 /// Finishes a migration that stopped (a crash, a failed write) after the new journal was
 /// renamed over the old one and before its mark was reset: the mark (or its copy) names the
-/// old chain's head at the same seq, which would make every writer refuse the journal. The
+/// old chain's head at the same seq, which makes a writer refuse the journal (the next
+/// writer therefore finishes it first: `finish_on_open`; so does `migrate` run again). The
 /// mark is reset only when the statement written before the rename binds exactly that: the
 /// old head the mark names to the journal's head now. Anything else is left for `verify` and
 /// `repair`. True if it finished one.

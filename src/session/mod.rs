@@ -55,7 +55,26 @@ impl Session {
     /// merges the pending spool (at most `opts.merge_budget` files). A damaged journal opens
     /// the rescue journal instead (see [`Session::rescued`]).
     pub fn open(root: &Root, session_id: &str, opts: &WriterOptions) -> Result<Session> {
-        let (writer, rescued, merge) = match Writer::open(root, session_id, opts) {
+        let opened = match Writer::open(root, session_id, opts) {
+            // A migration interrupted after its rename leaves the mark naming the old chain's
+            // head; finishing it (as `sjournal migrate` would) lets this writer take the
+            // journal (see `audit::migrate::finish_on_open`).
+            Err(e)
+                if crate::journal::error::Corrupt::of(&e).is_some_and(|c| {
+                    crate::audit::migrate::finish_on_open(
+                        root,
+                        session_id,
+                        c,
+                        opts.deadline,
+                        &opts.fs,
+                    )
+                }) =>
+            {
+                Writer::open(root, session_id, opts)
+            }
+            other => other,
+        };
+        let (writer, rescued, merge) = match opened {
             Ok(mut w) => {
                 let dirs: Vec<SpoolDir> = spool::dirs(root, w.session_paths(), opts);
                 let merge = spool::merge_pending(&mut w, root, &dirs, opts.merge_budget)?;
