@@ -23,10 +23,13 @@
 //! Other targets are linked as their defaults. The `sjournal-hook` binary is linked as
 //! `sjournal` is.
 //!
-//! `SJOURNAL_BUILD_STAMP` names the sources a build was made from (a hash of `src/`,
-//! `Cargo.toml`, `Cargo.lock`, this file, the features, profile and target): `sjournal
-//! install` points hosts at the `sjournal-hook` beside it only if that binary reports the same
-//! stamp, so a stale one left in a build directory is never installed.
+//! `SJOURNAL_BUILD_STAMP` names the sources a release build was made from (a hash of the `.rs`
+//! files under `src/`, `Cargo.toml`, `Cargo.lock`, this file, the features and target):
+//! `sjournal install` points hosts at the `sjournal-hook` beside it only if that binary
+//! reports the same stamp, so a stale one left in a build directory is never installed. Other
+//! profiles get `debug` (hashing the sources would rerun this script, and rebuild everything
+//! after it, on every edit); `install` then also asks that the two binaries were linked
+//! within a minute of each other.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,7 +74,11 @@ fn main() {
         (_, other) => panic!("SJOURNAL_LINK={other:?}: expected \"static\" or \"dynamic\""),
     };
     println!("cargo:rustc-env=SJOURNAL_LINKED={linked}");
-    println!("cargo:rustc-env=SJOURNAL_BUILD_STAMP={:016x}", stamp());
+    let stamp = match var("PROFILE").as_str() {
+        "release" => format!("{:016x}", stamp()),
+        _ => "debug".to_owned(),
+    };
+    println!("cargo:rustc-env=SJOURNAL_BUILD_STAMP={stamp}");
 }
 
 /// A hash of what the build is made from (see the module docs).
@@ -91,7 +98,7 @@ fn stamp() -> u64 {
             let path = entry.expect("a directory entry").path();
             if path.is_dir() {
                 dirs.push(path);
-            } else {
+            } else if path.extension().is_some_and(|x| x == "rs") {
                 files.push(path);
             }
         }
@@ -104,7 +111,7 @@ fn stamp() -> u64 {
         std::fs::read(f).unwrap_or_default().hash(&mut h);
     }
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("CARGO_FEATURE_") || k == "PROFILE" || k == "TARGET")
+        .filter(|(k, _)| k.starts_with("CARGO_FEATURE_") || k == "TARGET")
         .collect();
     env.sort();
     env.hash(&mut h);

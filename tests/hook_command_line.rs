@@ -207,9 +207,11 @@ fn the_hook_binary_hands_every_other_command_line_to_sjournal() {
     support::cmd::verify_all(dir.path());
 }
 
-/// Alone in a directory (no `sjournal` beside it), `sjournal-hook` still journals hook lines;
-/// anything else says what is missing and exits 2, except a hook line the full CLI would
-/// have read, which fails open (exit 0).
+/// Alone in a directory (no `sjournal` beside it), `sjournal-hook` still journals every valid
+/// hook line, those the clap-free reader declines included (extra words, `--`); anything else
+/// says what is missing and exits 2, except an invalid hook line, which fails open (exit 0).
+/// Named `sjournal` beside itself (a hard link), it refuses to hand a line to itself rather
+/// than loop.
 #[test]
 fn the_hook_binary_alone_still_journals_and_says_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
@@ -222,12 +224,48 @@ fn the_hook_binary_alone_still_journals_and_says_what_is_missing() {
     let out = run_raw(lone, &hook);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(support::records(std::path::Path::new(root), "cl").len(), 1);
+    for line in [
+        vec![
+            "--root",
+            root,
+            "hook",
+            "--deadline-ms",
+            PATIENT_MS,
+            "claude",
+            "extra",
+        ],
+        vec![
+            "--root",
+            root,
+            "hook",
+            "--deadline-ms",
+            PATIENT_MS,
+            "--",
+            "claude",
+        ],
+        vec![
+            "hook",
+            "--deadline-ms",
+            PATIENT_MS,
+            "--root",
+            root,
+            "--host",
+            "nonsense",
+        ],
+    ] {
+        let before = support::records(std::path::Path::new(root), "cl").len();
+        let out = run_raw(lone, &line);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{line:?}: {stderr}");
+        let after = support::records(std::path::Path::new(root), "cl").len();
+        assert_eq!(after, before + 1, "{line:?} was journaled: {stderr}");
+    }
     let out = run_raw(lone, &["--root", root, "log", "--session", "cl"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("could not be started"), "{stderr}");
     assert!(stderr.contains("cargo install --path ."), "{stderr}");
-    let out = run_raw(lone, &["--root", root, "hook", "--bogus"]);
+    let out = run_raw(lone, &["--root", root, "hook", "--deadline-ms"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -260,6 +298,14 @@ touch '{}'
     let out = run_raw(lone, &["--root", root, "log", "--session", "cl"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(mark.exists(), "the control did not run");
+
+    // The hook binary as `sjournal` beside itself: no loop, a clear refusal.
+    std::fs::remove_file(&planted).unwrap();
+    std::fs::hard_link(lone, &planted).unwrap();
+    let out = run_raw(lone, &["--root", root, "log", "--session", "cl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("it is this binary itself"), "{stderr}");
 }
 
 /// The hook binary links none of the search engine's or the MCP server's code, which is what

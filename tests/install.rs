@@ -1122,6 +1122,23 @@ fn install_points_hooks_at_the_hook_binary_of_the_same_build_only() {
     assert!(commands.iter().all(|c| *c == want), "{commands:?}");
     assert!(!stdout.contains("not from this build"), "{stdout}");
     assert_eq!(mcp_command(&home), full.display().to_string());
+    // doctor: fine as installed; once others could change the `sjournal` it hands work to
+    // (its directory made group-writable), it says the hooks journal but that work stops.
+    let doctor = |home: &Path| -> String {
+        let out = std::process::Command::new(&full)
+            .arg("doctor")
+            .env("HOME", home)
+            .env("SJOURNAL_HOME", home.join("root"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(!doctor(&home).contains("will not hand work"));
+    std::fs::set_permissions(&bins, std::fs::Permissions::from_mode(0o775)).unwrap();
+    let said = doctor(&home);
+    assert!(said.contains("will not hand work to"), "{said}");
+    std::fs::set_permissions(&bins, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     // One other users could have planted (its directory group-writable): not even run.
     std::fs::set_permissions(&bins, std::fs::Permissions::from_mode(0o775)).unwrap();
@@ -1130,7 +1147,7 @@ fn install_points_hooks_at_the_hook_binary_of_the_same_build_only() {
     let want = format!("{} hook --host claude", full.display());
     assert!(commands.iter().all(|c| *c == want), "{commands:?}");
     assert!(
-        stdout.contains("is not used (its directory's mode is 775"),
+        stdout.contains("is not used (its directory has mode 775"),
         "{stdout}"
     );
     std::fs::set_permissions(&bins, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -15,6 +15,10 @@
 # ($SJOURNAL_TEST_SKIPS: tests/support/skip.rs), which is summed up at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Built binaries only group- or other-writable would not be run by one another (sjournal-hook
+# hands command lines to the sjournal beside it only if no other user could have changed it),
+# and `install` would not point the real hosts at sjournal-hook: build with the usual umask.
+umask 022
 mkdir -p target
 export SJOURNAL_TEST_SKIPS="$PWD/target/test-skips.tsv"
 log="$PWD/target/test-output.log"

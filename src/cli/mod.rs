@@ -125,7 +125,7 @@ pub fn run(cli: Cli) -> u8 {
             Command::Verify(a) => Ok(commands::verify::run(&root()?, a)?),
             Command::Demo(a) => Ok(commands::demo::run(a)?),
             Command::Doctor(a) => Ok(commands::doctor::run(&root()?, a)?),
-            Command::Hook(a) => commands::hook::run(root(), a),
+            Command::Hook(a) => commands::hook::run(root(), a, None),
             Command::Install(a) => Ok(commands::install::run(a)?),
             Command::Uninstall(a) => Ok(commands::install::run_uninstall(a)?),
             Command::Inspect(a) => Ok(commands::inspect::run(a)?),

@@ -41,17 +41,55 @@ pub fn hook_binary() -> Result<HookBinary> {
     if let Err(why) = sjournal::storage::check_program_trusted(&lean) {
         return Ok(HookBinary::Untrusted(lean, why));
     }
-    let answer = std::process::Command::new(&lean)
+    let same = version_of(&lean).is_some_and(|v| v.trim_ascii() == HOOK_BINARY_VERSION.as_bytes())
+        && (!HOOK_BINARY_VERSION.ends_with("(build debug)") || linked_together(&exe, &lean));
+    Ok(if same {
+        HookBinary::Same(lean)
+    } else {
+        HookBinary::Other(lean)
+    })
+}
+
+/// What `program --version` prints, if it answers within 5 seconds.
+fn version_of(program: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut child = std::process::Command::new(program)
         .arg("--version")
         .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output();
-    Ok(match answer {
-        Ok(o) if o.status.success() && o.stdout.trim_ascii() == HOOK_BINARY_VERSION.as_bytes() => {
-            HookBinary::Same(lean)
+        .spawn()
+        .ok()?;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(None) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
         }
-        _ => HookBinary::Other(lean),
-    })
+    }
+    let mut out = Vec::new();
+    child.stdout.take()?.read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
+/// Builds without a source stamp (not release): two binaries are taken as one build's if
+/// they were written within a minute of each other (cargo links them in one run).
+fn linked_together(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let time = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (time(a), time(b)) {
+        (Some(x), Some(y)) => {
+            let gap = x.duration_since(y).or_else(|_| y.duration_since(x));
+            gap.is_ok_and(|d| d <= std::time::Duration::from_secs(60))
+        }
+        _ => false,
+    }
 }
 
 /// How commands open sessions: the fallback spool configured in `<root>/config.toml` (the

@@ -56,6 +56,7 @@ pub(super) fn run(opts: &HookOptions, out: &mut HookOutcome) {
     if after.notify_webhooks {
         crate::webhook::notify(
             root,
+            opts.program.as_deref(),
             &opts.config.webhook,
             &cap.session_id,
             &cap.kind,
@@ -147,7 +148,13 @@ fn ship(root: &Root, opts: &HookOptions, cap: &Captured) -> Option<String> {
         let raw = crate::event::lenient::text(raw);
         crate::event::Event::parse(&cap.kind, &raw).kind == crate::event::EventKind::SessionEnd
     });
-    crate::remote::spawn::after_event(root, &opts.config, &cap.session_id, ended)
+    crate::remote::spawn::after_event(
+        root,
+        opts.program.as_deref(),
+        &opts.config,
+        &cap.session_id,
+        ended,
+    )
 }
 
 #[cfg(not(feature = "remote"))]
@@ -164,11 +171,9 @@ fn rebuild_snapshot(opts: &HookOptions, root: &Root, session: &str) -> String {
         if !crate::snapshot::rebuild_lock_free(&paths)? {
             return Ok(None);
         }
-        let exe = match &opts.program {
-            Some(p) => p.clone(),
-            None => std::env::current_exe()
-                .map_err(|e| crate::error::Error::io("find", "the sjournal binary", e))?,
-        };
+        let exe = crate::storage::worker_program(opts.program.as_deref()).map_err(|why| {
+            crate::error::Error::io("find", "the sjournal binary", std::io::Error::other(why))
+        })?;
         let child = Command::new(&exe)
             .arg("--root")
             .arg(root.dir())

@@ -106,8 +106,9 @@ pub struct HookOptions {
     pub fs: Arc<dyn Fs>,
     /// Test seam (see [`Checkpoints`]); None in production.
     pub checkpoints: Option<Arc<dyn Checkpoints>>,
-    /// The `sjournal` binary for the processes the hook starts after its reply (a snapshot
-    /// rebuild); None: this executable.
+    /// The `sjournal` binary for the processes the hook starts after its reply (snapshot
+    /// rebuild, webhook deliverer, search update, ship); None: this executable. Run only if
+    /// no other user could have planted or changed it (`storage::worker_program`).
     pub program: Option<PathBuf>,
 }
 

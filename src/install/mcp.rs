@@ -183,8 +183,13 @@ fn project_key(project: &Path) -> String {
         .into_owned()
 }
 
+/// `sjournal ... mcp`, or `sjournal-hook ... mcp` (which hands the line to `sjournal`: what
+/// `install --command .../sjournal-hook` writes).
 fn runs_sjournal_mcp(program: &str, args: &[&str]) -> bool {
-    program.rsplit('/').next() == Some("sjournal") && args.last() == Some(&"mcp")
+    matches!(
+        program.rsplit('/').next(),
+        Some("sjournal" | "sjournal-hook")
+    ) && args.last() == Some(&"mcp")
 }
 
 /// True if the entry runs `sjournal ... mcp` (`command` and `args`, or OpenCode's

@@ -15,12 +15,18 @@ use crate::journal::Root;
 /// Starts the detached shipper for `session_id` if the configuration asks for it and the
 /// event just journaled ended that session (`ended`: SessionEnd on any host). Returns what it
 /// did, for the hook's stderr; never waits.
-pub fn after_event(root: &Root, config: &Config, session_id: &str, ended: bool) -> Option<String> {
+pub fn after_event(
+    root: &Root,
+    program: Option<&std::path::Path>,
+    config: &Config,
+    session_id: &str,
+    ended: bool,
+) -> Option<String> {
     let to = config.remote.to.as_deref()?;
     if !config.remote.ship_on_session_end || !ended {
         return None;
     }
-    let exe = match std::env::current_exe() {
+    let exe = match crate::storage::worker_program(program) {
         Ok(e) => e,
         Err(e) => return Some(format!("could not start `sjournal ship`: {e}")),
     };

@@ -35,12 +35,9 @@ pub fn after_event(
     if super::index::Lock::update_queued(&super::index::Place::of(root)) {
         return None;
     }
-    let exe = match program {
-        Some(p) => p.to_owned(),
-        None => match std::env::current_exe() {
-            Ok(e) => e,
-            Err(e) => return Some(format!("could not start the search index's update: {e}")),
-        },
+    let exe = match crate::storage::worker_program(program) {
+        Ok(e) => e,
+        Err(e) => return Some(format!("could not start the search index's update: {e}")),
     };
     use std::os::unix::process::CommandExt;
     let started = Command::new(&exe)

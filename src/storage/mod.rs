@@ -384,7 +384,7 @@ pub fn check_program_trusted(path: &Path) -> std::result::Result<(), String> {
         }
         if m.permissions().mode() & 0o022 != 0 {
             return Err(format!(
-                "{what}'s mode is {:o}: other users can write to it",
+                "{what} has mode {:o}: other users can write to it",
                 m.permissions().mode() & 0o7777
             ));
         }
@@ -398,6 +398,18 @@ pub fn check_program_trusted(path: &Path) -> std::result::Result<(), String> {
     let dir = path.parent().ok_or("it has no directory")?;
     let dm = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     check("its directory", &dm)
+}
+
+/// The program detached work runs (a hook's snapshot rebuild, webhook deliverer, search
+/// update, ship): `program` if given and trusted ([`check_program_trusted`]), else this
+/// executable; Err says why there is none.
+pub fn worker_program(program: Option<&Path>) -> std::result::Result<std::path::PathBuf, String> {
+    match program {
+        Some(p) => check_program_trusted(p)
+            .map(|()| p.to_owned())
+            .map_err(|why| format!("{}: {why}", p.display())),
+        None => std::env::current_exe().map_err(|e| format!("this executable: {e}")),
+    }
 }
 
 /// What a file that is not a regular file is, in words.

@@ -131,6 +131,7 @@ pub enum Notified {
 /// diagnostics; the event is in the journal whatever happens here.
 pub fn notify(
     root: &Root,
+    program: Option<&Path>,
     hooks: &[WebhookHandler],
     session_id: &str,
     kind: &str,
@@ -140,7 +141,7 @@ pub fn notify(
     if is_system_kind(kind) || !hooks.iter().any(|h| h.matches(kind)) {
         return Notified::NotWanted;
     }
-    match start_deliverer(root, session_id, deadline) {
+    match start_deliverer(root, program, session_id, deadline) {
         Ok(Notified::PastDeadline) => {
             diag.push(
                 "webhook: the hook's deadline passed before a deliverer could be started; the \
@@ -161,7 +162,12 @@ pub fn notify(
     }
 }
 
-fn start_deliverer(root: &Root, session_id: &str, deadline: Instant) -> Result<Notified> {
+fn start_deliverer(
+    root: &Root,
+    program: Option<&Path>,
+    session_id: &str,
+    deadline: Instant,
+) -> Result<Notified> {
     // Past the deadline the hook does nothing more here, not even the directory.
     if Instant::now() >= deadline {
         return Ok(Notified::PastDeadline);
@@ -172,7 +178,8 @@ fn start_deliverer(root: &Root, session_id: &str, deadline: Instant) -> Result<N
     if !outbox::lock_is_free(&dir)? {
         return Ok(Notified::Running);
     }
-    let exe = std::env::current_exe().map_err(|e| Error::io("find", "the sjournal binary", e))?;
+    let exe = crate::storage::worker_program(program)
+        .map_err(|why| Error::io("find", "the sjournal binary", std::io::Error::other(why)))?;
     let child = spawn_detached(&exe, root.dir(), session_id)?;
     Ok(Notified::Started(child))
 }

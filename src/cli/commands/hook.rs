@@ -79,8 +79,9 @@ pub struct Args {
     pub rest: Vec<String>,
 }
 
-/// Runs the hook and exits 0, whatever happens.
-pub fn run(root: Result<Root>, args: Args) -> ! {
+/// Runs the hook and exits 0, whatever happens. `program`: the `sjournal` the hook's detached
+/// work runs (None: this executable).
+pub fn run(root: Result<Root>, args: Args, program: Option<std::path::PathBuf>) -> ! {
     let mut diag: Vec<String> = Vec::new();
     let positional = args.rest.first().filter(|w| !w.starts_with('-'));
     let ignored: Vec<&String> = args
@@ -143,7 +144,7 @@ pub fn run(root: Result<Root>, args: Args) -> ! {
         input_ready: Some(hook::InputReady(Arc::new(hook::read::stdin_ready))),
         fs: Arc::new(RealFs),
         checkpoints: None,
-        program: None,
+        program,
     };
     hook::run(opts, std::io::stdin(), Print { diag })
 }

@@ -18,7 +18,8 @@ pub struct Args {
     /// The command the host runs: for the bridges (opencode, pi, openclaw, cline) the
     /// binary's path; for the other hosts a shell command line (quote a path with spaces:
     /// '/opt/my tools/sjournal'; the MCP entry gets its words as a POSIX shell splits them,
-    /// no variable expanded) [default: the path of this sjournal binary]
+    /// no variable expanded) [default: the sjournal-hook beside this sjournal for the hooks,
+    /// if it is from the same build, else this sjournal; this sjournal for the MCP server]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
     /// Do not register `sjournal mcp` as an MCP server. By default `install` registers it

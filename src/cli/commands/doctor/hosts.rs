@@ -101,6 +101,25 @@ pub(super) fn not_runnable(program: &str) -> Option<String> {
     }
 }
 
+/// Why the `sjournal` beside an installed `sjournal-hook` cannot take the work it hands over
+/// (every command line but the hook's, the detached work after a reply), if it cannot.
+fn handover_broken(program: &str) -> Option<String> {
+    let path = std::path::Path::new(program);
+    if path.file_name()? != "sjournal-hook" {
+        return None;
+    }
+    let full = path.with_file_name("sjournal");
+    sjournal::storage::check_program_trusted(&full)
+        .err()
+        .map(|why| {
+            format!(
+                "{} will not hand work to {}: {why}",
+                shown(path),
+                shown(&full)
+            )
+        })
+}
+
 impl Doctor {
     pub(super) fn hosts(&mut self, summaries: &[SessionSummary]) {
         for t in TARGETS {
@@ -170,6 +189,20 @@ impl Doctor {
             .collect();
         let programs: BTreeSet<String> = hooks.iter().map(InstalledHook::program).collect();
         let broken: Vec<String> = programs.iter().filter_map(|p| not_runnable(p)).collect();
+        let handover: Vec<String> = programs.iter().filter_map(|p| handover_broken(p)).collect();
+        if broken.is_empty() && !handover.is_empty() {
+            self.warn(
+                "hook",
+                Some(t.name),
+                format!(
+                    "sjournal's hooks in {} journal every event, but {} (webhook deliveries, \
+                     snapshot rebuilds, search updates and shipping do not start)",
+                    shown(path),
+                    handover.join("; ")
+                ),
+                format!("{fix} (points them at a hook binary whose sjournal can run)"),
+            );
+        }
         if !broken.is_empty() {
             self.fail(
                 "hook",
