@@ -1323,3 +1323,67 @@ fn the_first_hits_of_a_short_list_are_those_of_a_long_one() {
         );
     }
 }
+
+/// The cursors are a file of their own in the index directory, which the commit's payload
+/// names with its blake3: one such file after each commit (the older ones removed), a small
+/// `meta.json`, and a cursors' file that is missing or not the one committed makes the next
+/// update rebuild the index (never read cursors that do not match), with the same results.
+#[test]
+fn the_cursors_file_is_checked_and_one_is_kept() {
+    let w = world();
+    let r = req(&w, "migration");
+    let before = json_of(&run(&w, &r));
+    let dir = w.root.dir().join("search/index");
+    let cursors = || -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("sjournal-cursors-")
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(cursors().len(), 1, "{:?}", cursors());
+    let meta_len = std::fs::metadata(dir.join("meta.json")).unwrap().len();
+    assert!(meta_len < 4096, "meta.json is {meta_len} bytes");
+    // A new record, a commit: still one file, another one.
+    let first = cursors();
+    let p = w.proj.as_str();
+    let mut wr = Writer::open(&w.root, "s3", &WriterOptions::default()).unwrap();
+    let (k, v) = ev(
+        json!({"hook_event_name":"UserPromptSubmit","session_id":"s3","cwd":p,
+        "prompt":"one more migration"}),
+    );
+    wr.append_batch_at(T0 + 900 * 1_000_000_000, &[(k.as_str(), v.as_slice())])
+        .unwrap();
+    drop(wr);
+    let u = search::update(&w.root, false, None).unwrap();
+    assert!(u.rebuilt.is_none(), "{:?}", u.rebuilt);
+    assert_eq!(cursors().len(), 1);
+    assert_ne!(cursors(), first);
+    let grown = json_of(&run(&w, &r));
+    assert_ne!(grown, before);
+    // A changed cursors' file: the next update rebuilds, and finds the same.
+    let file = cursors().pop().unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let u = search::update(&w.root, false, None).unwrap();
+    assert!(u.rebuilt.is_some(), "a changed cursors' file was read");
+    assert_eq!(json_of(&run(&w, &r)), grown);
+    // A missing one: the same.
+    std::fs::remove_file(cursors().pop().unwrap()).unwrap();
+    let u = search::update(&w.root, false, None).unwrap();
+    assert!(
+        u.rebuilt.is_some(),
+        "a missing cursors' file was not noticed"
+    );
+    assert_eq!(json_of(&run(&w, &r)), grown);
+    assert_eq!(cursors().len(), 1);
+}

@@ -15,8 +15,7 @@
 //!
 //! Object Lock: the segment's original bytes stay in the bucket until its retention ends; the
 //! erasure object hides them from `fetch` and `verify --remote`, it cannot delete them.
-//! `index` does not apply erasure objects yet: an erased record's rows stay in the index until
-//! deleted by hand.
+//! `index` applies erasure objects once they verify (see `remote::index`).
 
 use std::collections::BTreeMap;
 

@@ -14,8 +14,24 @@ use crate::error::{Error, Result};
 use crate::journal::Root;
 
 /// The version of the index's layout: the schema, what makes a document, how cursors are
-/// kept. An index of another version is rebuilt, never read.
-pub const INDEX_VERSION: u32 = 1;
+/// kept. An index of another version is rebuilt, never read. Version 2: the cursors in a file
+/// of their own, which the commit payload names (`CursorsRef`).
+pub const INDEX_VERSION: u32 = 2;
+
+/// What the commit payload holds: the version and the cursors' file in the index directory,
+/// `sjournal-cursors-<blake3, 16 hex>.bin` (the `journals` of [`Meta`] as named MessagePack),
+/// with the file's whole blake3. A payload of several hundred kilobytes of JSON inside
+/// `meta.json`'s JSON cost every search two parses of escaped text (BENCHMARKS.md,
+/// "Search").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CursorsRef {
+    pub version: u32,
+    pub cursors: String,
+    pub blake3: String,
+}
+
+/// The prefix of the cursors' files in the index directory.
+pub const CURSORS_PREFIX: &str = "sjournal-cursors-";
 
 /// The directory under the root.
 pub const DIR: &str = "search";
@@ -298,15 +314,81 @@ impl Meta {
         }
     }
 
-    /// The committed meta of an index (None: none committed, or of another version).
-    pub fn of(index: &tantivy::Index) -> Result<Option<Meta>> {
+    /// The committed meta of the index in `dir` (None: none committed, of another version,
+    /// or its cursors' file missing or not the one committed).
+    pub fn of(index: &tantivy::Index, dir: &Path) -> Result<Option<Meta>> {
         let metas = index.load_metas().map_err(ix_err)?;
         let Some(p) = metas.payload else {
             return Ok(None);
         };
-        Ok(serde_json::from_str::<Meta>(&p)
+        let Some(r) = serde_json::from_str::<CursorsRef>(&p)
             .ok()
-            .filter(|m| m.version == INDEX_VERSION))
+            .filter(|r| r.version == INDEX_VERSION && r.cursors.starts_with(CURSORS_PREFIX))
+        else {
+            return Ok(None);
+        };
+        let path = dir.join(&r.cursors);
+        let Ok(bytes) = crate::storage::read_regular(&path, crate::storage::Owner::Me, 1 << 30)
+        else {
+            return Ok(None);
+        };
+        if blake3::hash(&bytes).to_hex().as_str() != r.blake3 {
+            return Ok(None);
+        }
+        Ok(rmp_serde::from_slice::<BTreeMap<String, Cursor>>(&bytes)
+            .ok()
+            .map(|journals| Meta {
+                version: INDEX_VERSION,
+                journals,
+            }))
+    }
+
+    /// Writes the cursors' file into `dir` (synced) and returns the commit payload naming it.
+    pub fn write_cursors(&self, dir: &Path) -> Result<String> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let bytes = rmp_serde::to_vec_named(&self.journals).expect("the cursors serialize");
+        let hash = blake3::hash(&bytes).to_hex();
+        let name = format!("{CURSORS_PREFIX}{}.bin", &hash.as_str()[..16]);
+        let path = dir.join(&name);
+        let tmp = dir.join(format!("{name}.tmp"));
+        let io = |what: &'static str, p: &Path, e: std::io::Error| Error::io(what, p, e);
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| io("create", &tmp, e))?;
+        f.write_all(&bytes).map_err(|e| io("write", &tmp, e))?;
+        f.sync_all().map_err(|e| io("sync", &tmp, e))?;
+        drop(f);
+        std::fs::rename(&tmp, &path).map_err(|e| io("rename", &tmp, e))?;
+        let r = CursorsRef {
+            version: INDEX_VERSION,
+            cursors: name,
+            blake3: hash.to_string(),
+        };
+        Ok(serde_json::to_string(&r).expect("the payload serializes"))
+    }
+
+    /// Removes the cursors' files in `dir` other than the one `payload` names (older commits',
+    /// or one written before a commit that did not happen).
+    pub fn remove_other_cursors(dir: &Path, payload: &str) {
+        let keep = serde_json::from_str::<CursorsRef>(payload)
+            .map(|r| r.cursors)
+            .unwrap_or_default();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(CURSORS_PREFIX) && name != keep.as_str() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 
     /// The projects of every session: what the project scope journals list, else the project
@@ -479,7 +561,7 @@ impl Opened {
             } else {
                 tantivy::Index::open_in_dir(dir).map_err(ix_err)?
             };
-            let meta = Meta::of(&index)?;
+            let meta = Meta::of(&index, dir)?;
             let stamp = stamp(dir).ok_or_else(|| Error::Search {
                 reason: format!("the index in {} has no meta.json", dir.display()),
             })?;
@@ -502,9 +584,20 @@ impl Opened {
         self.reader = None;
     }
 
-    /// A searcher over the committed segments (the reader is opened once).
+    /// A searcher over the committed segments (the reader is opened once). An index of several
+    /// segments is searched a segment a thread, as many at once as there are cores (at most
+    /// 4): a query whose words are in most documents scores them all, and two cores halve
+    /// that (BENCHMARKS.md, "Search").
     pub fn searcher(&mut self) -> Result<tantivy::Searcher> {
         if self.reader.is_none() {
+            let segments = self.index.searchable_segment_metas().map_or(1, |m| m.len());
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let threads = segments.min(cores).min(4);
+            if threads > 1 {
+                self.index
+                    .set_multithread_executor(threads)
+                    .map_err(ix_err)?;
+            }
             let r = self
                 .index
                 .reader_builder()

@@ -36,8 +36,9 @@
 //! for `--since`/`--until`), `tie` and `order` (fast: the tie-break), `hash` and `record_kind`
 //! (stored).
 //!
-//! The commit payload is the JSON of `index::Meta`: `version` (`INDEX_VERSION`; another
-//! version is rebuilt) and, per journal file name, its `Cursor`: the session, the file's
+//! The commit payload names the cursors' file (`index::CursorsRef`: `version`,
+//! `INDEX_VERSION`, another version is rebuilt; the file's name and blake3), which holds, per
+//! journal file name, its `Cursor`: the session, the file's
 //! length, mtime and inode when last read, the offset of the next record, the last record
 //! indexed (offset, seq, the hash it links to, its hash), whether the journal stops at damage,
 //! the first `cwd` of the session and the project it makes, and, for a memory scope journal,
@@ -157,7 +158,7 @@ pub fn meta(root: &Root) -> Result<index::Meta> {
     let place = index::Place::of(root);
     let _lock = index::Lock::shared(&place, None)?;
     let ix = tantivy::Index::open_in_dir(place.index()).map_err(index::ix_err)?;
-    Ok(index::Meta::of(&ix)?.unwrap_or_else(index::Meta::new))
+    Ok(index::Meta::of(&ix, &place.index())?.unwrap_or_else(index::Meta::new))
 }
 
 /// A time as `--since`/`--until` take it: RFC 3339 (a date alone is its midnight UTC), or a

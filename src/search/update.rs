@@ -64,7 +64,8 @@ pub fn catch_up_cached(root: &Root, place: &Place, cache: &mut index::Cache) -> 
     };
     let Some(meta) = opened.meta.as_mut() else {
         let why = if opened.index.load_metas().map_err(ix_err)?.payload.is_some() {
-            "the index was built by another version of sjournal"
+            "the index was built by another version of sjournal, or its cursors' file is \
+             missing or not the one committed"
         } else {
             "there was no index yet"
         };
@@ -77,7 +78,7 @@ pub fn catch_up_cached(root: &Root, place: &Place, cache: &mut index::Cache) -> 
     match scan(root, meta, &mut sink, &mut out) {
         Ok(changed) => {
             let done = if changed {
-                sink.commit(meta).and_then(|()| sink.finish())
+                sink.commit(meta, &dir).and_then(|()| sink.finish())
             } else {
                 sink.finish()
             };
@@ -116,7 +117,7 @@ pub fn rebuild(root: &Root, place: &Place, why: &str) -> Result<Updated> {
         // catch-up sees the change and rebuilds again.
         out.problems.push(again);
     }
-    sink.commit(&meta)?;
+    sink.commit(&meta, &staging)?;
     sink.finish()?;
     drop(ix);
     tighten(&staging);
@@ -199,12 +200,15 @@ impl<'a> Sink<'a> {
         Ok(())
     }
 
-    fn commit(&mut self, meta: &Meta) -> Result<()> {
-        let payload = serde_json::to_string(meta).expect("the meta serializes");
+    /// Commits the documents with `meta`'s cursors (their file written into `dir`, the
+    /// index's directory, first; the older ones removed after).
+    fn commit(&mut self, meta: &Meta, dir: &Path) -> Result<()> {
+        let payload = meta.write_cursors(dir)?;
         let w = self.writer()?;
         let mut p = w.prepare_commit().map_err(ix_err)?;
         p.set_payload(&payload);
         p.commit().map_err(ix_err)?;
+        Meta::remove_other_cursors(dir, &payload);
         Ok(())
     }
 
