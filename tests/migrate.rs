@@ -383,9 +383,10 @@ fn a_migration_stopped_after_its_rename_is_finished_by_the_next_run() {
 }
 
 /// The same interrupted migration, and no `migrate` run again: the next writer finishes it
-/// itself (its statement binds the old head the mark names to the journal's head), so a hook's
-/// event goes to the journal, not to the rescue journal, and everything verifies. Without the
-/// statement (the control) the writer refuses the journal as before and the event is rescued.
+/// itself (its statement binds the old head the mark names to the journal's head), so hooks'
+/// events go to the journal, not to the rescue journal, even when several find the mark
+/// refused at once, and everything verifies. Without the statement (the control) the writer
+/// refuses the journal as before and the events are rescued.
 #[test]
 fn the_next_writer_finishes_a_migration_stopped_after_its_rename() {
     for with_statement in [true, false] {
@@ -411,14 +412,32 @@ fn the_next_writer_finishes_a_migration_stopped_after_its_rename() {
         let payload = format!(
             r#"{{"session_id":"{S}","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"true"}},"tool_response":{{}}}}"#
         );
-        sjournal(root)
-            .args(["hook", "--host", "claude", "--deadline-ms", "60000"])
-            .write_stdin(payload)
-            .assert()
-            .success();
+        // Six hooks at once: each finds the mark refused; one finishes, the others must
+        // then take the journal too, none its rescue journal.
+        let hooks: Vec<std::process::Child> = (0..6)
+            .map(|_| {
+                let mut c = support::cmd::spawnable(root);
+                c.args(["hook", "--host", "claude", "--deadline-ms", "60000"])
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null());
+                let mut child = c.spawn().unwrap();
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(payload.as_bytes())
+                    .unwrap();
+                child
+            })
+            .collect();
+        for mut h in hooks {
+            assert!(h.wait().unwrap().success());
+        }
         let rescue = r.session(S).unwrap().rescue;
         if with_statement {
-            assert!(!rescue.exists(), "the event went to the rescue journal");
+            assert!(!rescue.exists(), "an event went to the rescue journal");
             let (code, out, _) = run(root, &["verify", "--session", S]);
             assert_eq!(code, 0, "{out}");
             let records = sjournal::journal::JournalReader::open(&journal, None)
@@ -427,8 +446,8 @@ fn the_next_writer_finishes_a_migration_stopped_after_its_rename() {
                 .unwrap()
                 .count();
             assert_eq!(
-                records, 4,
-                "the three migrated records and the hook's event"
+                records, 9,
+                "the three migrated records and the hooks' six events"
             );
         } else {
             assert!(rescue.exists(), "the control: the journal is refused");

@@ -19,9 +19,9 @@
 //! mark and its copy are set to the new head (`hwm::reset`); a snapshot (which binds the old
 //! head) is renamed aside (`<stem>.snap.superseded-<blake3/16>.bin`); the directory is synced.
 //! Nothing is deleted. A crash between the rename and the mark's reset leaves a mark naming the
-//! old hash at the same seq: verify reports it and the next writer refuses the journal (to the
-//! rescue journal); `migrate` run again finishes the migration (the statement, written before
-//! the rename, binds that old head to the journal's head: only then is the mark reset).
+//! old hash at the same seq: verify reports it, and the next writer finishes the migration
+//! (`finish_on_open`), as `migrate` run again does: the statement, written before the rename,
+//! binds that old head to the journal's head; only then is the mark reset.
 //!
 //! A journal with a rescue journal is refused (`repair` merges it first), and so is a shipped
 //! one (its segments and ship cursors bind the old chain). Events waiting in
@@ -413,6 +413,9 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
         let _ = fs.remove_file(&note);
         return Err(Error::io("rename", &paths.journal, e).into());
     }
+    // The snapshot first: once the mark names the new head, a snapshot left binding the old
+    // chain would make every writer refuse the journal with nothing left to finish.
+    crate::journal::repair::set_snapshot_aside(fs, &paths.snapshot, &paths.journal)?;
     if let Some((seq, hash, _)) = last {
         hwm::reset(fs, &paths.journal, Mark { seq, hash })?;
     } else {
@@ -425,19 +428,23 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
             },
         )?;
     }
-    crate::journal::repair::set_snapshot_aside(fs, &paths.snapshot, &paths.journal)?;
     paths::sync_dir_with(fs, &sessions)?;
     report.kept = Some(kept);
     report.statement = Some(note);
     Ok(report)
 }
 
-/// What a writer does when a witness of the session's journal names another record at the
-/// journal's own head (`refusal`): if a migration of this journal was interrupted after its
-/// rename — the statement written before it, `<journal>.migrated-<head>.note`, is there — the
+/// What a writer does when the high-water mark (or its copy) names another record at the
+/// journal's head (`refusal`): if a migration of this journal was interrupted after its rename
+/// — the statement written before it, `<journal>.migrated-<head>.note`, is there — the
 /// migration is finished as `sjournal migrate` would (the session's locks taken until
-/// `deadline`), so the next open takes the journal again instead of its rescue journal. One
-/// `stat` when there is no such statement. True if it finished one.
+/// `deadline`): the snapshot that binds the old chain set aside, then the mark and its copy
+/// reset to the head. What it checks comes from the refusal (the seq, the hash the mark names,
+/// the journal's head the writer just read), the statement, the mark's copy and the header:
+/// no walk of the journal. One `stat` when there is no such statement; nothing when the
+/// session has a rescue journal (its events would drop out of the state once the journal is
+/// taken again: `repair` merges them). True when the caller should open the journal again: the
+/// statement was there and its locks were taken (a concurrent writer may have finished it).
 pub fn finish_on_open(
     root: &Root,
     session_id: &str,
@@ -448,9 +455,10 @@ pub fn finish_on_open(
     use crate::journal::recovery::Corruption;
     use crate::journal::verify::witness::WitnessKind;
     let Corruption::Replaced {
-        found,
+        seq,
+        hash: named,
+        found: head,
         by: WitnessKind::Mark | WitnessKind::MarkCopy,
-        ..
     } = refusal.reason
     else {
         return false;
@@ -462,23 +470,57 @@ pub fn finish_on_open(
     let note = sessions.join(format!(
         "{}.migrated-{}.note",
         file_name(&paths.journal),
-        &found.to_hex()[..16]
+        &head.to_hex()[..16]
     ));
-    if std::fs::symlink_metadata(&note).is_err() {
+    if std::fs::symlink_metadata(&note).is_err() || present(&paths.rescue).unwrap_or(true) {
         return false;
     }
-    (|| -> Result<bool, MigrateError> {
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        return false;
+    }
+    let locked = (|| -> Result<bool, MigrateError> {
         let _lock = hold(&**fs, &paths.lock, deadline)?;
         let _rescue_lock = hold(&**fs, &paths.rescue_lock, deadline)?;
-        let bytes = read_whole(&paths.journal)?;
-        let (header, hlen) = Header::decode(&bytes)
-            .map_err(|e| MigrateError::Refused(format!("the header does not decode: {e}")))?;
-        if header.format_version < FORMAT_VERSION || header.session_id != session_id {
-            return Ok(false);
-        }
-        finish_interrupted(&**fs, &sessions, &paths, &bytes, hlen)
-    })()
-    .unwrap_or(false)
+        let finish = || -> Result<(), MigrateError> {
+            let text =
+                crate::storage::read_regular_text(&note, crate::storage::Owner::Me, 1 << 20)?;
+            let Ok((st, _)) = Statement::parse(&text) else {
+                return Ok(());
+            };
+            let now = Mark { seq, hash: head };
+            let old = Mark {
+                seq: st.old_records,
+                hash: st.old_head,
+            };
+            let names_old = |m: Option<Mark>| m.is_none_or(|m| m == now || m == old);
+            let mark = hwm::read(&paths.journal).ok().flatten();
+            let copy = hwm::read_copy(&paths.journal);
+            let binds = st.new.size == seq && st.new.hash == head && old.hash == named;
+            if !binds || !names_old(mark) || !names_old(copy) {
+                return Ok(());
+            }
+            let reader = crate::journal::reader::JournalReader::open(&paths.journal, deadline)?;
+            let header_ok = reader.header().is_ok_and(|(h, _, _)| {
+                h.format_version >= FORMAT_VERSION && h.session_id == session_id
+            });
+            drop(reader);
+            if !header_ok {
+                return Ok(());
+            }
+            crate::journal::repair::set_snapshot_aside(
+                fs.as_ref(),
+                &paths.snapshot,
+                &paths.journal,
+            )?;
+            hwm::reset(fs.as_ref(), &paths.journal, now)?;
+            paths::sync_dir_with(fs.as_ref(), &sessions)?;
+            Ok(())
+        };
+        // Whatever it found, the journal may be open now (a concurrent writer finished it).
+        let _ = finish();
+        Ok(true)
+    })();
+    locked.unwrap_or(false)
 }
 
 /// Finishes a migration that stopped (a crash, a failed write) after the new journal was
@@ -524,8 +566,8 @@ fn finish_interrupted(
     if !binds || !names_old(mark) || !names_old(copy) {
         return Ok(false);
     }
-    hwm::reset(fs, &paths.journal, now)?;
     crate::journal::repair::set_snapshot_aside(fs, &paths.snapshot, &paths.journal)?;
+    hwm::reset(fs, &paths.journal, now)?;
     paths::sync_dir_with(fs, sessions)?;
     Ok(true)
 }

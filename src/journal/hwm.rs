@@ -32,8 +32,9 @@
 //!   another file, so that a mark deleted, damaged or put back together with the journal is
 //!   caught by the copy. The copy is never synced (a crash may lose it, never put it ahead).
 //!
-//! Only `repair` moves the mark and its copy backwards (`reset`), after it has written the
-//! journal they describe, and it syncs the mark.
+//! Only `repair`, `migrate` and a writer finishing an interrupted migration
+//! (`audit::migrate::finish_on_open`) move the mark and its copy backwards or sideways
+//! (`reset`), after the journal they describe is in place, and they sync the mark.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

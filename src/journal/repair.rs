@@ -563,9 +563,22 @@ pub(crate) fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -
     let Some(h) = witness::snapshot_claim(snapshot) else {
         return Ok(());
     };
-    let bytes = read_whole(journal)?;
-    let binds = bytes
-        .get(h.frame_offset as usize..)
+    // Only the frame at the offset the snapshot names is read (its length first).
+    let frame = (|| -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let f = paths::open_file(journal, false, false).ok()?;
+        let mut lb = [0u8; 4];
+        f.read_exact_at(&mut lb, h.frame_offset).ok()?;
+        let len = u32::from_le_bytes(lb) as usize;
+        if !(4..=crate::limits::FRAME_MAX_BYTES as usize).contains(&len) {
+            return None;
+        }
+        let mut b = vec![0u8; len];
+        f.read_exact_at(&mut b, h.frame_offset).ok()?;
+        Some(b)
+    })();
+    let binds = frame
+        .as_deref()
         .and_then(|b| scan::frame(b).ok())
         .is_some_and(|f| f.seq == h.seq && f.hash() == h.chain_hash);
     if binds {

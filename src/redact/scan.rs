@@ -108,6 +108,9 @@ struct Keywords {
 /// Texts this long or longer are scanned by the DFA.
 const LARGE_TEXT: usize = 64 << 10;
 
+/// The most keyword bytes a DFA is built for.
+const DFA_KEYWORDS_MAX: usize = 16 << 10;
+
 #[derive(Debug)]
 enum Small {
     /// Over the text in ASCII lower case (the keywords are lower case). Leftmost-longest,
@@ -169,8 +172,13 @@ impl Keywords {
         }
     }
 
-    /// The DFA, for a text of [`LARGE_TEXT`] bytes or more.
+    /// The DFA, for a text of [`LARGE_TEXT`] bytes or more, and keywords of at most
+    /// [`DFA_KEYWORDS_MAX`] bytes in all (a user's thousands of keywords would make a DFA of
+    /// hundreds of megabytes: the small texts' searcher scans those).
     fn large(&self, text: &[u8]) -> Option<&AhoCorasick> {
+        if self.patterns.iter().map(String::len).sum::<usize>() > DFA_KEYWORDS_MAX {
+            return None;
+        }
         (text.len() >= LARGE_TEXT).then(|| {
             self.large
                 .get_or_init(|| automaton(AhoCorasickKind::DFA, &self.patterns))

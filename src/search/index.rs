@@ -30,6 +30,20 @@ pub struct CursorsRef {
     pub blake3: String,
 }
 
+/// The threads that search an index's segments, one pool per process (a long-lived MCP server
+/// or viewer reopens its reader after every commit): as many as there are cores, at most 4;
+/// None on one core, or where the threads cannot be made (then one thread searches).
+fn search_pool() -> Option<&'static tantivy::Executor> {
+    static POOL: std::sync::OnceLock<Option<tantivy::Executor>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cores > 1)
+            .then(|| tantivy::Executor::multi_thread(cores.min(4), "sjournal-search-").ok())
+            .flatten()
+    })
+    .as_ref()
+}
+
 /// The prefix of the cursors' files in the index directory.
 pub const CURSORS_PREFIX: &str = "sjournal-cursors-";
 
@@ -321,10 +335,12 @@ impl Meta {
         let Some(p) = metas.payload else {
             return Ok(None);
         };
-        let Some(r) = serde_json::from_str::<CursorsRef>(&p)
-            .ok()
-            .filter(|r| r.version == INDEX_VERSION && r.cursors.starts_with(CURSORS_PREFIX))
-        else {
+        let Some(r) = serde_json::from_str::<CursorsRef>(&p).ok().filter(|r| {
+            r.version == INDEX_VERSION
+                && r.cursors.starts_with(CURSORS_PREFIX)
+                && !r.cursors.contains('/')
+                && !r.cursors.contains("..")
+        }) else {
             return Ok(None);
         };
         let path = dir.join(&r.cursors);
@@ -532,7 +548,8 @@ pub fn stamp(dir: &Path) -> Option<Stamp> {
 pub struct Opened {
     stamp: Stamp,
     pub index: tantivy::Index,
-    /// None: no cursors committed, or of another version.
+    /// None: no cursors committed, of another version, or their file missing or not the one
+    /// committed (`Meta::of`).
     pub meta: Option<Meta>,
     reader: Option<tantivy::IndexReader>,
 }
@@ -591,12 +608,10 @@ impl Opened {
     pub fn searcher(&mut self) -> Result<tantivy::Searcher> {
         if self.reader.is_none() {
             let segments = self.index.searchable_segment_metas().map_or(1, |m| m.len());
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let threads = segments.min(cores).min(4);
-            if threads > 1 {
-                self.index
-                    .set_multithread_executor(threads)
-                    .map_err(ix_err)?;
+            if segments > 1 {
+                if let Some(pool) = search_pool() {
+                    self.index.set_executor(pool.clone());
+                }
             }
             let r = self
                 .index

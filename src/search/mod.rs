@@ -25,7 +25,8 @@
 //! ```text
 //! <root>/search/            0700
 //!   lock                    flock: exclusive while the index is written, shared while searched
-//!   index/                  the tantivy index (files 0600); its commit payload is the Meta
+//!   index/                  the tantivy index (files 0600); its commit payload names the
+//!     sjournal-cursors-<blake3/16>.bin   the cursors of that commit (`index::Meta`)
 //!   index.new/              a rebuild under way (swapped in whole when complete)
 //! ```
 //!

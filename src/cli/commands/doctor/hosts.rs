@@ -104,17 +104,26 @@ pub(super) fn not_runnable(program: &str) -> Option<String> {
 /// Why the `sjournal` beside an installed `sjournal-hook` cannot take the work it hands over
 /// (every command line but the hook's, the detached work after a reply), if it cannot.
 fn handover_broken(program: &str) -> Option<String> {
-    let path = std::path::Path::new(program);
-    if path.file_name()? != "sjournal-hook" {
+    if std::path::Path::new(program).file_name()? != "sjournal-hook" {
         return None;
     }
+    // Where the hook finds its `sjournal`: beside the program it runs (through PATH, links
+    // resolved, as `current_exe` reports it).
+    let path = if program.contains('/') {
+        PathBuf::from(program)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())?
+    };
+    let path = path.canonicalize().ok()?;
     let full = path.with_file_name("sjournal");
     sjournal::storage::check_program_trusted(&full)
         .err()
         .map(|why| {
             format!(
                 "{} will not hand work to {}: {why}",
-                shown(path),
+                shown(&path),
                 shown(&full)
             )
         })
