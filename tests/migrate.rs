@@ -344,25 +344,32 @@ fn a_failed_rename_leaves_the_journal_and_its_mark_as_they_were() {
 /// and before the mark was reset leaves the mark naming the format-1 head: verify fails on it.
 /// `migrate` run again finishes the migration from its statement: verify passes, and the next
 /// append goes to the journal (no rescue journal).
-#[test]
-fn a_migration_stopped_after_its_rename_is_finished_by_the_next_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+/// A migration of a 3-record format-1 session in `root` that stops after its rename: the
+/// mark's write fails. Returns the journal, the faulty file system (still failing) and the
+/// options that use it.
+fn migration_stopped_after_rename(root: &Path) -> (PathBuf, FaultyFs, Options) {
     let journal = v1_session(root, 3);
     let mark = sjournal::journal::hwm::path_for(&journal);
     let fs = FaultyFs::new();
-    let m = mark.clone();
     fs.fail(libc::EIO, move |op, p| {
-        matches!(op, Op::Open { write: true, .. }) && p == m
+        matches!(op, Op::Open { write: true, .. }) && p == mark
     });
     let opts = Options {
         fs: Arc::new(fs.clone()),
         ..Options::default()
     };
-    let r = Root::new(root);
-    assert!(migrate(&r, S, &opts).is_err());
+    assert!(migrate(&Root::new(root), S, &opts).is_err());
     assert!(fs.injected() > 0);
     assert_eq!(version(&journal), 2, "the rename happened");
+    (journal, fs, opts)
+}
+
+#[test]
+fn a_migration_stopped_after_its_rename_is_finished_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let (_, fs, opts) = migration_stopped_after_rename(root);
+    let r = Root::new(root);
     let (code, out, _) = run(root, &["verify", "--session", S]);
     assert_ne!(code, 0, "the mark names the old chain: {out}");
     fs.clear();
@@ -392,20 +399,8 @@ fn the_next_writer_finishes_a_migration_stopped_after_its_rename() {
     for with_statement in [true, false] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let journal = v1_session(root, 3);
-        let mark = sjournal::journal::hwm::path_for(&journal);
-        let fs = FaultyFs::new();
-        let m = mark.clone();
-        fs.fail(libc::EIO, move |op, p| {
-            matches!(op, Op::Open { write: true, .. }) && p == m
-        });
-        let opts = Options {
-            fs: Arc::new(fs.clone()),
-            ..Options::default()
-        };
+        let (journal, _fs, _opts) = migration_stopped_after_rename(root);
         let r = Root::new(root);
-        assert!(migrate(&r, S, &opts).is_err());
-        assert_eq!(version(&journal), 2, "the rename happened");
         if !with_statement {
             std::fs::remove_file(statement(root)).unwrap();
         }
