@@ -138,7 +138,7 @@ fn full_cli(args: &[OsString]) -> u8 {
     };
     cli::output::warn(&format!(
         "{HOOK_BINARY}: this command line is the full sjournal's, which could not be started \
-         ({path}: {err}){what}; install both binaries (`cargo install --path .`), or point the \
+         ({path}: {err}){what}; install both binaries (`cargo install --locked --path .`), or point the \
          host at `sjournal hook` (`sjournal install HOST`)"
     ));
     if is_hook {

@@ -241,7 +241,7 @@ fn remote_commands_in_a_default_build_say_which_feature_they_need() {
             err.contains(&format!(
                 "`{}` is a command of the `remote` feature",
                 args[0]
-            )) && err.contains("cargo install --path . --features remote"),
+            )) && err.contains("cargo install --locked --path . --features remote"),
             "{args:?}: {err}"
         );
     }

@@ -264,7 +264,10 @@ fn the_hook_binary_alone_still_journals_and_says_what_is_missing() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("could not be started"), "{stderr}");
-    assert!(stderr.contains("cargo install --path ."), "{stderr}");
+    assert!(
+        stderr.contains("cargo install --locked --path ."),
+        "{stderr}"
+    );
     let out = run_raw(lone, &["--root", root, "hook", "--deadline-ms"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());

@@ -39,7 +39,7 @@ pub const EXIT_CODES: &str = exit_codes!();
 #[cfg(not(feature = "remote"))]
 const MAIN_AFTER_HELP: &str = concat!(
     "ship, fetch, index and verify --remote (object storage, PostgreSQL) are in the `remote`\n\
-     feature, which this build was made without: cargo install --path . --features remote\n\n",
+     feature, which this build was made without: cargo install --locked --path . --features remote\n\n",
     exit_codes!()
 );
 #[cfg(feature = "remote")]
@@ -48,7 +48,7 @@ const MAIN_AFTER_HELP: &str = EXIT_CODES;
 #[derive(Debug, Parser)]
 #[command(
     name = "sjournal",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (build ", env!("SJOURNAL_BUILD_STAMP"), ")"),
     about = "Durable, checksummed, hash-chained session journals for AI coding agents",
     after_help = MAIN_AFTER_HELP
 )]
@@ -200,7 +200,7 @@ pub fn parse_error(e: clap::Error) -> u8 {
     if let Some(name) = remote_command(&e) {
         output::warn(&format!(
             "sjournal: error: `{name}` is a command of the `remote` feature, which this sjournal \
-             was built without; build it with `cargo install --path . --features remote` (or \
+             was built without; build it with `cargo install --locked --path . --features remote` (or \
              try it from a clone: `cargo run --features remote -- {name} --help`)"
         ));
         return 2;

@@ -81,7 +81,7 @@ impl Search for NotBuilt {
             available: false,
             engine: "none".into(),
             note: "Search needs the `search` feature, and this sjournal was built without it \
-                   (it is a default feature: `cargo install --path . --features viewer` builds \
+                   (it is a default feature: `cargo install --locked --path . --features viewer` builds \
                    both). Meanwhile `sjournal log --session ID --json` and `grep` find text in \
                    one session."
                 .into(),

@@ -150,7 +150,7 @@ fn hook_binary() -> Result<String> {
             let exe = this_binary()?;
             let note = format!(
                 "note: {} is not from this build; the hooks run `{exe} hook` instead \
-                 (rebuild both: cargo build --release, or cargo install --path .)",
+                 (rebuild both: cargo build --release, or cargo install --locked --path .)",
                 lean.display(),
             );
             output::line(&mut output::stdout(), &note)?;

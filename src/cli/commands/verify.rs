@@ -361,7 +361,7 @@ fn remote(
 fn remote(_: &Root, _: &str, _: &[PathBuf], _: bool) -> crate::cli::error::Result<Outcome> {
     Err(Error::Remote {
         reason: "this sjournal was built without the `remote` feature; \
-                 install it with `cargo install --path . --features remote`"
+                 install it with `cargo install --locked --path . --features remote`"
             .into(),
     }
     .into())

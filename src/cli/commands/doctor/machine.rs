@@ -125,7 +125,7 @@ impl Doctor {
                 "hook binary",
                 None,
                 "none beside this binary: hosts run `sjournal hook`, which loads every \
-                 command's code on each event (cargo install --path . installs sjournal-hook)"
+                 command's code on each event (cargo install --locked --path . installs sjournal-hook)"
                     .into(),
             ),
             Ok(HookBinary::Other(p)) => self.info(
@@ -133,7 +133,7 @@ impl Doctor {
                 None,
                 format!(
                     "{}: not from this build, so `sjournal install` does not use it; rebuild \
-                     both (cargo build --release, or cargo install --path .)",
+                     both (cargo build --release, or cargo install --locked --path .)",
                     shown(&p)
                 ),
             ),
