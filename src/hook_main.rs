@@ -84,11 +84,13 @@ fn run(line: Option<cli::lean::Line>) -> u8 {
         Some(cli::lean::Line { root, args })
     });
     if let Some(line) = line {
-        hook::run(
-            Root::resolve(line.root.as_deref()),
-            line.args,
-            full_program(),
-        );
+        // The detached work's program: one `readlink` here; it is checked where it is run
+        // (`storage::worker_program`), and a `sjournal` that is this binary again refuses
+        // to hand a line over (`full_cli`).
+        let beside = std::env::current_exe()
+            .ok()
+            .map(|exe| exe.with_file_name("sjournal"));
+        hook::run(Root::resolve(line.root.as_deref()), line.args, beside);
     }
     if matches!(args.as_slice(), [a] if a == "--version" || a == "-V") {
         println!("{HOOK_BINARY_VERSION}");

@@ -564,19 +564,10 @@ pub(crate) fn set_snapshot_aside(fs: &dyn Fs, snapshot: &Path, journal: &Path) -
         return Ok(());
     };
     // Only the frame at the offset the snapshot names is read (its length first).
-    let frame = (|| -> Option<Vec<u8>> {
-        use std::os::unix::fs::FileExt;
-        let f = paths::open_file(journal, false, false).ok()?;
-        let mut lb = [0u8; 4];
-        f.read_exact_at(&mut lb, h.frame_offset).ok()?;
-        let len = u32::from_le_bytes(lb) as usize;
-        if !(4..=crate::limits::FRAME_MAX_BYTES as usize).contains(&len) {
-            return None;
-        }
-        let mut b = vec![0u8; len];
-        f.read_exact_at(&mut b, h.frame_offset).ok()?;
-        Some(b)
-    })();
+    let frame = paths::open_file(journal, false, false).ok().and_then(|f| {
+        let end = f.metadata().ok()?.len();
+        crate::journal::writer::read_frame_at(&f, h.frame_offset, end)
+    });
     let binds = frame
         .as_deref()
         .and_then(|b| scan::frame(b).ok())

@@ -367,18 +367,7 @@ impl Writer {
     /// The bytes of the frame at `offset`, if a whole frame (by its length word) lies within
     /// the valid journal. Not validated: the caller parses it.
     pub(crate) fn read_frame_at(&self, offset: u64) -> Option<Vec<u8>> {
-        let mut lb = [0u8; 4];
-        if offset.checked_add(4)? > self.end {
-            return None;
-        }
-        self.storage.read_exact_at(&mut lb, offset).ok()?;
-        let len = u32::from_le_bytes(lb) as u64;
-        if len < 4 || len > FRAME_MAX_BYTES as u64 || offset + len > self.end {
-            return None;
-        }
-        let mut b = vec![0u8; len as usize];
-        self.storage.read_exact_at(&mut b, offset).ok()?;
-        Some(b)
+        read_frame_at(&*self.storage, offset, self.end)
     }
 
     /// Syncs what the journal holds now. The spool calls it before deleting a spool file
@@ -867,4 +856,21 @@ fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The bytes of the frame at `offset` of `storage` (its length first, then the frame), if one
+/// of a plausible length lies wholly before `end`.
+pub(crate) fn read_frame_at(storage: &dyn Storage, offset: u64, end: u64) -> Option<Vec<u8>> {
+    let mut lb = [0u8; 4];
+    if offset.checked_add(4)? > end {
+        return None;
+    }
+    storage.read_exact_at(&mut lb, offset).ok()?;
+    let len = u32::from_le_bytes(lb) as u64;
+    if len < 4 || len > FRAME_MAX_BYTES as u64 || offset + len > end {
+        return None;
+    }
+    let mut b = vec![0u8; len as usize];
+    storage.read_exact_at(&mut b, offset).ok()?;
+    Some(b)
 }

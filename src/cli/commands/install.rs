@@ -143,29 +143,20 @@ fn this_binary() -> Result<String> {
 /// note.
 fn hook_binary() -> Result<String> {
     use crate::cli::shared::{self, HookBinary};
-    match shared::hook_binary()? {
-        HookBinary::Same(lean) => Ok(lean.to_string_lossy().into_owned()),
-        HookBinary::Absent => this_binary(),
-        HookBinary::Other(lean) => {
-            let exe = this_binary()?;
-            let note = format!(
-                "note: {} is not from this build; the hooks run `{exe} hook` instead \
-                 (rebuild both: cargo build --release, or cargo install --locked --path .)",
-                lean.display(),
-            );
-            output::line(&mut output::stdout(), &note)?;
-            Ok(exe)
-        }
-        HookBinary::Untrusted(lean, why) => {
-            let exe = this_binary()?;
-            let note = format!(
-                "note: {} is not used ({why}); the hooks run `{exe} hook` instead",
-                lean.display(),
-            );
-            output::line(&mut output::stdout(), &note)?;
-            Ok(exe)
-        }
-    }
+    let (lean, why) = match shared::hook_binary()? {
+        HookBinary::Same(lean) => return Ok(lean.to_string_lossy().into_owned()),
+        HookBinary::Absent => return this_binary(),
+        HookBinary::Other(lean) => (lean, "is not from this build".to_owned()),
+        HookBinary::Untrusted(lean, why) => (lean, format!("is not used ({why})")),
+    };
+    let exe = this_binary()?;
+    let note = format!(
+        "note: {} {why}; the hooks run `{exe} hook` instead (rebuild both: cargo build \
+         --release, or cargo install --locked --path .)",
+        lean.display(),
+    );
+    output::line(&mut output::stdout(), &note)?;
+    Ok(exe)
 }
 
 /// `install opencode|pi|openclaw`: the bridge's files where the host loads them.

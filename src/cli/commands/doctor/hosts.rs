@@ -73,20 +73,21 @@ pub(super) fn mtime_ns(p: &Path) -> Option<i64> {
     i64::try_from(d.as_nanos()).ok()
 }
 
+/// Where `program` (as a hook command names it) is: the path itself, or the first file of that
+/// name on PATH.
+fn located(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        return Some(PathBuf::from(program));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
 /// Why `program` (as a hook command names it) cannot be run, if it cannot.
 pub(super) fn not_runnable(program: &str) -> Option<String> {
-    let path = if program.contains('/') {
-        PathBuf::from(program)
-    } else {
-        let found = std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(program))
-                .find(|p| p.is_file())
-        });
-        match found {
-            Some(p) => p,
-            None => return Some(format!("`{program}` is not on PATH")),
-        }
+    let Some(path) = located(program) else {
+        return Some(format!("`{program}` is not on PATH"));
     };
     match std::fs::metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -107,16 +108,9 @@ fn handover_broken(program: &str) -> Option<String> {
     if std::path::Path::new(program).file_name()? != "sjournal-hook" {
         return None;
     }
-    // Where the hook finds its `sjournal`: beside the program it runs (through PATH, links
-    // resolved, as `current_exe` reports it).
-    let path = if program.contains('/') {
-        PathBuf::from(program)
-    } else {
-        std::env::split_paths(&std::env::var_os("PATH")?)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())?
-    };
-    let path = path.canonicalize().ok()?;
+    // Where the hook finds its `sjournal`: beside the program it runs (links resolved, as
+    // `current_exe` reports it).
+    let path = located(program)?.canonicalize().ok()?;
     let full = path.with_file_name("sjournal");
     sjournal::storage::check_program_trusted(&full)
         .err()
