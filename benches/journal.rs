@@ -11,12 +11,12 @@
 //! - `read/verify_file_100k_1_worker`: the same with one worker: the sequential verify, the
 //!   baseline the parallel one is measured against.
 //!
-//! - `format/{verify,cold_fold}_{v1,v2}`: the same 20,000 events in a format-1 and a format-2
+//! - `format/{verify,cold_fold}_{v1,v2,v3}`: the same 20,000 events in a format-1, -2 and -3
 //!   journal, verified sequentially and folded from the first record: the cost of the payload
-//!   digest (`journal-format.md`, "Records"); compare the two in one run. `_300b`: synthetic
-//!   300-byte PostToolUse events (the worst case: format 2's extra hashing is a constant per
-//!   record); `_real`: the 37 events of a real Claude Code session (tests/fixtures, median
-//!   1,076 bytes) in turn.
+//!   digest and of each version's record hash (`journal-format.md`, "Records"); compare them in
+//!   one run. `_300b`: synthetic 300-byte PostToolUse events (the worst case: the record hash
+//!   of formats 2 and 3 is a constant per record); `_real`: the 37 events of a real Claude
+//!   Code session (tests/fixtures, median 1,076 bytes) in turn.
 //!
 //! Run: `cargo bench --bench journal` (add `-- --warm-up-time 1 --measurement-time 3` for a
 //! quicker pass).
@@ -149,8 +149,8 @@ fn read(c: &mut Criterion) {
     g.finish();
 }
 
-/// A journal of `n` events written by a writer of format `version` (a format-1 journal is
-/// made by writing its header first: the writer appends in the header's version), event `i`
+/// A journal of `n` events written by a writer of format `version` (an older format's journal
+/// is made by writing its header first: the writer appends in the header's version), event `i`
 /// being `events[i % events.len()]` (kind, JSON).
 fn journal_of(
     root: &Root,
@@ -160,9 +160,9 @@ fn journal_of(
     events: &[(String, String)],
 ) -> std::path::PathBuf {
     let paths = root.session(session).unwrap();
-    if version == 1 {
+    if version != sjournal::format::header::FORMAT_VERSION {
         std::fs::create_dir_all(paths.journal.parent().unwrap()).unwrap();
-        let h = sjournal::format::header::Header::with_version(session, 1, 1);
+        let h = sjournal::format::header::Header::with_version(session, 1, version);
         std::fs::write(&paths.journal, h.encode()).unwrap();
     }
     let mut w = Writer::open(root, session, &WriterOptions::default()).unwrap();
@@ -214,7 +214,7 @@ fn format(c: &mut Criterion) {
     let mut g = c.benchmark_group("format");
     g.sample_size(10);
     for (name, events) in [("300b", &synthetic), ("real", &real)] {
-        for version in [1u16, 2] {
+        for version in [1u16, 2, 3] {
             let path = journal_of(&root, &format!("{name}-v{version}"), version, N, events);
             g.bench_function(format!("verify_v{version}_{name}"), |b| {
                 b.iter(|| {

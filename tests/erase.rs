@@ -103,7 +103,10 @@ fn erased_field_and_record_verify_and_nothing_else_changes() {
     let before = erased_fixture(r);
     let after = read(&journal(r));
     let (old, new) = (parse(&before), parse(&after));
-    assert_eq!(old.header.as_ref().unwrap().0.format_version, 2);
+    assert_eq!(
+        old.header.as_ref().unwrap().0.format_version,
+        sjournal::format::header::FORMAT_VERSION
+    );
     assert!(new.stop.is_none(), "{:?}", new.stop);
     assert_eq!(new.records.len(), 8);
     // The chain is unchanged: every record hash as it was.
@@ -402,10 +405,10 @@ fn a_failed_rename_leaves_the_journal_as_it_was() {
     assert!(verify_file(&path, None).unwrap().ok);
 }
 
-/// A checked-in format-1 journal, its records written again as format 2 (same seq, ts, kind
-/// and payload, a new chain), verifies and folds to the same state.
+/// A checked-in format-1 journal, its records written again in the current format (same seq,
+/// ts, kind and payload, a new chain), verifies and folds to the same state.
 #[test]
-fn a_version_1_fixture_as_version_2_folds_to_the_same_state() {
+fn a_version_1_fixture_in_the_current_format_folds_to_the_same_state() {
     use sjournal::journal::JournalReader;
     let v1 = support::fixtures_dir().join("journals/session.sjl");
     let reader = JournalReader::open(&v1, None).unwrap();
@@ -420,7 +423,10 @@ fn a_version_1_fixture_as_version_2_folds_to_the_same_state() {
         w.append_batch_at(r.ts_unix_ns, &[(r.kind, r.payload)])
             .unwrap();
     }
-    assert_eq!(w.header().format_version, 2);
+    assert_eq!(
+        w.header().format_version,
+        sjournal::format::header::FORMAT_VERSION
+    );
     let path = w.path().to_owned();
     drop(w);
     assert!(verify_file(&path, None).unwrap().ok);
@@ -435,14 +441,21 @@ fn a_version_1_fixture_as_version_2_folds_to_the_same_state() {
     assert_eq!(before.state_hash(), after.state_hash());
 }
 
-/// Every record must have its header's layout: a correctly chained version-1 frame in a
-/// version-2 journal, or a version-2 frame in a version-1 journal, fails verify naming that
+/// Every record must have its header's layout and record hash: a correctly chained frame of
+/// another format version (1, 2 or 3) in a journal of any version fails verify naming that
 /// record's seq (verify notes the frames' flags as it checks them and reads the journal again
 /// only to name the record).
 #[test]
 fn a_frame_of_the_other_format_version_fails_verify_naming_its_seq() {
     use sjournal::format::hash::{genesis_hash, record_hash};
-    for (version, odd) in [(1u16, 3u64), (2, 2)] {
+    for (version, odd, odd_version) in [
+        (1u16, 3u64, 2u16),
+        (1, 2, 3),
+        (2, 2, 1),
+        (2, 3, 3),
+        (3, 2, 2),
+        (3, 4, 1),
+    ] {
         let dir = support::scratch();
         let root = Root::new(dir.path());
         let path = root.session(S).unwrap().journal;
@@ -451,11 +464,12 @@ fn a_frame_of_the_other_format_version_fails_verify_naming_its_seq() {
         let mut prev = genesis_hash(&bytes);
         for seq in 1..=4u64 {
             let payload = format!(r#"{{"hook_event_name":"PostToolUse","n":{seq}}}"#);
-            let as_v2 = (version == 2) != (seq == odd);
+            let v = if seq == odd { odd_version } else { version };
             let start = bytes.len();
-            prev = if as_v2 {
-                record::encode_v2(
+            prev = if v >= 2 {
+                record::encode_digested(
                     &mut bytes,
+                    v,
                     seq,
                     seq as i64,
                     "PostToolUse",

@@ -281,6 +281,30 @@ fn export_then_import_keeps_the_state_of_every_fixture() {
         std::fs::create_dir_all(r.join("sessions")).unwrap();
         std::fs::copy(&path, r.join(format!("sessions/{stem}.sjl"))).unwrap();
         let exported = export(r, &id);
+        n += 1;
+        if exported.contains("\"erased\":true") {
+            // The format-2 fixture with a field and a whole record erased: exported with what
+            // is left of them, and refused by import, naming the line and what to do.
+            assert_eq!(exported.matches("\"erased\":true").count(), 2);
+            assert!(
+                exported.contains("\"seq\":15,")
+                    && exported.contains("\"payload\":null,\"erased\":true")
+            );
+            let out = sjournal(r)
+                .args(["import", "--session", "copy", "-"])
+                .write_stdin(exported)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert!(
+                err.contains("line 11")
+                    && err.contains("was erased after it was written")
+                    && err.contains("jq -c"),
+                "{err}"
+            );
+            continue;
+        }
         let systems = exported.matches("\"kind\":\"sjournal.").count();
         let out = sjournal(r)
             .args(["import", "--session", "copy", "--json", "-"])
@@ -296,7 +320,6 @@ fn export_then_import_keeps_the_state_of_every_fixture() {
             "{}: the copy folds to another state",
             path.display()
         );
-        n += 1;
     }
-    assert_eq!(n, 5);
+    assert_eq!(n, 6);
 }

@@ -300,6 +300,14 @@ const GOLDEN: &[(u32, &str, u64, &str)] = &[
         37,
         "bd88051660d905e02cc6e986769233827bc4e1ebe939efb72707f3973d03a52c",
     ),
+    // Format 2 (written by the build of 2026-12-04, before format 3), with a field of seq 11
+    // and the whole of seq 15 erased (seq 38, 39): read, verified and folded unchanged.
+    (
+        10,
+        "claude-real-format2-erased-digests.sjl",
+        39,
+        "32535cc366f3ec0a0e3968b69f66c8d7840620f00435ee791cdb373e54d7bd31",
+    ),
     (
         10,
         "claude-real.sjl",

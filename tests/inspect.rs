@@ -349,7 +349,7 @@ fn a_damaged_v2_record_names_its_kind() {
     drop(w);
     let bytes = std::fs::read(root.session("v2").unwrap().journal).unwrap();
     let (h, hlen) = sjournal::format::Header::decode(&bytes).unwrap();
-    assert_eq!(h.format_version, 2);
+    assert_eq!(h.format_version, sjournal::format::header::FORMAT_VERSION);
     let mut frames = Vec::new();
     let mut at = hlen;
     while at < bytes.len() {

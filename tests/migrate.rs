@@ -1,4 +1,4 @@
-//! `sjournal migrate` rewrites a format-1 journal as format 2: the checked-in fixture journal
+//! `sjournal migrate` rewrites a format-1 journal as format 3: the checked-in fixture journal
 //! folds to the same state before and after, verifies, and its signed statement checks with
 //! `verify --migration` (and `--checkpoint`); the old file is kept byte for byte and a second
 //! run leaves the journal alone. A statement edited (signed or not), or a journal re-chained
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use sjournal::audit::migrate::{migrate, MigrateError, Options, Statement};
 use sjournal::format::hash::genesis_hash;
-use sjournal::format::header::Header;
+use sjournal::format::header::{Header, FORMAT_VERSION};
 use sjournal::format::record::{self, Salts};
 use sjournal::journal::scan;
 use sjournal::journal::Root;
@@ -122,8 +122,8 @@ fn fixture_journal_migrates_keeps_its_state_and_checks() {
         ],
     );
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("migrated format 1 to 2"), "{out}");
-    assert_eq!(version(&paths.journal), 2);
+    assert!(out.contains("migrated format 1 to 3"), "{out}");
+    assert_eq!(version(&paths.journal), FORMAT_VERSION);
     assert_eq!(
         state_json(&root, &session),
         before,
@@ -163,11 +163,11 @@ fn fixture_journal_migrates_keeps_its_state_and_checks() {
         assert!(out.contains("signature: valid"), "{out}");
     }
 
-    // Idempotent: a format-2 journal is left alone.
+    // Idempotent: a format-3 journal is left alone.
     let now = read(&paths.journal);
     let (code, out, _) = run(&root, &["migrate", "--all"]);
     assert_eq!(code, 0);
-    assert!(out.contains("already version 2"), "{out}");
+    assert!(out.contains("already version 3"), "{out}");
     assert_eq!(read(&paths.journal), now);
 }
 
@@ -220,7 +220,7 @@ fn edited_statement_or_rechained_payload_fails_verify_migration() {
     // only the record-by-record comparison with the kept old file can tell.
     let old = read(&kept(root)[0]);
     let (h, hlen) = Header::decode(&old).unwrap();
-    let mut new = Header::with_version(S, h.created_unix_ns, 2).encode();
+    let mut new = Header::with_version(S, h.created_unix_ns, FORMAT_VERSION).encode();
     let mut prev = genesis_hash(&new);
     let salts = Salts::new();
     let mut at = hlen;
@@ -231,8 +231,9 @@ fn edited_statement_or_rechained_payload_fails_verify_migration() {
         } else {
             f.payload.to_vec()
         };
-        prev = record::encode_v2(
+        prev = record::encode_digested(
             &mut new,
+            FORMAT_VERSION,
             f.seq,
             f.ts_unix_ns,
             f.kind,
@@ -336,7 +337,7 @@ fn a_failed_rename_leaves_the_journal_and_its_mark_as_they_were() {
     fs.clear();
     let done = migrate(&r, S, &opts).unwrap();
     assert!(done.migrated);
-    assert_eq!(version(&journal), 2);
+    assert_eq!(version(&journal), FORMAT_VERSION);
     assert_eq!(run(root, &["verify", "--session", S]).0, 0);
 }
 
@@ -360,7 +361,7 @@ fn migration_stopped_after_rename(root: &Path) -> (PathBuf, FaultyFs, Options) {
     };
     assert!(migrate(&Root::new(root), S, &opts).is_err());
     assert!(fs.injected() > 0);
-    assert_eq!(version(&journal), 2, "the rename happened");
+    assert_eq!(version(&journal), FORMAT_VERSION, "the rename happened");
     (journal, fs, opts)
 }
 
@@ -459,7 +460,7 @@ fn rescue_journal_is_refused_and_dry_run_changes_nothing() {
     let (code, out, _) = run(root, &["migrate", "--session", S, "--dry-run"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("would migrate format 1 to 2 (2 records"),
+        out.contains("would migrate format 1 to 3 (2 records"),
         "{out}"
     );
     assert_eq!(read(&journal), before);
@@ -572,8 +573,8 @@ fn all_migrates_session_and_scope_journals() {
         ids.contains(&scope.to_owned()) && ids.contains(&S.to_owned()),
         "{ids:?}"
     );
-    assert_eq!(version(&session), 2);
-    assert_eq!(version(&scope_journal), 2);
+    assert_eq!(version(&session), FORMAT_VERSION);
+    assert_eq!(version(&scope_journal), FORMAT_VERSION);
     let (code, out, _) = run(root, &["verify", "--all"]);
     assert_eq!(code, 0, "{out}");
 }
@@ -610,4 +611,118 @@ fn a_shipped_journal_is_refused() {
     assert_eq!(code, 2);
     assert!(err.contains("was shipped (file:///elsewhere)"), "{err}");
     assert_eq!(read(&journal), bytes);
+}
+
+/// The checked-in format-2 journal (written by the build before format 3, a field of seq 11 and
+/// the whole of seq 15 erased): this build reads it (`log` shows the erased records), verifies
+/// it with its erasures, appends to it in format 2 (a journal keeps its header's version), and
+/// `migrate` rewrites it as format 3 keeping every record's salt and digest: the same erasures
+/// (seq, digest) verify, the fold's state is the same, the statement checks, and the old file
+/// is kept byte for byte as `.v2-`.
+#[test]
+fn a_format_2_journal_with_erasures_is_read_appended_to_and_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("r");
+    let name = "claude-real-format2-erased-digests";
+    let original = read(&support::fixtures_dir().join(format!("journals/{name}.sjl")));
+    let paths = Root::new(&root).session(name).unwrap();
+    Root::new(&root).ensure().unwrap();
+    std::fs::write(&paths.journal, &original).unwrap();
+    assert_eq!(version(&paths.journal), 2);
+    let erasures = |root: &Path| -> Vec<(u64, String)> {
+        let (code, out, err) = run(root, &["verify", "--session", name, "--json"]);
+        let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        // A journal copied in has no high-water mark until a writer writes one.
+        let no_mark = v["problem"]["what"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("the high-water mark is missing"));
+        assert!(code == 0 || (code == 1 && no_mark), "{out}{err}");
+        v["erasures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["seq"].as_u64().unwrap(),
+                    e["erased_digest"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let before = erasures(&root);
+    assert_eq!(
+        before.iter().map(|e| e.0).collect::<Vec<_>>(),
+        [11, 15],
+        "{before:?}"
+    );
+    let (code, out, err) = run(&root, &["log", "--session", name]);
+    assert_eq!(code, 0, "{err}");
+    let erased: Vec<&str> = out.lines().filter(|l| l.contains("[ERASED]")).collect();
+    assert_eq!(erased.len(), 2, "{out}");
+    assert!(erased[1].contains("[ERASED] null"), "{out}");
+    assert!(!erased[0].contains("echo hello"), "{out}");
+
+    // An append stays format 2, and the journal verifies.
+    sjournal(&root)
+        .args(["append", "--session", name])
+        .write_stdin(r#"{"hook_event_name":"Stop","session_id":"x"}"#)
+        .assert()
+        .success();
+    let appended = read(&paths.journal);
+    let (_, hlen) = Header::decode(&appended).unwrap();
+    let last = {
+        let mut at = hlen;
+        let mut last = None;
+        while at < appended.len() {
+            let f = scan::frame(&appended[at..]).unwrap();
+            last = Some((f.seq, f.version()));
+            at += f.len();
+        }
+        last.unwrap()
+    };
+    assert_eq!(last, (40, 2));
+    assert_eq!(erasures(&root), before);
+    let state = state_json(&root, name);
+
+    let (code, out, err) = run(&root, &["migrate", "--session", name]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("migrated format 2 to 3 (40 records"), "{out}");
+    assert_eq!(version(&paths.journal), 3);
+    assert_eq!(
+        erasures(&root),
+        before,
+        "the same erasures, the same digests"
+    );
+    assert_eq!(
+        state_json(&root, name),
+        state,
+        "the fold sees the same records"
+    );
+    let kept: Vec<PathBuf> = std::fs::read_dir(Root::new(&root).sessions_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".sjl.v2-"))
+        .collect();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(read(&kept[0]), appended);
+    let note = statement(&root);
+    let (code, out, err) = run(
+        &root,
+        &[
+            "verify",
+            "--session",
+            name,
+            "--migration",
+            note.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    // Every frame of the new journal is a version-3 one.
+    let new = read(&paths.journal);
+    let mut at = hlen;
+    while at < new.len() {
+        let f = scan::frame(&new[at..]).unwrap();
+        assert_eq!(f.version(), 3, "seq {}", f.seq);
+        at += f.len();
+    }
 }

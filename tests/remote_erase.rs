@@ -206,8 +206,9 @@ fn erased_frame(path: &std::path::Path, seq: u64, other_digest: bool) -> Vec<u8>
         digest.0[0] ^= 1;
     }
     let mut out = Vec::new();
-    record::encode_v2(
+    record::encode_digested(
         &mut out,
+        rec.version(),
         rec.seq,
         rec.ts_unix_ns,
         rec.kind,

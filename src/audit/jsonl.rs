@@ -14,7 +14,9 @@
 //! injections, recoveries, ...) carry their fields as `payload` for reading, and their exact
 //! payload bytes (MessagePack) in `payload_base64`, from which `import` writes them back.
 //! An event's digest is not exported: `import` derives it again from the kind and the JSON
-//! (`fold::digest::encode_event`), as every writer of event records does.
+//! (`fold::digest::encode_event`), as every writer of event records does. An erased event's
+//! line has `"erased": true` and what is left of its payload (`null` for all of it); `import`
+//! refuses it, and `sjournal.erased` records, naming the line: the erased content is gone.
 //!
 //! Import reads JSON Lines into an [`ImportPlan`] ([`plan`]): every line is checked before
 //! anything is written, and the records are appended in [`chunks`] of one write and one
@@ -49,6 +51,10 @@ pub(crate) struct ExportLine<'a> {
     /// A system record's payload bytes (MessagePack), exactly, in base64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_base64: Option<String>,
+    /// The event was erased after it was written: `payload` is what is left (`null` for the
+    /// whole payload). Such a line is not imported (see [`read_export_line`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub erased: bool,
 }
 
 fn is_json_ws(c: char) -> bool {
@@ -59,6 +65,7 @@ fn is_json_ws(c: char) -> bool {
 pub fn export_line(rec: &Record<'_>, ts: String) -> Result<String> {
     let line = |payload: &RawValue, raw: Option<&str>, payload_base64: Option<String>| {
         serde_json::to_string(&ExportLine {
+            erased: rec.erased(),
             seq: rec.seq,
             ts: ts.clone(),
             ts_unix_ns: rec.ts_unix_ns,
@@ -76,6 +83,13 @@ pub fn export_line(rec: &Record<'_>, ts: String) -> Result<String> {
         // A payload that does not decode is still exported exactly.
         let fields = payload::to_json(rec.seq, rec.kind, rec.payload).unwrap_or_else(|_| null());
         return Ok(line(&fields, None, Some(exact)));
+    }
+    if rec.erased() {
+        return Ok(line(
+            &payload::to_json(rec.seq, rec.kind, rec.payload)?,
+            None,
+            None,
+        ));
     }
     let text = payload::decode_event(rec.seq, rec.payload)?;
     let trimmed = text.trim_matches(is_json_ws);
@@ -125,6 +139,21 @@ pub(crate) fn is_export_line(v: &serde_json::Value) -> bool {
 /// Reads an export line: its kind and the payload text, byte for byte as exported.
 pub(crate) fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
     let l: ExportLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    if l.erased || l.kind == payload::KIND_ERASED {
+        // The erased content is gone, and an erased record is bound to the digest of what it
+        // held: no import can write it (or the record binding it) again as it was.
+        return Err(format!(
+            "record seq {} {}: an erasure cannot be imported (the erased content is gone); \
+             import without the erased records and their sjournal.erased records, e.g. \
+             `jq -c 'select(.erased != true and .kind != \"sjournal.erased\")'`",
+            l.seq,
+            if l.erased {
+                "was erased after it was written"
+            } else {
+                "is an sjournal.erased record"
+            }
+        ));
+    }
     let ts_unix_ns = Some(l.ts_unix_ns).filter(|&t| t != 0);
     if payload::is_system_kind(&l.kind) {
         use base64::Engine;

@@ -1,10 +1,13 @@
-//! `sjournal migrate`: rewrites a format-1 journal as format 2, so that its payloads can be
-//! erased later (`journal::erase`), and leaves a statement binding the old head to the new.
+//! `sjournal migrate`: rewrites a format-1 or -2 journal in the current format (3), so that
+//! its payloads can be erased later (`journal::erase`, format 1) and it verifies as fast as
+//! format 1 (format 2), and leaves a statement binding the old head to the new.
 //!
-//! Every record keeps its seq, timestamp, kind and payload; each gets a fresh salt and a new
+//! Every record keeps its seq, timestamp, kind and payload; a format-1 record gets a fresh
+//! salt, a format-2 one keeps its salt and payload digest (an erased one stays erased, with
+//! the digest it had, so the `sjournal.erased` record naming it still holds); each gets a new
 //! link, so the chain (and every hash) is new. The header keeps the session id and creation
-//! time, with format version 2. The old file is kept beside the journal under
-//! `<stem>.sjl.v1-<blake3/16>.bin` (a hard link, as `repair` keeps a damaged journal), and the
+//! time, with the current format version. The old file is kept beside the journal under
+//! `<stem>.sjl.v<old version>-<blake3/16>.bin` (a hard link, as `repair` keeps a damaged journal), and the
 //! statement is written to `<stem>.sjl.migrated-<new head/16>.note`: a C2SP checkpoint of the
 //! new journal (so `verify --checkpoint` takes it as it is) with three extension lines naming
 //! the old journal (format in `journal-format.md`, "Migration statements"), signed as a C2SP
@@ -26,7 +29,7 @@
 //! A journal with a rescue journal is refused (`repair` merges it first), and so is a shipped
 //! one (its segments and ship cursors bind the old chain). Events waiting in
 //! the spool need nothing: they hold no hash of the journal, and merge into the new journal as
-//! format-2 records. A format-2 journal is left alone.
+//! records of its format. A journal of the current format is left alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -96,7 +99,7 @@ pub enum MigrateError {
 pub struct Migrated {
     pub session_id: String,
     pub journal: PathBuf,
-    /// False when the journal was format 2 already (nothing else is set then).
+    /// False when the journal was of the current format already (nothing else is set then).
     pub migrated: bool,
     pub dry_run: bool,
     pub old_format: u16,
@@ -109,7 +112,7 @@ pub struct Migrated {
     /// The statement binding the old head to the new.
     pub statement: Option<PathBuf>,
     pub signed: bool,
-    /// The journal was format 2 already, but a migration interrupted after its rename had
+    /// The journal was of the current format already, but a migration interrupted after its rename had
     /// left the witnesses naming the old chain; this run finished it (mark, its copy and the
     /// tail hint set to the new head, a snapshot of the old chain set aside).
     pub finished: bool,
@@ -197,7 +200,7 @@ impl Statement {
     }
 }
 
-/// Every session id under the root whose journal is format 1 or 2 (main journals, scope
+/// Every session id under the root whose journal has a header (main journals, scope
 /// journals included; rescue journals are not migrated on their own).
 pub fn sessions(root: &Root) -> crate::error::Result<Vec<String>> {
     let mut out = Vec::new();
@@ -250,10 +253,12 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
         ))
     })?;
     report.old_format = header.format_version;
+    // A migration (to this format, or to format 2 by an older build) interrupted after its
+    // rename is finished first.
+    if header.format_version >= 2 && !opts.dry_run {
+        report.finished = finish_interrupted(fs, &sessions, &paths, &old, hlen)?;
+    }
     if header.format_version >= FORMAT_VERSION {
-        if !opts.dry_run {
-            report.finished = finish_interrupted(fs, &sessions, &paths, &old, hlen)?;
-        }
         return Ok(report);
     }
     if header.session_id != session_id {
@@ -299,8 +304,9 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
     {
         return refuse(format!(
             "session {session_id:?} was shipped ({}); shipped segments and their ship cursors \
-             bind the format-1 chain, so this build does not migrate a shipped journal",
-            w.destination.as_deref().unwrap_or("a ship cursor")
+             bind its format-{} chain, so this build does not migrate a shipped journal",
+            w.destination.as_deref().unwrap_or("a ship cursor"),
+            header.format_version
         ));
     }
 
@@ -317,15 +323,22 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
         })?;
         old_head = f.hash();
         let offset = new.len() as u64;
-        prev = record::encode_v2(
+        // A digested record keeps its salt and digest (erased: zero salt, the digest it had).
+        let (salt, erased) = if f.digested() {
+            (f.salt, f.erased().then_some(&f.payload_digest))
+        } else {
+            (salts.salt(f.seq), None)
+        };
+        prev = record::encode_digested(
             &mut new,
+            FORMAT_VERSION,
             f.seq,
             f.ts_unix_ns,
             f.kind,
             &prev,
             f.payload,
-            &salts.salt(f.seq),
-            None,
+            &salt,
+            erased,
         );
         last = Some((f.seq, prev, offset));
         at += f.len();
@@ -501,7 +514,8 @@ pub fn finish_on_open(
             }
             let reader = crate::journal::reader::JournalReader::open(&paths.journal, deadline)?;
             let header_ok = reader.header().is_ok_and(|(h, _, _)| {
-                h.format_version >= FORMAT_VERSION && h.session_id == session_id
+                // Format 2 too: a migration an older build made to format 2.
+                h.format_version >= 2 && h.session_id == session_id
             });
             drop(reader);
             if !header_ok {

@@ -284,11 +284,15 @@ pub fn render(rec: &Record<'_>, json: bool) -> Result<String> {
             hash: rec.hash.to_hex(),
             offset: rec.offset,
             payload,
+            erased: rec.erased(),
         };
         return Ok(sjournal::report::line(&line));
     }
     // One line per record: a line break in the payload (pretty-printed JSON) is escaped too.
     let mut p = sjournal::escape::text(payload.get()).into_owned();
+    if rec.erased() {
+        p = format!("[ERASED] {p}");
+    }
     if rec.kind == payload::KIND_UNPARSED {
         // An input longer than a record holds keeps only its first bytes: say so up front.
         if let Ok(u) = payload::decode_system::<payload::Unparsed>(rec.seq, rec.payload) {

@@ -16,9 +16,10 @@
 use crate::limits::SESSION_ID_MAX_BYTES;
 
 pub const MAGIC: [u8; 8] = *b"SJOURNAL";
-/// The version new journals are written in. Version 1 (frames without a payload digest, see
-/// `record`) is still read, verified and folded.
-pub const FORMAT_VERSION: u16 = 2;
+/// The version new journals are written in. Versions 1 (frames without a payload digest) and
+/// 2 (the record hash of two blake3 blocks, see `record`) are still read, verified, folded and
+/// appended to in their own version; `sjournal migrate` rewrites them as this one.
+pub const FORMAT_VERSION: u16 = 3;
 /// The oldest version this build reads.
 pub const FORMAT_VERSION_MIN: u16 = 1;
 

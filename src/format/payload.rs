@@ -610,7 +610,8 @@ pub fn decode_system<'a, T: Deserialize<'a>>(seq: u64, payload: &'a [u8]) -> Res
     })
 }
 
-/// The payload as JSON for display: an event's own JSON text, or a system record's fields.
+/// The payload as JSON for display: an event's own JSON text (`null` once its whole payload
+/// was erased), or a system record's fields.
 pub fn to_json(seq: u64, kind: &str, payload: &[u8]) -> Result<Box<serde_json::value::RawValue>> {
     let text = if kind == KIND_UNPARSED {
         // JSON has no byte strings: show the raw input as (lossy) text and exactly, in base64.
@@ -630,6 +631,9 @@ pub fn to_json(seq: u64, kind: &str, payload: &[u8]) -> Result<Box<serde_json::v
     } else if is_system_kind(kind) {
         let v: serde_json::Value = decode_system(seq, payload)?;
         serde_json::to_string(&v).expect("a Value serializes")
+    } else if payload.is_empty() {
+        // An event whose whole payload was erased (no event is written empty).
+        "null".to_owned()
     } else {
         decode_event(seq, payload)?.trim().to_owned()
     };

@@ -6,23 +6,26 @@
 //!      4      8 seq         u64 LE, 1 for the first record, +1 for each next one
 //!     12      8 ts_unix_ns  i64 LE, wall clock taken at append time
 //!     20      2 kind_len    u16 LE, 1..=64
-//!     22      2 flags       u16 LE: 0 (version 1), DIGESTED or DIGESTED|ERASED (version 2)
+//!     22      2 flags       u16 LE: 0 (version 1); DIGESTED (version 2) or DIGESTED|V3
+//!                           (version 3), either with ERASED once erased
 //!     24     32 prev_hash   chain link: record hash of seq-1, or the genesis hash for seq 1
 //!     56      k kind        ASCII [A-Za-z0-9._-]
 //!   56+k      p payload     MessagePack (rmp-serde), schema chosen by kind
 //! 56+k+p      4 crc32       crc32fast (IEEE) of bytes [0, 56+k+p)
 //! ```
 //!
-//! A version-2 frame (flag DIGESTED) has 48 more bytes after `prev_hash`: `payload_digest`
-//! (32, [`payload_digest`] of salt and payload) and `salt` (16); the kind starts at 104. Its
-//! record hash commits to seq, ts, kind, prev_hash and payload_digest, not to the payload
-//! bytes, so a payload can be erased (flag ERASED, salt zeroed) and the chain still holds.
+//! A version-2 or -3 frame (flag DIGESTED) has 48 more bytes after `prev_hash`:
+//! `payload_digest` (32, [`payload_digest`] of salt and payload) and `salt` (16); the kind
+//! starts at 104. Its record hash commits to seq, ts, kind, prev_hash and payload_digest, not
+//! to the payload bytes, so a payload can be erased (flag ERASED, salt zeroed) and the chain
+//! still holds. Versions 2 and 3 differ only in the record hash (flag V3: `record_hash_v3`,
+//! one blake3 block where `record_hash_v2` takes two).
 //!
 //! The parser checks the length against the limits and the bytes present before it looks at
 //! anything else, then the CRC, and only then the fields a CRC-valid frame could still get
 //! wrong (kind, flags), so a torn or rotted frame is always reported as such.
 
-use super::hash::{payload_digest, record_hash, record_hash_v2, Hash, HASH_LEN};
+use super::hash::{payload_digest, record_hash, record_hash_v2, record_hash_v3, Hash, HASH_LEN};
 use crate::limits::{FRAME_MAX_BYTES, KIND_MAX_BYTES};
 
 const LEN_AT: usize = 0;
@@ -36,12 +39,14 @@ pub const FIXED_LEN: usize = PREV_AT + HASH_LEN;
 const DIGEST_AT: usize = FIXED_LEN;
 const SALT_AT: usize = DIGEST_AT + HASH_LEN;
 pub const SALT_LEN: usize = 16;
-/// Bytes before the kind in a version-2 frame.
+/// Bytes before the kind in a version-2 or -3 frame.
 pub const FIXED_LEN_V2: usize = SALT_AT + SALT_LEN;
 /// Flag: the payload was erased (whole, or rewritten without a field) after it was written.
 pub const FLAG_ERASED: u16 = 1;
-/// Flag: a version-2 frame, with `payload_digest` and `salt`.
+/// Flag: a version-2 or -3 frame, with `payload_digest` and `salt`.
 pub const FLAG_DIGESTED: u16 = 2;
+/// Flag (with [`FLAG_DIGESTED`]): a version-3 frame, whose record hash is `record_hash_v3`.
+pub const FLAG_V3: u16 = 4;
 const CRC_LEN: usize = 4;
 /// Frame bytes that are not kind or payload.
 pub const FRAME_OVERHEAD: usize = FIXED_LEN + CRC_LEN;
@@ -57,18 +62,26 @@ pub struct FrameRef<'a> {
     pub kind: &'a str,
     pub prev_hash: Hash,
     pub payload: &'a [u8],
-    /// 0, or [`FLAG_DIGESTED`] with or without [`FLAG_ERASED`].
+    /// 0, or [`FLAG_DIGESTED`] (and [`FLAG_V3`]) with or without [`FLAG_ERASED`].
     pub flags: u16,
-    /// Version 2: the digest the chain commits to ([`Hash::ZERO`] in a version-1 frame).
+    /// Versions 2 and 3: the digest the chain commits to ([`Hash::ZERO`] in a version-1 frame).
     pub payload_digest: Hash,
-    /// Version 2: the digest's salt (zero in a version-1 frame and once erased).
+    /// Versions 2 and 3: the digest's salt (zero in a version-1 frame and once erased).
     pub salt: [u8; SALT_LEN],
 }
 
 impl FrameRef<'_> {
     /// The chain hash of this record (the next record's `prev_hash`).
     pub fn hash(&self) -> Hash {
-        if self.digested() {
+        if self.flags & FLAG_V3 != 0 {
+            record_hash_v3(
+                self.seq,
+                self.ts_unix_ns,
+                self.kind,
+                &self.prev_hash,
+                &self.payload_digest,
+            )
+        } else if self.digested() {
             record_hash_v2(
                 self.seq,
                 self.ts_unix_ns,
@@ -81,9 +94,14 @@ impl FrameRef<'_> {
         }
     }
 
-    /// A version-2 frame.
+    /// A version-2 or -3 frame.
     pub fn digested(&self) -> bool {
         self.flags & FLAG_DIGESTED != 0
+    }
+
+    /// The journal format version whose layout and record hash this frame has.
+    pub fn version(&self) -> u16 {
+        flags_version(self.flags)
     }
 
     /// Its payload was erased after it was written.
@@ -91,7 +109,7 @@ impl FrameRef<'_> {
         self.flags & FLAG_ERASED != 0
     }
 
-    /// True unless a version-2 frame's payload is not what its digest commits to (an
+    /// True unless a version-2 or -3 frame's payload is not what its digest commits to (an
     /// erased frame's payload is checked against its `sjournal.erased` record instead).
     pub fn payload_matches(&self) -> bool {
         !self.digested()
@@ -240,7 +258,7 @@ pub fn parse_known(
     let flags = u16_at(bytes, FLAGS_AT);
     let fixed = match flags {
         0 => FIXED_LEN,
-        FLAG_DIGESTED | 3 => FIXED_LEN_V2,
+        2 | 3 | 6 | 7 => FIXED_LEN_V2,
         _ => return Err(FrameError::BadField("flags")),
     };
     let kind_len = u16_at(bytes, KIND_LEN_AT) as usize;
@@ -285,7 +303,27 @@ pub fn frame_len_for(version: u16, kind: &str, payload_len: usize) -> usize {
         }
 }
 
-/// The salts of one batch of version-2 frames: one `getrandom` per batch for a key that is
+/// The format version of a frame with these (valid) flags: 1, 2 or 3.
+pub fn flags_version(flags: u16) -> u16 {
+    if flags & FLAG_V3 != 0 {
+        3
+    } else if flags & FLAG_DIGESTED != 0 {
+        2
+    } else {
+        1
+    }
+}
+
+/// The flags of an unerased frame of format `version` (2 or 3 for [`encode_digested`]).
+pub fn version_flags(version: u16) -> u16 {
+    match version {
+        1 => 0,
+        2 => FLAG_DIGESTED,
+        _ => FLAG_DIGESTED | FLAG_V3,
+    }
+}
+
+/// The salts of one batch of version-2 or -3 frames: one `getrandom` per batch for a key that is
 /// never stored, and each record's salt derived from it and its seq. A salt is not reused
 /// across records, so erasing one record's salt leaves nothing in its neighbours to find it by.
 pub struct Salts([u8; 32]);
@@ -310,12 +348,13 @@ impl Default for Salts {
     }
 }
 
-/// Appends one encoded version-2 frame to `out`: its payload digest is made with `salt`
-/// (zero and `flags` [`FLAG_ERASED`] only when an erasure rewrites a frame, keeping the
-/// digest it had: `digest` then names it). Returns the frame's record hash.
+/// Appends one encoded frame of format `version` (2 or 3) to `out`: its payload digest is
+/// made with `salt` (zero and `flags` [`FLAG_ERASED`] only when an erasure rewrites a frame,
+/// keeping the digest it had: `erased_digest` then names it). Returns the frame's record hash.
 #[allow(clippy::too_many_arguments)]
-pub fn encode_v2(
+pub fn encode_digested(
     out: &mut Vec<u8>,
+    version: u16,
     seq: u64,
     ts_unix_ns: i64,
     kind: &str,
@@ -325,12 +364,13 @@ pub fn encode_v2(
     erased_digest: Option<&Hash>,
 ) -> Hash {
     debug_assert!(valid_kind(kind));
-    let len = frame_len_for(2, kind, payload.len());
+    debug_assert!(matches!(version, 2 | 3));
+    let len = frame_len_for(version, kind, payload.len());
     let digest = match erased_digest {
         Some(d) => *d,
         None => payload_digest(salt, payload),
     };
-    let flags = FLAG_DIGESTED
+    let flags = version_flags(version)
         | if erased_digest.is_some() {
             FLAG_ERASED
         } else {
@@ -351,7 +391,11 @@ pub fn encode_v2(
     let crc = crc32fast::hash(&out[start..]);
     out.extend_from_slice(&crc.to_le_bytes());
     debug_assert_eq!(out.len() - start, len);
-    record_hash_v2(seq, ts_unix_ns, kind, prev_hash, &digest)
+    if version == 2 {
+        record_hash_v2(seq, ts_unix_ns, kind, prev_hash, &digest)
+    } else {
+        record_hash_v3(seq, ts_unix_ns, kind, prev_hash, &digest)
+    }
 }
 
 /// Appends one encoded frame to `out`. The caller has checked `kind` and the size limit.
@@ -462,75 +506,64 @@ mod tests {
         );
     }
 
+    /// Versions 2 and 3: the record hash ignores the payload bytes, erasing keeps it, and the
+    /// flags say which hash a frame has.
     #[test]
-    fn v2_roundtrip_hash_ignores_payload_and_erasure_keeps_the_hash() {
-        let mut b = Vec::new();
-        let h = encode_v2(
-            &mut b,
-            7,
-            1234,
-            "Stop",
-            &Hash([9; 32]),
-            b"\xa2{}",
-            &[5; 16],
-            None,
-        );
-        let f = parse(&b).unwrap();
-        assert_eq!((f.seq, f.kind, f.payload), (7, "Stop", &b"\xa2{}"[..]));
-        assert!(f.digested() && !f.erased() && f.payload_matches());
-        assert_eq!(f.hash(), h);
-        assert_eq!(b.len(), frame_len_for(2, "Stop", 3));
-        let mut e = Vec::new();
-        encode_v2(
-            &mut e,
-            7,
-            1234,
-            "Stop",
-            &Hash([9; 32]),
-            b"",
-            &[0; 16],
-            Some(&f.payload_digest),
-        );
-        let g = parse(&e).unwrap();
-        assert!(g.erased() && g.payload.is_empty());
-        assert_eq!(g.hash(), h, "erasing keeps the record hash");
-        // The same payload under another salt: another digest, another hash.
-        let mut c = Vec::new();
-        let h2 = encode_v2(
-            &mut c,
-            7,
-            1234,
-            "Stop",
-            &Hash([9; 32]),
-            b"\xa2{}",
-            &[6; 16],
-            None,
-        );
-        assert_ne!(h, h2);
-        // A payload changed with a valid CRC no longer matches its digest.
-        let mut d = Vec::new();
-        encode_v2(
-            &mut d,
-            7,
-            1234,
-            "Stop",
-            &Hash([9; 32]),
-            b"\xa2{]",
-            &[5; 16],
-            None,
-        );
-        d[DIGEST_AT..SALT_AT].copy_from_slice(&f.payload_digest.0);
-        let n = d.len() - 4;
-        let crc = crc32fast::hash(&d[..n]);
-        d[n..].copy_from_slice(&crc.to_le_bytes());
-        assert!(!parse(&d).unwrap().payload_matches());
-        // ERASED alone (without DIGESTED) is no valid frame.
-        let mut v1 = sample();
-        v1[FLAGS_AT] = 1;
-        let n = v1.len() - 4;
-        let crc = crc32fast::hash(&v1[..n]);
-        v1[n..].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(parse(&v1).unwrap_err(), FrameError::BadField("flags"));
+    fn digested_roundtrip_hash_ignores_payload_and_erasure_keeps_the_hash() {
+        let frame = |version: u16, payload: &[u8], salt: u8, erased: Option<&Hash>| {
+            let mut b = Vec::new();
+            let h = encode_digested(
+                &mut b,
+                version,
+                7,
+                1234,
+                "Stop",
+                &Hash([9; 32]),
+                payload,
+                &[salt; 16],
+                erased,
+            );
+            (b, h)
+        };
+        let mut hashes = Vec::new();
+        for version in [2u16, 3] {
+            let (b, h) = frame(version, b"\xa2{}", 5, None);
+            let f = parse(&b).unwrap();
+            assert_eq!((f.seq, f.kind, f.payload), (7, "Stop", &b"\xa2{}"[..]));
+            assert!(f.digested() && !f.erased() && f.payload_matches());
+            assert_eq!(f.version(), version);
+            assert_eq!(f.hash(), h);
+            assert_eq!(b.len(), frame_len_for(version, "Stop", 3));
+            hashes.push(h);
+            let (e, _) = frame(version, b"", 0, Some(&f.payload_digest));
+            let g = parse(&e).unwrap();
+            assert!(g.erased() && g.payload.is_empty());
+            assert_eq!(g.version(), version);
+            assert_eq!(g.hash(), h, "erasing keeps the record hash");
+            // The same payload under another salt: another digest, another hash.
+            assert_ne!(h, frame(version, b"\xa2{}", 6, None).1);
+            // A payload changed with a valid CRC no longer matches its digest.
+            let (mut d, _) = frame(version, b"\xa2{]", 5, None);
+            d[DIGEST_AT..SALT_AT].copy_from_slice(&f.payload_digest.0);
+            let n = d.len() - 4;
+            let crc = crc32fast::hash(&d[..n]);
+            d[n..].copy_from_slice(&crc.to_le_bytes());
+            assert!(!parse(&d).unwrap().payload_matches());
+        }
+        assert_ne!(hashes[0], hashes[1], "versions 2 and 3 hash differently");
+        // ERASED or V3 without DIGESTED is no valid frame.
+        for flags in [1u8, 4, 5, 8] {
+            let mut v1 = sample();
+            v1[FLAGS_AT] = flags;
+            let n = v1.len() - 4;
+            let crc = crc32fast::hash(&v1[..n]);
+            v1[n..].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(
+                parse(&v1).unwrap_err(),
+                FrameError::BadField("flags"),
+                "{flags}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Erasure after the fact: `sjournal erase` removes a record's payload, or one field of an
-//! event's JSON, from a version-2 journal, and the journal still verifies end to end.
+//! event's JSON, from a version-2 or -3 journal, and the journal still verifies end to end.
 //!
-//! A version-2 record hash commits to the payload's salted digest, not to its bytes
+//! The record hash of these versions commits to the payload's salted digest, not to its bytes
 //! (`format::record`). Erasing rewrites the record with flag ERASED, its salt zeroed, its
 //! digest kept and its payload emptied (or rewritten without the field), and appends a chained
 //! `sjournal.erased` record ([`payload::Erased`]) binding what is left. Both happen in one
@@ -9,7 +9,7 @@
 //! leaves the journal either as it was or erased, never half. Every other byte of the file is
 //! kept as it was. The session's snapshot is removed (the next load folds afresh).
 //! Only that file's bytes go: backups and shipped copies keep theirs. A version-1 journal is
-//! refused (`sjournal migrate` rewrites it as version 2 first). `verify` checks each erasure
+//! refused (`sjournal migrate` rewrites it as version 3 first). `verify` checks each erasure
 //! (the rule is in journal-format.md, "Records"), lists it (seq, field, erased_digest, reason,
 //! the record's ts; `verify --json`: `erasures`) and exits 0.
 
@@ -74,7 +74,8 @@ pub fn erase(
         return refuse(format!(
             "session {session_id:?} is a format-version-{} journal, whose chain commits to \
              every payload byte, so no payload can be erased from it and still verify (sessions \
-             created since format 2 can be; `sjournal migrate --session ID` rewrites it as format 2 first)",
+             created since format 2 can be; `sjournal migrate --session ID` rewrites it in the \
+             current format first)",
             w.header().format_version
         ));
     }
@@ -146,8 +147,9 @@ pub fn erase(
     };
     let mut out = Vec::with_capacity(bytes.len() + 256);
     out.extend_from_slice(&bytes[..at]);
-    record::encode_v2(
+    record::encode_digested(
         &mut out,
+        frame.version(),
         frame.seq,
         frame.ts_unix_ns,
         frame.kind,
@@ -162,8 +164,9 @@ pub fn erase(
     let ts = now_unix_ns();
     let offset = out.len() as u64;
     let salt = Salts::new().salt(chain.next_seq);
-    let hash = record::encode_v2(
+    let hash = record::encode_digested(
         &mut out,
+        w.header().format_version,
         chain.next_seq,
         ts,
         KIND_ERASED,

@@ -605,7 +605,9 @@ fn check_written(path: &Path) -> Result<()> {
 /// Writes a journal from scratch: records chained and numbered as they are pushed.
 struct Builder<'f> {
     out: std::io::BufWriter<&'f mut std::fs::File>,
-    /// Set for a version-2 journal.
+    /// The header's format version.
+    version: u16,
+    /// Set for a version-2 or -3 journal.
     salts: Option<record::Salts>,
     chain: Chain,
     buf: Vec<u8>,
@@ -618,11 +620,11 @@ impl<'f> Builder<'f> {
     fn new(file: &'f mut std::fs::File, header: &[u8]) -> Builder<'f> {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         let error = out.write_all(header).err();
-        let salts = Header::decode(header)
-            .is_ok_and(|(h, _)| h.format_version >= 2)
-            .then(record::Salts::new);
+        let version = Header::decode(header).map_or(1, |(h, _)| h.format_version);
+        let salts = (version >= 2).then(record::Salts::new);
         Builder {
             out,
+            version,
             salts,
             chain: Chain::genesis(genesis_hash(header)),
             buf: Vec::new(),
@@ -642,7 +644,8 @@ impl<'f> Builder<'f> {
         let hash = match &self.salts {
             Some(salts) => {
                 let salt = salts.salt(seq);
-                record::encode_v2(&mut self.buf, seq, ts, kind, prev, payload, &salt, None)
+                let v = self.version;
+                record::encode_digested(&mut self.buf, v, seq, ts, kind, prev, payload, &salt, None)
             }
             None => {
                 record::encode(&mut self.buf, seq, ts, kind, prev, payload);
@@ -660,12 +663,12 @@ impl<'f> Builder<'f> {
     }
 
     /// A salvaged record: its bytes as they were when it keeps its place in the chain (so a
-    /// version-2 record keeps its salt and digest, and an erased one stays erased), else
+    /// digested record keeps its salt and digest, and an erased one stays erased), else
     /// encoded afresh at the next seq.
     fn push_salvaged(&mut self, f: &FrameRef<'_>) -> Result<()> {
         let in_place = f.seq == self.chain.next_seq
             && f.prev_hash == self.chain.prev_hash
-            && f.digested() == self.salts.is_some();
+            && f.version() == self.version;
         if !in_place {
             return self.push(f.ts_unix_ns, f.kind, f.payload);
         }

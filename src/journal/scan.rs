@@ -63,7 +63,7 @@ pub enum Problem {
     ChainBroken {
         seq: u64,
     },
-    /// A CRC-valid version-2 record whose payload is not what its digest commits to.
+    /// A CRC-valid version-2 or -3 record whose payload is not what its digest commits to.
     PayloadAltered {
         seq: u64,
     },

@@ -427,17 +427,15 @@ fn erasures_seen(
     version: u16,
     seen: &Seen,
 ) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
-    use crate::format::record::FLAG_DIGESTED;
+    use crate::format::record::{version_flags, FLAG_DIGESTED, FLAG_V3};
     if seen.last.is_none() && end > hlen {
         // Records that were not noted (read without `Records::noting`): walk them all.
         return erasures(bytes, hlen, end, version);
     }
-    let layout_ok = seen.last.is_none()
-        || if version >= 2 {
-            seen.flags_and & FLAG_DIGESTED != 0
-        } else {
-            seen.flags_or & FLAG_DIGESTED == 0
-        };
+    const LAYOUT: u16 = FLAG_DIGESTED | FLAG_V3;
+    let want = version_flags(version);
+    let layout_ok =
+        seen.last.is_none() || (seen.flags_and & LAYOUT == want && seen.flags_or & LAYOUT == want);
     if !layout_ok {
         return erasures(bytes, hlen, end, version);
     }
@@ -452,7 +450,7 @@ fn erasures_at(
     offsets: impl Iterator<Item = usize>,
 ) -> std::result::Result<Vec<Erasure>, (u64, u64, String)> {
     use crate::format::payload::{decode_system, Erased, KIND_ERASED};
-    use crate::format::record::{FIXED_LEN_V2, FLAG_DIGESTED, FLAG_ERASED};
+    use crate::format::record::{flags_version, FIXED_LEN_V2, FLAG_ERASED};
     use std::collections::BTreeMap;
     let mut erased = Vec::new(); // (offset, frame)
     let mut by: BTreeMap<u64, (u64, u64, Erased)> = BTreeMap::new(); // target -> (offset, seq, record)
@@ -460,7 +458,7 @@ fn erasures_at(
         let b = &bytes[at..];
         let seq = u64::from_le_bytes(b[4..12].try_into().unwrap());
         let flags = u16::from_le_bytes([b[22], b[23]]);
-        if (version >= 2) != (flags & FLAG_DIGESTED != 0) {
+        if flags_version(flags) != version {
             return Err((
                 at as u64,
                 seq,

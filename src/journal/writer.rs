@@ -577,7 +577,7 @@ impl Writer {
         let mut fb = vec![0u8; frame_len as usize];
         self.storage.read_exact_at(&mut fb, h.last_frame_at).ok()?;
         let f = scan::frame(&fb).ok()?;
-        // A version-2 hash does not cover the payload: its digest is checked too.
+        // A version-2 or -3 hash does not cover the payload: its digest is checked too.
         if f.len() as u64 != frame_len
             || f.seq != h.last_seq
             || f.hash() != h.last_hash
@@ -777,7 +777,8 @@ impl Writer {
             let hash = match &salts {
                 Some(salts) => {
                     let salt = salts.salt(seq);
-                    record::encode_v2(&mut self.buf, seq, ts, kind, prev, p, &salt, None)
+                    let v = self.header.format_version;
+                    record::encode_digested(&mut self.buf, v, seq, ts, kind, prev, p, &salt, None)
                 }
                 None => {
                     record::encode(&mut self.buf, seq, ts, kind, prev, p);

@@ -26,7 +26,7 @@
 //! Erasures: `sjournal erase` rewrites a record in place, so the local journal no longer
 //! holds the bytes that were shipped, and its records after it moved. That is not a
 //! divergence when the record at the cursor still has the shipped hash: the chain is checked
-//! from genesis, a version-2 record hash commits to seq, time, kind, link and payload digest,
+//! from genesis, a version-2 or -3 record hash commits to seq, time, kind, link and payload digest,
 //! and every frame that is not erased carries the payload its digest commits to, so the only
 //! records that can differ from what was shipped are erased ones, each of which must be
 //! bound by its chained `sjournal.erased` record (the checks of local verify). Ship then
@@ -618,8 +618,8 @@ enum Compared {
 /// Compares remote segment `rb` with `recs` (the local records from its first seq on, in
 /// `map`) frame by frame. A frame that is not byte-equal is the same record only when the
 /// local one is erased, bound by its `sjournal.erased` record (`bound`), and the remote frame
-/// is intact (its payload matches its digest) with the erased record's hash: a version-2
-/// record hash commits to the payload digest, so the remote frame is that record before its
+/// is intact (its payload matches its digest) with the erased record's hash: a version-2 or
+/// -3 record hash commits to the payload digest, so the remote frame is that record before its
 /// erasure. After a lost cursor that is what segments shipped before the erasure hold.
 fn compare_segment(
     rb: &[u8],

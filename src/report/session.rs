@@ -103,6 +103,10 @@ pub struct LogLine<'a> {
     pub hash: String,
     pub offset: u64,
     pub payload: Box<RawValue>,
+    /// The payload was erased after it was written (`payload` is what is left: `null`, or
+    /// the event's JSON without the erased field).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub erased: bool,
 }
 
 /// `log --json`, after the journal's records: one line per record of a spool file not yet

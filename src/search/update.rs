@@ -502,7 +502,7 @@ fn unchecked_frame(b: &[u8]) -> Option<FrameRef<'_>> {
     let flags = u16::from_le_bytes(bytes[22..24].try_into().ok()?);
     let fixed = match flags {
         0 => record::FIXED_LEN,
-        2 | 3 => record::FIXED_LEN_V2,
+        2 | 3 | 6 | 7 => record::FIXED_LEN_V2,
         _ => return None,
     };
     if kind_len == 0 || fixed + kind_len > len - 4 {

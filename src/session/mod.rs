@@ -321,7 +321,7 @@ fn split<'a, 'b>(items: &'b [(&'a str, &'a [u8])]) -> Vec<&'b [(&'a str, &'a [u8
     let mut out = Vec::new();
     let (mut start, mut bytes) = (0, 0u64);
     for (i, (k, p)) in items.iter().enumerate() {
-        // The larger (version-2) frame, whichever version the journal is.
+        // The larger (version-2 or -3) frame, whichever version the journal is.
         let len = record::frame_len_for(2, k, p.len()) as u64;
         if bytes + len > BATCH_MAX_BYTES && i > start {
             out.push(&items[start..i]);

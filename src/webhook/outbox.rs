@@ -431,6 +431,12 @@ pub fn load(paths: &SessionPaths, p: &Pending) -> Result<String> {
         reason: format!("record seq {} {reason}", p.seq),
     };
     match reader.records_from(p.at.offset as usize, p.at.chain).next() {
+        // Erased since it was scanned: what is left of it (`null` for the whole payload).
+        Some(Ok(rec)) if rec.seq == p.seq && rec.hash == p.hash && rec.erased() => {
+            Ok(payload::to_json(rec.seq, rec.kind, rec.payload)?
+                .get()
+                .to_owned())
+        }
         Some(Ok(rec)) if rec.seq == p.seq && rec.hash == p.hash => {
             Ok(payload::decode_event(rec.seq, rec.payload)?.to_owned())
         }

@@ -1,6 +1,6 @@
 //! `sjournal erase --session ID --seq N [--field PATH] --reason TEXT`: removes a record's
 //! payload, or one field of its JSON (PATH a JSON pointer such as `/tool_input/command`), from
-//! a version-2 journal for good, and records the erasure in a chained `sjournal.erased` record,
+//! a version-2 or -3 journal for good, and records the erasure in a chained `sjournal.erased` record,
 //! so `verify` still checks the whole journal and reports the erasure (see
 //! [`sjournal::journal::erase`]). Only this file's bytes are rewritten: copies elsewhere
 //! (backups, shipped segments) keep what they hold. Exit 0 when erased, 2 if refused (nothing

@@ -1,8 +1,9 @@
 //! `sjournal migrate (--session ID | --all) [--key SIGNER_KEY] [--dry-run] [--json]`: rewrites
-//! format-1 journals as format 2 (whose payloads `erase` can remove), keeping every record's
+//! format-1 and -2 journals in the current format, 3 (whose payloads `erase` can remove, and
+//! whose chain verifies as fast as format 1's), keeping every record's
 //! seq, timestamp, kind and payload, the old file beside the journal byte for byte, and a
 //! statement binding the old head to the new one, signed with `--key` (see
-//! [`sjournal::audit::migrate`]; `verify --migration FILE` checks it). A format-2 journal is
+//! [`sjournal::audit::migrate`]; `verify --migration FILE` checks it). A format-3 journal is
 //! left alone. `--all` takes every journal of the root, the memory scopes' included. Exit 0
 //! when every journal was migrated or needed nothing, 2 if one could not be (that one was not
 //! changed; with `--all` the others still are).
@@ -14,7 +15,7 @@ use crate::cli::{output, Outcome};
 use sjournal::audit::migrate::{migrate, sessions, MigrateError, Migrated, Options};
 use sjournal::journal::Root;
 
-/// Rewrite format-1 journals as format 2; the old file and a statement binding both are kept
+/// Rewrite format-1 and -2 journals as format 3; the old file and a statement binding both are kept
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::cli::EXIT_CODES)]
 pub struct Args {
@@ -95,7 +96,7 @@ fn describe(r: &Migrated) -> String {
     if r.finished {
         return format!(
             "session {id}: finished an interrupted migration (the high-water mark named the \
-             format-1 head its statement binds; set to the journal's head)"
+             old head its statement binds; set to the journal's head)"
         );
     }
     if !r.migrated {
@@ -111,17 +112,19 @@ fn describe(r: &Migrated) -> String {
     };
     if r.dry_run {
         return format!(
-            "session {id}: would migrate format {} to 2 ({} records, head {} -> {})",
+            "session {id}: would migrate format {} to {} ({} records, head {} -> {})",
             r.old_format,
+            sjournal::format::header::FORMAT_VERSION,
             r.records,
             &r.old_head[..16],
             &r.new_head[..16]
         );
     }
     format!(
-        "session {id}: migrated format {} to 2 ({} records, head {} -> {}); old journal kept as \
-         {}; statement{} {}",
+        "session {id}: migrated format {} to {} ({} records, head {} -> {}); old journal kept \
+         as {}; statement{} {}",
         r.old_format,
+        sjournal::format::header::FORMAT_VERSION,
         r.records,
         &r.old_head[..16],
         &r.new_head[..16],
