@@ -226,6 +226,18 @@ fn a_hook_running_a_missing_binary_then_fixed() {
     has(&msg, support::bin());
 }
 
+/// Run from `$HOME`, Claude Code's project settings are its user settings: doctor checks
+/// the one file once (one hook line, not the same file under two scopes).
+#[test]
+fn run_from_home_the_user_settings_are_checked_once() {
+    let mut m = Machine::new();
+    m.project = m.home.clone();
+    m.install(&["claude-code"]);
+    let hooks = m.checks("hook", Some("claude-code"));
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert_eq!(hooks[0]["status"], "ok", "{hooks:?}");
+}
+
 #[test]
 fn a_hook_missing_for_some_events_is_a_warning() {
     let m = Machine::new();

@@ -143,10 +143,15 @@ impl Doctor {
             _ => &[Scope::User, Scope::Project],
         };
         let mut changed: Option<i64> = None;
+        // Run from $HOME, the project's settings are the user's: one file, checked once.
+        let mut seen = BTreeSet::new();
         for &scope in scopes {
             let Ok(path) = host.config_path(scope, &homes, &self.project) else {
                 continue;
             };
+            if !seen.insert(std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone())) {
+                continue;
+            }
             let hooks = match inspect::read_hooks(&path) {
                 Ok(Some(h)) if !h.is_empty() => h,
                 Ok(_) => continue,
