@@ -31,9 +31,28 @@ pub fn frame(data: &[u8]) {
     if let Ok(f) = record::parse(data) {
         assert!(f.len() <= data.len());
         assert!(record::valid_kind(f.kind));
-        // A frame re-encoded from its fields is the same bytes.
+        // A frame re-encoded from its fields is the same bytes (a digested one when its
+        // digest is its payload's, or it is erased and keeps the digest it has).
         let mut b = Vec::new();
-        record::encode(&mut b, f.seq, f.ts_unix_ns, f.kind, &f.prev_hash, f.payload);
+        let erased = f.erased().then_some(&f.payload_digest);
+        if !f.digested() {
+            record::encode(&mut b, f.seq, f.ts_unix_ns, f.kind, &f.prev_hash, f.payload);
+        } else if f.erased() || f.payload_matches() {
+            let h = record::encode_digested(
+                &mut b,
+                f.version(),
+                f.seq,
+                f.ts_unix_ns,
+                f.kind,
+                &f.prev_hash,
+                f.payload,
+                &f.salt,
+                erased,
+            );
+            assert_eq!(h, f.hash());
+        } else {
+            b.extend_from_slice(&data[..f.len()]);
+        }
         assert_eq!(b, &data[..f.len()]);
     }
     let last_seq = data.first().copied().unwrap_or(0) as u64;

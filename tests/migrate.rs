@@ -726,3 +726,147 @@ fn a_format_2_journal_with_erasures_is_read_appended_to_and_migrated() {
         at += f.len();
     }
 }
+
+/// A migration to format 2 by an older build, interrupted after its rename (the format-2
+/// journal in place, its statement beside it, the mark still naming the old head): `migrate
+/// --dry-run` says it would finish it and changes nothing; `migrate` finishes it and then
+/// rewrites the journal as format 3, saying both; it verifies.
+#[test]
+fn an_older_builds_interrupted_migration_is_finished_then_migrated() {
+    use sjournal::audit::checkpoint::{origin_for, Checkpoint};
+    use sjournal::format::mark::Mark;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("r");
+    let name = "claude-real-format2-erased-digests";
+    let original = read(&support::fixtures_dir().join(format!("journals/{name}.sjl")));
+    let r = Root::new(&root);
+    let paths = r.session(name).unwrap();
+    r.ensure().unwrap();
+    std::fs::write(&paths.journal, &original).unwrap();
+    let (_, hlen) = Header::decode(&original).unwrap();
+    let mut chain = scan::Chain::genesis(genesis_hash(&original[..hlen]));
+    let mut at = hlen;
+    while at < original.len() {
+        let f = scan::frame(&original[at..]).unwrap();
+        chain.accept(&f).unwrap();
+        at += f.len();
+    }
+    let (seq, head) = (chain.last_seq(), chain.prev_hash);
+    let old_head = sjournal::format::Hash([7; 32]);
+    let st = Statement {
+        new: Checkpoint {
+            origin: origin_for(name),
+            size: seq,
+            hash: head,
+        },
+        old_format: 1,
+        old_records: seq,
+        old_head,
+        old_file: format!("{name}.sjl.v1-0011223344556677.bin"),
+        old_blake3: sjournal::format::Hash([8; 32]),
+    };
+    let note = r
+        .sessions_dir()
+        .join(format!("{name}.sjl.migrated-{}.note", &head.to_hex()[..16]));
+    std::fs::write(&note, st.body()).unwrap();
+    let fs = sjournal::storage::RealFs;
+    sjournal::journal::hwm::reset(
+        &fs,
+        &paths.journal,
+        Mark {
+            seq,
+            hash: old_head,
+        },
+    )
+    .unwrap();
+    let (code, _, _) = run(&root, &["verify", "--session", name]);
+    assert_eq!(code, 1, "the mark names the old chain");
+
+    let (code, out, err) = run(&root, &["migrate", "--session", name, "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("would finish an interrupted migration"),
+        "{out}"
+    );
+    assert_eq!(read(&paths.journal), original);
+    assert_eq!(run(&root, &["verify", "--session", name]).0, 1);
+
+    let (code, out, err) = run(&root, &["migrate", "--session", name]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("finished an interrupted migration"), "{out}");
+    assert!(out.contains("migrated format 2 to 3 (39 records"), "{out}");
+    assert_eq!(version(&paths.journal), 3);
+    let (code, out, err) = run(&root, &["verify", "--session", name]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// A migration of a format-2 journal must keep each record's payload digest: re-chained with
+/// another digest on the field-erased record (which nothing else in the journal binds: its
+/// remaining payload is checked against its erasure record), `verify --migration` names it.
+#[test]
+fn a_migration_that_changes_an_erased_records_digest_fails_verify_migration() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("r");
+    let name = "claude-real-format2-erased-digests";
+    let original = read(&support::fixtures_dir().join(format!("journals/{name}.sjl")));
+    let paths = Root::new(&root).session(name).unwrap();
+    Root::new(&root).ensure().unwrap();
+    std::fs::write(&paths.journal, &original).unwrap();
+    let (code, out, err) = run(&root, &["migrate", "--session", name]);
+    assert_eq!(code, 0, "{out}{err}");
+    let note = statement(&root);
+    let check = |root: &Path| {
+        run(
+            root,
+            &[
+                "verify",
+                "--session",
+                name,
+                "--migration",
+                note.to_str().unwrap(),
+            ],
+        )
+    };
+    assert_eq!(check(&root).0, 0);
+
+    let migrated = read(&paths.journal);
+    let (h, hlen) = Header::decode(&migrated).unwrap();
+    let mut new = Header::with_version(name, h.created_unix_ns, FORMAT_VERSION).encode();
+    let mut prev = genesis_hash(&new);
+    let mut at = hlen;
+    while at < migrated.len() {
+        let f = scan::frame(&migrated[at..]).unwrap();
+        let mut digest = f.payload_digest;
+        if f.seq == 11 {
+            assert!(
+                f.erased() && !f.payload.is_empty(),
+                "seq 11 is field-erased"
+            );
+            digest.0[0] ^= 1;
+        }
+        prev = record::encode_digested(
+            &mut new,
+            FORMAT_VERSION,
+            f.seq,
+            f.ts_unix_ns,
+            f.kind,
+            &prev,
+            f.payload,
+            &f.salt,
+            f.erased().then_some(&digest),
+        );
+        at += f.len();
+    }
+    std::fs::write(&paths.journal, &new).unwrap();
+    let text = std::fs::read_to_string(&note).unwrap();
+    let (mut st, _) = Statement::parse(&text).unwrap();
+    st.new.hash = prev;
+    std::fs::write(&note, st.body()).unwrap();
+    let (code, out, _) = check(&root);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("seq 11: the current journal does not keep the old record's payload digest"),
+        "{out}"
+    );
+    assert!(!out.contains("seq 12:"), "{out}");
+}

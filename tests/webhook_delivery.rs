@@ -381,3 +381,46 @@ fn an_event_committed_as_the_deliverer_lets_go_is_not_stranded() {
     assert_eq!((runs[0].delivered, runs[0].pending), (2, 0), "{runs:?}");
     assert_eq!(rx.accepted().len(), 2);
 }
+
+/// An event erased before its delivery is sent as what is left of it: `null` for a whole
+/// payload, the JSON without the field for a field; the deliverer does not stop at it, and the
+/// events after it are delivered as journaled.
+#[test]
+fn an_event_erased_before_its_delivery_is_sent_as_what_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(Mode::Ok);
+    configure(dir.path(), &rx.url("/in"), "");
+    let s = "wh-erased";
+    for i in 0..3 {
+        let out = support::run(
+            dir.path(),
+            &["append", "--session", s],
+            tool_event(s, i).as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    for args in [
+        &["--seq", "1"][..],
+        &["--seq", "2", "--field", "/tool_input/command"][..],
+    ] {
+        let mut a = vec!["erase", "--session", s, "--reason", "test"];
+        a.extend_from_slice(args);
+        let out = support::run(dir.path(), &a, b"");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let out = support::run(dir.path(), &["webhook", "deliver", "--session", s], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let posts = rx.posts();
+    let bodies: Vec<(&str, &str)> = posts
+        .iter()
+        .map(|p| (p.header("X-Sjournal-Seq").unwrap(), p.body.as_str()))
+        .collect();
+    assert_eq!(bodies.len(), 3, "{bodies:#?}");
+    assert_eq!(bodies[0], ("1", "null"));
+    assert_eq!(bodies[1].0, "2");
+    assert!(
+        bodies[1].1.contains("\"tool_use_id\":\"t1\"") && !bodies[1].1.contains("echo 1"),
+        "{bodies:?}"
+    );
+    assert_eq!(bodies[2], ("3", tool_event(s, 2).as_str()));
+}

@@ -112,9 +112,10 @@ pub struct Migrated {
     /// The statement binding the old head to the new.
     pub statement: Option<PathBuf>,
     pub signed: bool,
-    /// The journal was of the current format already, but a migration interrupted after its rename had
-    /// left the witnesses naming the old chain; this run finished it (mark, its copy and the
-    /// tail hint set to the new head, a snapshot of the old chain set aside).
+    /// A migration (by this build, or to format 2 by an older one) interrupted after its
+    /// rename had left the witnesses naming the old chain; this run finished it (mark, its
+    /// copy and the tail hint set to the new head, a snapshot of the old chain set aside), or
+    /// with `dry_run` would, and stopped there. A format-2 journal is then migrated too.
     pub finished: bool,
 }
 
@@ -255,10 +256,11 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
     report.old_format = header.format_version;
     // A migration (to this format, or to format 2 by an older build) interrupted after its
     // rename is finished first.
-    if header.format_version >= 2 && !opts.dry_run {
-        report.finished = finish_interrupted(fs, &sessions, &paths, &old, hlen)?;
+    if header.format_version >= 2 {
+        report.finished = finish_interrupted(fs, &sessions, &paths, &old, hlen, !opts.dry_run)?;
     }
-    if header.format_version >= FORMAT_VERSION {
+    // A dry run stops at a migration to finish: until it is, the witnesses name the old chain.
+    if header.format_version >= FORMAT_VERSION || (report.finished && opts.dry_run) {
         return Ok(report);
     }
     if header.session_id != session_id {
@@ -550,6 +552,7 @@ fn finish_interrupted(
     paths: &crate::journal::paths::SessionPaths,
     bytes: &[u8],
     hlen: usize,
+    apply: bool,
 ) -> Result<bool, MigrateError> {
     let Ok((seq, head)) = chain_end(bytes, hlen) else {
         return Ok(false);
@@ -579,6 +582,9 @@ fn finish_interrupted(
     let names_old = |m: Option<Mark>| m.is_none_or(|m| m == now || m == old);
     if !binds || !names_old(mark) || !names_old(copy) {
         return Ok(false);
+    }
+    if !apply {
+        return Ok(true);
     }
     crate::journal::repair::set_snapshot_aside(fs, &paths.snapshot, &paths.journal)?;
     hwm::reset(fs, &paths.journal, now)?;
@@ -710,11 +716,25 @@ pub fn check(
     let new_records = walk(&new, "current", st.new.size, &st.new.hash, &mut findings);
     if let (Some(o), Some(n)) = (old_records, new_records) {
         for (a, b) in o.iter().zip(&n) {
+            // A digested old record keeps its digest (the one thing binding a field-erased
+            // record's content); an erased one stays erased, with what its erasure left.
+            let digest_kept = !a.digested() || a.payload_digest == b.payload_digest;
+            let erasure_kept = !a.erased() || (b.erased() && a.payload == b.payload);
             let same = a.seq == b.seq
                 && a.ts_unix_ns == b.ts_unix_ns
                 && a.kind == b.kind
                 && (b.erased() || a.payload == b.payload);
-            if !same {
+            if !digest_kept || !erasure_kept {
+                findings.push(format!(
+                    "seq {}: the current journal does not keep the old record's {}",
+                    a.seq,
+                    if digest_kept {
+                        "erasure"
+                    } else {
+                        "payload digest"
+                    }
+                ));
+            } else if !same {
                 findings.push(format!(
                     "seq {}: the record differs between the old journal and the current one \
                      ({})",

@@ -256,11 +256,7 @@ pub fn parse_known(
         return Err(FrameError::BadCrc { stored, computed });
     }
     let flags = u16_at(bytes, FLAGS_AT);
-    let fixed = match flags {
-        0 => FIXED_LEN,
-        2 | 3 | 6 | 7 => FIXED_LEN_V2,
-        _ => return Err(FrameError::BadField("flags")),
-    };
+    let fixed = fixed_len_for_flags(flags).ok_or(FrameError::BadField("flags"))?;
     let kind_len = u16_at(bytes, KIND_LEN_AT) as usize;
     if kind_len == 0 || kind_len > KIND_MAX_BYTES || fixed + kind_len > crc_at {
         return Err(FrameError::BadField("kind length"));
@@ -301,6 +297,19 @@ pub fn frame_len_for(version: u16, kind: &str, payload_len: usize) -> usize {
         } else {
             0
         }
+}
+
+/// The bytes before the kind in a frame with these flags; None: no valid frame has them.
+/// The one list of valid flags: parse, the parallel verify's search for a record start and
+/// the search index's reader of damaged frames all ask here.
+#[inline]
+pub fn fixed_len_for_flags(flags: u16) -> Option<usize> {
+    match flags {
+        0 => Some(FIXED_LEN),
+        // DIGESTED, or DIGESTED|V3; either with ERASED.
+        2 | 3 | 6 | 7 => Some(FIXED_LEN_V2),
+        _ => None,
+    }
 }
 
 /// The format version of a frame with these (valid) flags: 1, 2 or 3.

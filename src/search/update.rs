@@ -500,11 +500,7 @@ fn unchecked_frame(b: &[u8]) -> Option<FrameRef<'_>> {
     let prev: [u8; 32] = bytes[24..56].try_into().ok()?;
     // The flags as stored say where the kind starts (they may be damaged too: then no kind).
     let flags = u16::from_le_bytes(bytes[22..24].try_into().ok()?);
-    let fixed = match flags {
-        0 => record::FIXED_LEN,
-        2 | 3 | 6 | 7 => record::FIXED_LEN_V2,
-        _ => return None,
-    };
+    let fixed = record::fixed_len_for_flags(flags)?;
     if kind_len == 0 || fixed + kind_len > len - 4 {
         return None;
     }

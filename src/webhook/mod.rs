@@ -27,7 +27,10 @@
 //!   could lose deliveries. The event's own journal write already makes the outbox entry
 //!   durable.
 //! - **The body is what was journaled, by construction.** The deliverer reads the event's
-//!   payload from the journal and sends those bytes; there is no second copy to drift.
+//!   payload from the journal and sends those bytes; there is no second copy to drift. An
+//!   event erased (`sjournal erase`) before its delivery is sent as what is left of it: the
+//!   JSON without the erased field, or `null` for a whole payload (the kind and seq headers
+//!   still say which event it was).
 //! - **Spooled and rescued events need no special case.** A spooled event becomes owed when it
 //!   is merged (the deliverer opens a writer first, which merges the spool). Events in a
 //!   rescue journal are not delivered: the main journal is damaged, and the deliverer cannot

@@ -93,12 +93,28 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 
 fn describe(r: &Migrated) -> String {
     let id = sjournal::escape::text(&r.session_id);
-    if r.finished {
+    let finished = format!(
+        "session {id}: finished an interrupted migration (the high-water mark named the old \
+         head its statement binds; set to the journal's head)"
+    );
+    if r.finished && r.dry_run {
         return format!(
-            "session {id}: finished an interrupted migration (the high-water mark named the \
-             old head its statement binds; set to the journal's head)"
+            "session {id}: would finish an interrupted migration (the high-water mark names \
+             the old head its statement binds), then migrate what is left to migrate"
         );
     }
+    if r.finished && r.migrated {
+        // An older build's migration (to format 2) finished, then this one.
+        return format!("{finished}\n{}", describe_migration(r));
+    }
+    if r.finished {
+        return finished;
+    }
+    describe_migration(r)
+}
+
+fn describe_migration(r: &Migrated) -> String {
+    let id = sjournal::escape::text(&r.session_id);
     if !r.migrated {
         return format!(
             "session {id}: already version {}; nothing to migrate",

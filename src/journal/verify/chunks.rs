@@ -243,7 +243,7 @@ fn plausible_start(bytes: &[u8], at: usize) -> bool {
     (FRAME_MIN_BYTES..=FRAME_MAX_BYTES as usize).contains(&(len as usize))
         && len as usize <= bytes.len() - at
         && (1..=KIND_MAX_BYTES).contains(&kind_len)
-        && matches!(flags, 0 | 2 | 3)
+        && crate::format::record::fixed_len_for_flags(flags).is_some()
 }
 
 /// Checks the records of the range `[from, to)`: from its first record (`from` itself for the
@@ -306,13 +306,13 @@ mod tests {
 
     use super::*;
     use crate::format::hash::record_hash;
-    use crate::format::record::encode;
+    use crate::format::record::{encode, encode_digested};
 
     const START: usize = 16;
 
-    /// `n` chained records of varied sizes after a 16-byte stand-in for a header; returns
-    /// the bytes, the genesis chain and each record's offset.
-    fn journal(n: u64) -> (Vec<u8>, Chain, Vec<usize>) {
+    /// `n` chained records of format `version` and varied sizes after a 16-byte stand-in for
+    /// a header; returns the bytes, the genesis chain and each record's offset.
+    fn journal_of(version: u16, n: u64) -> (Vec<u8>, Chain, Vec<usize>) {
         let genesis = Chain::genesis(Hash([1; 32]));
         let mut b = vec![0u8; START];
         let mut prev = genesis.prev_hash;
@@ -321,10 +321,33 @@ mod tests {
             let at = b.len();
             offsets.push(at);
             let payload = vec![seq as u8; 20 + (seq as usize * 37) % 300];
-            encode(&mut b, seq, 0, "Ev", &prev, &payload);
-            prev = record_hash(&b[at..]);
+            prev = if version == 1 {
+                encode(&mut b, seq, 0, "Ev", &prev, &payload);
+                record_hash(&b[at..])
+            } else {
+                let salt = [seq as u8; 16];
+                encode_digested(&mut b, version, seq, 0, "Ev", &prev, &payload, &salt, None)
+            };
         }
         (b, genesis, offsets)
+    }
+
+    fn journal(n: u64) -> (Vec<u8>, Chain, Vec<usize>) {
+        journal_of(1, n)
+    }
+
+    /// Every format version's frames are found as record starts: the prefix reaches the end.
+    #[test]
+    fn records_of_every_format_version_are_all_vouched_for() {
+        for version in [1, 2, 3] {
+            let (b, genesis, _) = journal_of(version, 200);
+            for chunk in [150, 4096] {
+                let p = verify_prefix(&b, START, genesis, None, 3, chunk, |_, _| {});
+                assert_eq!(p.at, b.len(), "version {version} chunk {chunk}");
+                assert_eq!(p.records, 200);
+                assert_eq!(p.chain, sequential_end(&b, genesis));
+            }
+        }
     }
 
     fn sequential_end(bytes: &[u8], chain: Chain) -> Chain {
