@@ -328,3 +328,45 @@ fn verify_remote_exits_1_when_the_local_journal_lost_shipped_records() {
     assert!(f.status.success(), "{f:?}");
     assert_eq!(std::fs::read(into.join("sessions/s.sjl")).unwrap(), whole);
 }
+
+/// A record blanked in a shipped segment as an erasure would leave it (flag ERASED, salt zeroed,
+/// payload empty, its digest and so its record hash kept; the CRC and the metadata's blake3
+/// recomputed), with no erasure object and no `sjournal.erased` record binding it: the chain
+/// still holds, and `verify --remote` names the record all the same, as local verify does.
+#[tokio::test]
+async fn a_record_blanked_in_a_segment_without_its_erasure_is_named() {
+    use sjournal::format::record;
+    let d = tempfile::tempdir().unwrap();
+    for (name, remote) in stores("blank", d.path()).await {
+        let (_, opts) = shipped(&remote, d.path(), name).await;
+        let o = remote.get(&seg(11)).await.unwrap().unwrap();
+        let f = record::parse(&o.bytes).unwrap();
+        assert!(f.digested() && f.seq == 11);
+        let mut b = Vec::new();
+        let h = record::encode_digested(
+            &mut b,
+            f.version(),
+            f.seq,
+            f.ts_unix_ns,
+            f.kind,
+            &f.prev_hash,
+            b"",
+            &[0; record::SALT_LEN],
+            Some(&f.payload_digest),
+        );
+        assert_eq!(h, f.hash(), "the chain is unchanged");
+        b.extend_from_slice(&o.bytes[f.len()..]);
+        let mut meta = o.meta.clone();
+        meta.insert(
+            "sj-blake3".into(),
+            sjournal::format::hash::content_hash(&b).to_hex(),
+        );
+        overwrite(&remote, &seg(11), Bytes::from(b), &meta).await;
+        let f = findings(&remote, &opts).await;
+        assert!(
+            f.iter().any(|f| f
+                .contains("record seq 11 is marked erased but no sjournal.erased record names it")),
+            "{name}: {f:?}"
+        );
+    }
+}

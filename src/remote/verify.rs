@@ -452,6 +452,19 @@ async fn verify_stream(
     }
     if !parts.erasures.is_empty() {
         check_erasures(remote, loc, parts, &mut v, whole).await?;
+    } else if v.genesis.is_some() {
+        // No erasure objects: every frame must still have the header's layout, and a frame
+        // shipped erased must be bound by its chained `sjournal.erased` record, as local
+        // verify checks (over the segments whose frames checked: `whole` holds only those).
+        if let Ok((h, hlen)) = Header::decode(&whole) {
+            match crate::journal::verify::erasures(&whole, hlen, whole.len(), h.format_version) {
+                Ok(list) => v.erasures = list,
+                Err((offset, seq, what)) => v.findings.push(format!(
+                    "{}: at byte {offset} of the stream (seq {seq}): {what}",
+                    loc.display()
+                )),
+            }
+        }
     }
     // Quarantine evidence.
     for name in &parts.quarantine {
