@@ -179,6 +179,13 @@ fn erased_field_and_record_verify_and_nothing_else_changes() {
         ],
     );
     assert_eq!(code, 0, "{out}{err}");
+    // The checkpoint still holds, and says which records it covers were erased since.
+    assert!(
+        out.contains(
+            "erased since the checkpoint: seq 2 (field /tool_input/command), recorded at seq 7"
+        ) && out.contains("erased since the checkpoint: seq 4 (whole payload), recorded at seq 8"),
+        "{out}"
+    );
     for cmd in [&["replay", "--session", S][..], &["state", "--session", S]] {
         let (code, out, err) = run(r, cmd);
         assert_eq!(code, 0, "{cmd:?}: {out}{err}");
@@ -270,6 +277,24 @@ fn tampered_erasures_fail_verify_naming_the_seq() {
     });
     assert_eq!(seq, 3, "{what}");
     assert!(what.contains("no sjournal.erased record"), "{what}");
+
+    // ERASED set on the erasure record itself (CRC fixed): its payload, the erasure's
+    // statement, would then be bound by nothing (its digest is not checked once erased), so
+    // an erased system record fails verify whatever else it holds.
+    let (what, seq) = tampered(|b, p| {
+        let rec = p
+            .records
+            .iter()
+            .find(|r| r.kind == "sjournal.erased")
+            .unwrap();
+        b[rec.offset as usize + 22] |= FLAG_ERASED as u8;
+        fix_crc(b, rec.offset as usize, rec.end as usize);
+    });
+    assert_eq!(seq, 7, "{what}");
+    assert!(
+        what.contains("system record (sjournal.erased) marked erased"),
+        "{what}"
+    );
 
     // A payload edited with a valid CRC, no erasure claimed: its digest fails.
     let (what, seq) = tampered(|b, p| {

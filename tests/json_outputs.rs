@@ -217,6 +217,7 @@ fn import_prints_an_import_summary() {
         head: Some(last.hash.to_hex()),
         skipped_system: 0,
         already_present: 0,
+        skipped_erased: 0,
         syncs: v["syncs"].as_u64().unwrap() as usize,
     };
     assert_eq!(line, report::line(&expected));
@@ -277,16 +278,30 @@ fn snapshot_and_sessions_print_their_lines() {
 fn import_plans_in_the_library_and_refuses_a_bad_line_by_number() {
     use sjournal::audit::jsonl::{chunks, plan, ImportFormat};
     let input = b"{\"hook_event_name\":\"Stop\"}\n\n{\"a\":1}\n";
-    let p = plan("in.jsonl", input, ImportFormat::Auto, None).unwrap();
+    let p = plan("in.jsonl", input, ImportFormat::Auto, None, false).unwrap();
     let kinds: Vec<&str> = p.items.iter().map(|i| i.kind.as_str()).collect();
     assert_eq!(kinds, ["Stop", "event"]);
     let refs: Vec<_> = p.items.iter().collect();
     assert_eq!(chunks(&refs).len(), 1);
 
-    let e = plan("in.jsonl", b"{\"a\":1}\n{oops\n", ImportFormat::Auto, None).unwrap_err();
+    let e = plan(
+        "in.jsonl",
+        b"{\"a\":1}\n{oops\n",
+        ImportFormat::Auto,
+        None,
+        false,
+    )
+    .unwrap_err();
     let msg = e.to_string();
     assert!(msg.starts_with("in.jsonl, line 2: not valid JSON"), "{msg}");
-    let e = plan("in.jsonl", b"{}\n", ImportFormat::Auto, Some("sjournal.x")).unwrap_err();
+    let e = plan(
+        "in.jsonl",
+        b"{}\n",
+        ImportFormat::Auto,
+        Some("sjournal.x"),
+        false,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("sjournal.x"), "{e}");
 }
 

@@ -870,3 +870,52 @@ fn a_migration_that_changes_an_erased_records_digest_fails_verify_migration() {
     );
     assert!(!out.contains("seq 12:"), "{out}");
 }
+
+/// A statement or checkpoint is of one session: with `--all` it is refused (exit 2), not
+/// silently left unchecked.
+#[test]
+fn verify_all_with_a_statement_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--migration", "--checkpoint"] {
+        let (code, out, err) = run(dir.path(), &["verify", "--all", flag, "x.note"]);
+        assert_eq!(code, 2, "{flag}: {out}{err}");
+        assert!(err.contains("cannot be used with"), "{err}");
+    }
+}
+
+/// A journal that verify rejects for what its chain does not show (here a correctly chained
+/// format-3 frame in a format-2 journal) is not migrated: migrate would bless it under a new
+/// chain and a signed statement.
+#[test]
+fn a_journal_verify_rejects_for_its_layout_is_not_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let r = Root::new(root);
+    r.ensure().unwrap();
+    let path = r.session(S).unwrap().journal;
+    let mut bytes = Header::with_version(S, 1, 2).encode();
+    let mut prev = genesis_hash(&bytes);
+    for seq in 1..=3u64 {
+        let payload = sjournal::fold::digest::encode_event("PostToolUse", &event(seq as usize));
+        let v = if seq == 2 { 3 } else { 2 };
+        prev = record::encode_digested(
+            &mut bytes,
+            v,
+            seq,
+            seq as i64,
+            "PostToolUse",
+            &prev,
+            &payload,
+            &[seq as u8; 16],
+            None,
+        );
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, out, err) = run(root, &["migrate", "--session", S]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("does not verify") && err.contains("record seq 2 has flags 0x6"),
+        "{err}"
+    );
+    assert_eq!(read(&path), bytes, "nothing was changed");
+}

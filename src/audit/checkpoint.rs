@@ -339,6 +339,11 @@ pub struct CheckpointReport {
     pub signature: SignatureStatus,
     /// True if the checkpoint carries a signed note (whether or not it was checked).
     pub signed: bool,
+    /// Records the checkpoint covers that were erased after it (their `sjournal.erased`
+    /// record comes after it): the chain still extends the checkpoint, but what those records
+    /// hold is no longer what it pinned ([`CheckpointReport::note_erasures`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub erased_since: Vec<crate::journal::verify::Erasure>,
 }
 
 impl CheckpointReport {
@@ -372,7 +377,18 @@ impl CheckpointReport {
             extension,
             signature,
             signed: parsed.note.is_some(),
+            erased_since: Vec::new(),
         })
+    }
+
+    /// Notes the erasures (of the journal's verify) of records the checkpoint covers that
+    /// were recorded after it.
+    pub fn note_erasures(&mut self, erasures: &[crate::journal::verify::Erasure]) {
+        self.erased_since = erasures
+            .iter()
+            .filter(|e| e.seq <= self.size && e.recorded_at > self.size)
+            .cloned()
+            .collect();
     }
 
     /// The one-line text form.
@@ -385,8 +401,21 @@ impl CheckpointReport {
             SignatureStatus::Invalid => "INVALID: the signature does not verify",
         };
         let e = &self.extension;
+        let mut erased = String::new();
+        for x in &self.erased_since {
+            erased.push_str(&format!(
+                "\n    erased since the checkpoint: seq {} ({}), recorded at seq {}, reason {:?}: \
+                 what the checkpoint pinned of it is gone",
+                x.seq,
+                x.field
+                    .as_deref()
+                    .map_or("whole payload".into(), |f| format!("field {f}")),
+                x.recorded_at,
+                x.reason
+            ));
+        }
         format!(
-            "{} checkpoint {} (seq {}, hash {}): {}; signature: {sig}",
+            "{} checkpoint {} (seq {}, hash {}): {}; signature: {sig}{erased}",
             if self.ok { "ok " } else { "BAD" },
             self.checkpoint.display(),
             self.size,

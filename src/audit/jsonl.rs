@@ -16,7 +16,9 @@
 //! An event's digest is not exported: `import` derives it again from the kind and the JSON
 //! (`fold::digest::encode_event`), as every writer of event records does. An erased event's
 //! line has `"erased": true` and what is left of its payload (`null` for all of it); `import`
-//! refuses it, and `sjournal.erased` records, naming the line: the erased content is gone.
+//! refuses it, and `sjournal.erased` records, naming the line (the erased content is gone),
+//! unless `--skip-erased` leaves them out, with the erased events' `sjournal.redacted`
+//! records. A line whose `ts` and `ts_unix_ns` disagree is refused (a tool rounded the number).
 //!
 //! Import reads JSON Lines into an [`ImportPlan`] ([`plan`]): every line is checked before
 //! anything is written, and the records are appended in [`chunks`] of one write and one
@@ -126,6 +128,10 @@ pub(crate) enum ImportedPayload<'a> {
     /// A system record exported without its exact bytes (by an older sjournal): it cannot be
     /// written back as it was.
     SystemWithoutBytes,
+    /// An event erased after it was written, or the `sjournal.erased` record binding one: the
+    /// erased content is gone, and an erased record is bound to the digest of what it held,
+    /// so no import can write it again as it was.
+    Erased { seq: u64 },
 }
 
 /// True if a parsed line looks like an export line (as opposed to a plain event).
@@ -139,22 +145,28 @@ pub(crate) fn is_export_line(v: &serde_json::Value) -> bool {
 /// Reads an export line: its kind and the payload text, byte for byte as exported.
 pub(crate) fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
     let l: ExportLine = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    if l.erased || l.kind == payload::KIND_ERASED {
-        // The erased content is gone, and an erased record is bound to the digest of what it
-        // held: no import can write it (or the record binding it) again as it was.
-        return Err(format!(
-            "record seq {} {}: an erasure cannot be imported (the erased content is gone); \
-             import without the erased records and their sjournal.erased records, e.g. \
-             `jq -c 'select(.erased != true and .kind != \"sjournal.erased\")'`",
-            l.seq,
-            if l.erased {
-                "was erased after it was written"
-            } else {
-                "is an sjournal.erased record"
-            }
-        ));
-    }
     let ts_unix_ns = Some(l.ts_unix_ns).filter(|&t| t != 0);
+    if let (false, Some(ns)) = (l.ts.is_empty(), ts_unix_ns) {
+        let said = humantime::parse_rfc3339(&l.ts)
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_nanos()).ok());
+        if said.is_some_and(|s| s != ns) {
+            return Err(format!(
+                "its ts {:?} and ts_unix_ns {ns} name different times: a tool rewrote the \
+                 number (jq 1.6 rounds integers past 2^53); filter the export with a tool that \
+                 keeps them, or `sjournal import --skip-erased` for what jq was used to drop",
+                l.ts
+            ));
+        }
+    }
+    if l.erased || l.kind == payload::KIND_ERASED {
+        return Ok(Imported {
+            kind: l.kind,
+            ts_unix_ns,
+            payload: ImportedPayload::Erased { seq: l.seq },
+        });
+    }
     if payload::is_system_kind(&l.kind) {
         use base64::Engine;
         let payload = match &l.payload_base64 {
@@ -223,18 +235,26 @@ pub struct ImportPlan {
     pub items: Vec<ImportItem>,
     /// System records exported without their exact bytes (by an older sjournal): left out.
     pub without_bytes: u64,
+    /// Erased events, their `sjournal.erased` records and the `sjournal.redacted` records of
+    /// the erased events: left out (`skip_erased`).
+    pub erased_skipped: u64,
 }
 
 /// Checks every line of `input` (named `name` in errors) and encodes its payload; fails on
 /// the first bad line, naming it, so that nothing is appended from a bad input. Blank lines
-/// are skipped; `kind` is the kind for plain events (see [`event_kind`]).
+/// are skipped; `kind` is the kind for plain events (see [`event_kind`]). Erased records (and
+/// the records binding them) are an error unless `skip_erased`, which leaves them out.
 pub fn plan(
     name: &str,
     input: &[u8],
     format: ImportFormat,
     kind: Option<&str>,
+    skip_erased: bool,
 ) -> Result<ImportPlan> {
     let mut plan = ImportPlan::default();
+    // The last export line read was an erased event left out: its `sjournal.redacted`
+    // record, which follows it, goes too.
+    let mut after_skipped = false;
     for (i, raw_line) in input.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
@@ -260,6 +280,33 @@ pub fn plan(
         let item = if export {
             let l = read_export_line(line)
                 .map_err(|e| line_error(name, n, format!("not an sjournal export line: {e}")))?;
+            let skipped_before = std::mem::take(&mut after_skipped);
+            if let ImportedPayload::Erased { seq } = l.payload {
+                if !skip_erased {
+                    return Err(line_error(
+                        name,
+                        n,
+                        format!(
+                            "record seq {seq} {}: an erasure cannot be imported (the erased \
+                             content is gone, and the record is bound to its digest); pass \
+                             --skip-erased to import the rest without the erased records and \
+                             the records about them",
+                            if l.kind == payload::KIND_ERASED {
+                                "is an sjournal.erased record"
+                            } else {
+                                "was erased after it was written"
+                            }
+                        ),
+                    ));
+                }
+                plan.erased_skipped += 1;
+                after_skipped = l.kind != payload::KIND_ERASED;
+                continue;
+            }
+            if skipped_before && l.kind == payload::KIND_REDACTED {
+                plan.erased_skipped += 1;
+                continue;
+            }
             if !valid_kind(&l.kind) {
                 return Err(line_error(name, n, format!("invalid kind {:?}", l.kind)));
             }
@@ -278,6 +325,7 @@ pub fn plan(
                     plan.without_bytes += 1;
                     continue;
                 }
+                ImportedPayload::Erased { .. } => unreachable!("handled above"),
             };
             ImportItem {
                 kind: l.kind.into_owned(),

@@ -288,7 +288,8 @@ pub fn migrate(root: &Root, session_id: &str, opts: &Options) -> Result<Migrated
             || "its witnesses name records it lacks".to_owned(),
             |f| f.what.clone(),
         )),
-        Ok(_) => None,
+        // Every frame of the header's layout, every erased record bound by its erasure.
+        Ok(_) => erasures_hold(&old, hlen, header.format_version).err(),
     };
     if let Some(what) = wrong {
         return refuse(format!(
@@ -711,7 +712,17 @@ pub fn check(
                 st.old_file
             ));
         }
-        walk(old, "old", st.old_records, &st.old_head, &mut findings)
+        let records = walk(old, "old", st.old_records, &st.old_head, &mut findings)?;
+        // The old journal verified as a whole: layouts and erasures too.
+        let (h, hlen) = Header::decode(old).ok()?;
+        // Up to the end of the records walked (what follows them is not checked here).
+        let end = records.last().map_or(hlen, |f| {
+            f.bytes.as_ptr() as usize - old.as_ptr() as usize + f.len()
+        });
+        if let Err(what) = erasures_hold(&old[..end], hlen, h.format_version) {
+            findings.push(format!("the old journal does not verify: {what}"));
+        }
+        Some(records)
     });
     let new_records = walk(&new, "current", st.new.size, &st.new.hash, &mut findings);
     if let (Some(o), Some(n)) = (old_records, new_records) {
@@ -769,6 +780,14 @@ pub fn check(
 
 /// Walks every record of a journal's bytes, checking frames and links, to the exact end of
 /// the bytes: the last seq and head, or what is wrong and where.
+/// Verify's layout and erasure checks over a whole journal whose chain holds (Err: what is
+/// wrong, and where).
+fn erasures_hold(bytes: &[u8], hlen: usize, version: u16) -> Result<(), String> {
+    crate::journal::verify::erasures(bytes, hlen, bytes.len(), version)
+        .map(|_| ())
+        .map_err(|(offset, _, what)| format!("offset {offset}: {what}"))
+}
+
 fn chain_end(bytes: &[u8], hlen: usize) -> Result<(u64, Hash), String> {
     let mut chain = Chain::genesis(genesis_hash(&bytes[..hlen]));
     let mut at = hlen;

@@ -26,7 +26,8 @@ Exit codes:
      an event had to go to the rescue journal or the spool, spooled events are still pending
      (details on stderr, or in the --json output);
      fire: the maximum was reached; once/unseen: no new key; slot set: compare-and-set
-     conflict; slot get/list show: empty
+     conflict; slot get/list show: empty; search: no hit; redact: something is, or would
+     be, redacted
   2  error: bad input, unreadable journal, no such session; nothing was changed
   hook always exits 0 (fail-open); what went wrong is on stderr"
     };

@@ -63,8 +63,7 @@ pub fn warn(msg: &str) {
     let _ = writeln!(std::io::stderr(), "{}", shown.join("\n"));
 }
 
-/// Unix nanoseconds as RFC 3339 UTC.
+/// Unix nanoseconds as RFC 3339 UTC ([`sjournal::format::rfc3339`]).
 pub fn rfc3339(ts_unix_ns: i64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ts_unix_ns.max(0) as u64);
-    humantime::format_rfc3339_nanos(t).to_string()
+    sjournal::format::rfc3339(ts_unix_ns)
 }

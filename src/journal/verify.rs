@@ -470,6 +470,20 @@ fn erasures_at(
             version >= 2 && b[FIXED_LEN_V2..FIXED_LEN_V2 + kind_len] == *KIND_ERASED.as_bytes();
         if flags & FLAG_ERASED != 0 || is_erasure {
             let f = scan::frame(b).expect("verified above");
+            if f.erased() && crate::format::payload::is_system_kind(f.kind) {
+                // Only an event's payload can be erased: an erased system record (an erasure
+                // record, a context note, a memory item) would let its content be replaced
+                // with nothing binding the new one.
+                return Err((
+                    at as u64,
+                    seq,
+                    format!(
+                        "record seq {seq} is a system record ({}) marked erased; only an event's \
+                         payload can be erased (the record was altered)",
+                        f.kind
+                    ),
+                ));
+            }
             if is_erasure {
                 let e: Erased = decode_system(f.seq, f.payload).map_err(|e| {
                     (
@@ -588,10 +602,10 @@ impl VerifyReport {
                 );
                 for e in &self.erasures {
                     s.push_str(&format!(
-                        "\n    erased seq {} ({}, written at ts {}): digest {}, reason {:?}, recorded at seq {}",
+                        "\n    erased seq {} ({}, written at {}): digest {}, reason {:?}, recorded at seq {}",
                         e.seq,
                         e.field.as_deref().map_or("whole payload".into(), |f| format!("field {f}")),
-                        e.ts_unix_ns,
+                        crate::format::rfc3339(e.ts_unix_ns),
                         e.erased_digest,
                         e.reason,
                         e.recorded_at

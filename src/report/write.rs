@@ -93,6 +93,9 @@ pub struct ImportSummary<'a> {
     pub skipped_system: u64,
     /// Export lines whose record the session already held (imported before): not imported.
     pub already_present: u64,
+    /// Erased records, the records binding them and their redaction records, left out
+    /// (`--skip-erased`).
+    pub skipped_erased: u64,
     pub syncs: usize,
 }
 

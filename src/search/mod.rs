@@ -187,8 +187,4 @@ pub fn parse_time(s: &str) -> std::result::Result<i64, String> {
     i64::try_from(ns).map_err(|_| format!("{s:?} is too far in the future"))
 }
 
-/// Unix ns as RFC 3339 (as `log` prints times).
-pub fn rfc3339(ts_unix_ns: i64) -> String {
-    let t = UNIX_EPOCH + Duration::from_nanos(ts_unix_ns.max(0) as u64);
-    humantime::format_rfc3339_nanos(t).to_string()
-}
+pub use crate::format::rfc3339;

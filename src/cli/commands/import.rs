@@ -60,6 +60,11 @@ pub struct Args {
     /// (without it such an import is refused as a repeat)
     #[arg(long)]
     pub allow_duplicates: bool,
+    /// Leave out records erased after they were written (export marks them "erased": true),
+    /// the sjournal.erased records binding them and their redaction records (without it an
+    /// export holding one is refused: the erased content is gone)
+    #[arg(long)]
+    pub skip_erased: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -128,7 +133,13 @@ fn repeated_run(held: &[Held], plain: &[&ImportItem]) -> Option<usize> {
 
 pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     let (name, input) = read_input(&args.file)?;
-    let mut plan = plan(&name, &input, args.format.into(), args.kind.as_deref())?;
+    let mut plan = plan(
+        &name,
+        &input,
+        args.format.into(),
+        args.kind.as_deref(),
+        args.skip_erased,
+    )?;
     // Nothing twice: export lines already in the session are skipped; plain events the
     // session already holds, every one in order, are refused as a repeat.
     let mut already = 0u64;
@@ -252,19 +263,22 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
             head: range.map(|r| r.2.to_hex()),
             skipped_system: skipped,
             already_present: already,
+            skipped_erased: plan.erased_skipped,
             syncs,
         }),
         (false, Some((first, last, head))) => format!(
             "imported {events} event(s) and {system} system record(s) into session {} as seq \
              {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) \
-             skipped; {already} already in the session",
+             skipped; {already} already in the session{}",
             sjournal::escape::text(&format!("{:?}", args.session)),
+            erased_note(plan.erased_skipped),
         ),
         (false, None) => format!(
             "nothing to import from {}: {already} record(s) already in session {}; {skipped} \
-             system record(s) skipped",
+             system record(s) skipped{}",
             sjournal::escape::text(&name),
             sjournal::escape::text(&format!("{:?}", args.session)),
+            erased_note(plan.erased_skipped),
         ),
     };
     output::emit(&mut out, &line, args.json)?;
@@ -278,6 +292,13 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
             &other,
             |_| String::new(),
         )?),
+    }
+}
+
+fn erased_note(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!("; {n} erased record(s) and the records about them left out (--skip-erased)"),
     }
 }
 

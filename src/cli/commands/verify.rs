@@ -56,11 +56,21 @@ pub struct Args {
     #[arg(long, conflicts_with = "remote")]
     pub digests: bool,
     /// Also prove the journal still extends this checkpoint (from `sjournal checkpoint`)
-    #[arg(long, value_name = "FILE", requires = "session")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "session",
+        conflicts_with = "all"
+    )]
     pub checkpoint: Option<PathBuf>,
     /// Also check this migration statement (from `sjournal migrate`): the kept old journal
     /// has the old head, the journal the new head, and both the same records
-    #[arg(long, value_name = "FILE", requires = "session")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "session",
+        conflicts_with = "all"
+    )]
     pub migration: Option<PathBuf>,
     /// Require the checkpoint or migration statement (or, with --remote, every segment's
     /// checkpoint) to carry a valid signature by this verifier key (KEYFILE.pub)
@@ -134,6 +144,12 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     let mut out = output::stdout();
     let mut bad = 0;
     let bar = progress::bar(paths.len() as u64, args.json, "verifying");
+    // The session's main journal's erasures, for a checkpoint's report.
+    let main_journal = match &args.session {
+        Some(s) => Some(root.session(s)?.journal),
+        None => None,
+    };
+    let mut main_erasures = Vec::new();
     for path in &paths {
         // Over every journal, one that cannot be read (a symlink or a directory in its place,
         // no permission) is a finding like any other: report it and go on. A single session's
@@ -161,6 +177,9 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         }
         if !report.ok {
             bad += 1;
+        }
+        if main_journal.as_deref() == Some(path.as_path()) {
+            main_erasures = report.erasures.clone();
         }
         let line = if args.json {
             serde_json::to_string(&report).expect("serializable")
@@ -283,7 +302,8 @@ fn check(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     }
     if let (Some(cp), Some(session)) = (&args.checkpoint, &args.session) {
         let pubkey = args.pubkey.as_deref();
-        let report = sjournal::audit::checkpoint::verify(root, session, cp, pubkey)?;
+        let mut report = sjournal::audit::checkpoint::verify(root, session, cp, pubkey)?;
+        report.note_erasures(&main_erasures);
         let line = match args.json {
             true => sjournal::report::line(&report),
             false => report.summary(),
