@@ -676,3 +676,94 @@ fn context_show_at_startup_equals_the_next_startups_injection() {
     let (ctx, _) = e.start("cs-d", "startup", &one);
     assert_eq!(String::from_utf8(out.stdout).unwrap(), ctx);
 }
+
+/// Erasing the prompt a "remember:" item was made from does not reach the item (its text is in
+/// the scope's journal): erase says so, naming the item and the `memory forget` that stops its
+/// injection, which works as given.
+#[test]
+fn erasing_the_prompt_of_a_remembered_item_names_the_item() {
+    let e = env();
+    let one = e.project("one");
+    e.start("m9-a", "startup", &one);
+    e.prompt("m9-a", &one, "remember: the staging phone is 555-0199");
+    let items = e.items(&one);
+    let item = items
+        .iter()
+        .find(|i| i["text"].as_str().unwrap_or("").contains("555-0199"))
+        .unwrap();
+    let id = item["id"].as_str().unwrap().to_owned();
+    // The prompt's record (the item's provenance names the session and the quote).
+    let log = cmd::run(&e.root, &["log", "--session", "m9-a", "--json"], b"");
+    let seq = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["kind"] == "UserPromptSubmit")
+        .and_then(|v| v["seq"].as_u64())
+        .unwrap();
+    assert_eq!(item["status"], "accepted");
+    let out = cmd::run(
+        &e.root,
+        &[
+            "erase",
+            "--session",
+            "m9-a",
+            "--seq",
+            &seq.to_string(),
+            "--reason",
+            "pii",
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "memory item {id} (project scope, accepted) was made from this record"
+        )),
+        "{err}"
+    );
+    let forget = err
+        .split('`')
+        .nth(1)
+        .unwrap_or_else(|| panic!("{err}"))
+        .to_owned();
+    assert!(forget.starts_with(&format!(
+        "sjournal memory forget {id} --scope project --project "
+    )));
+    let args: Vec<String> = shell_words(&forget["sjournal ".len()..]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cmd::run(&e.root, &args, b"");
+    assert!(out.status.success(), "{out:?}");
+    let items = e.items(&one);
+    let item = items.iter().find(|i| i["id"] == id.as_str()).unwrap();
+    assert_eq!(item["status"], "forgotten");
+    let (ctx, _) = e.start("m9-b", "startup", &one);
+    assert!(!ctx.contains("555-0199"), "{ctx}");
+}
+
+/// Splits a command line of plain words and single-quoted ones (what `shell_quote` writes).
+fn shell_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut any = false;
+    for c in s.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
