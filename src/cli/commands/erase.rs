@@ -81,7 +81,8 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         output::warn(&sjournal::escape::text(&format!(
             "sjournal: memory item {id} ({} scope, {status}) was made from this record and still \
              holds its text: `{forget}` stops it being injected; the text stays in that scope's \
-             journal (memory records cannot be erased)",
+             journal, and in the injection records of sessions given it since (memory and \
+             injection records cannot be erased)",
             scope.name()
         )));
     }
