@@ -593,6 +593,12 @@ fn an_event_in_the_fallback_spool_is_redacted() {
     let out = hook(&root_dir, "claude", &p, support::PATIENT_MS);
     let reply = String::from_utf8_lossy(&out.stdout);
     assert!(reply.contains("sjournal redacted"), "{reply}");
+    // The command that lists them names the session.
+    let sid = p["session_id"].as_str().unwrap();
+    assert!(
+        reply.contains(&format!("sjournal redact --session {sid}")),
+        "{reply}"
+    );
     assert!(
         !files(&[&fallback]).is_empty(),
         "the event is in the fallback spool"

@@ -108,12 +108,13 @@ pub fn redactor(root: &Root) -> sjournal::redact::Redactor {
 }
 
 /// Tells the user on stderr that secrets were redacted from what a command wrote.
-pub fn note_redacted(count: usize) {
+pub fn note_redacted(count: usize, session: &str) {
     if count > 0 {
         output::warn(&format!(
             "sjournal: redacted {count} secret{} before writing (markers [REDACTED:rule:tag] \
-             replace them; `sjournal redact --session ID` lists them)",
-            if count == 1 { "" } else { "s" }
+             replace them; `{}` lists them)",
+            if count == 1 { "" } else { "s" },
+            sjournal::redact::redact_command(session)
         ));
     }
 }

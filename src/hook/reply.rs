@@ -15,7 +15,11 @@ use crate::session::Landed;
 /// in the root, it was cut, or it was still arriving when the input time limit passed.
 pub fn notice(landed: Option<&Landed>, cap: &Captured) -> Option<String> {
     let mut parts: Vec<String> = landed.and_then(Landed::notice).into_iter().collect();
-    parts.extend(cap.redacted.as_ref().and_then(|r| r.notice()));
+    parts.extend(
+        cap.redacted
+            .as_ref()
+            .and_then(|r| r.notice(&cap.session_id)),
+    );
     if let Some(len) = cap.cut {
         parts.push(format!(
             "This event was {len} bytes, more than a journal record holds: its first \

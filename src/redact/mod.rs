@@ -496,20 +496,30 @@ impl Redaction {
 
     /// What the user is told through the host's visible channel: once per session, with the
     /// session's first redacted event.
-    pub fn notice(&self) -> Option<String> {
+    pub fn notice(&self, session_id: &str) -> Option<String> {
         if self.told_before.load(Ordering::Relaxed) {
             return None;
         }
         Some(format!(
             "sjournal redacted {} secret{} ({}) from this event before storing it; the journal \
              keeps [REDACTED:rule:tag] markers instead, never the values. Later redactions in \
-             this session are recorded without telling you again (`sjournal redact --session \
-             ID` lists them; `[redact]` in config.toml configures it).",
+             this session are recorded without telling you again (`{}` lists them; \
+             `[redact]` in config.toml configures it).",
             self.count,
             if self.count == 1 { "" } else { "s" },
-            self.rules.join(", ")
+            self.rules.join(", "),
+            redact_command(session_id)
         ))
     }
+}
+
+/// The command that lists what was redacted from a session's events.
+pub fn redact_command(session_id: &str) -> String {
+    crate::escape::text(&format!(
+        "sjournal redact --session {}",
+        crate::escape::shell_quote(session_id)
+    ))
+    .into_owned()
 }
 
 /// What was redacted from a session's events, counted from its `sjournal.redacted` records:

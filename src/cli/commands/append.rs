@@ -31,7 +31,7 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
     let mut batch = Batch::new();
     let red = crate::cli::shared::redactor(root);
     let report = sjournal::redact::ingest::push_event(&mut batch, &red, &kind, text);
-    crate::cli::shared::note_redacted(report.found.len());
+    crate::cli::shared::note_redacted(report.found.len(), &args.session);
     let landed = session::write(
         root,
         &args.session,

@@ -202,7 +202,7 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
         let (kept, redacted) =
             sjournal::redact::ingest::import(&crate::cli::shared::redactor(root), kept);
         if !args.json {
-            crate::cli::shared::note_redacted(redacted);
+            crate::cli::shared::note_redacted(redacted, &args.session);
         }
         let items: Vec<&ImportItem> = kept.iter().collect();
         if !items.is_empty() {

@@ -129,8 +129,9 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
             output::line(
                 &mut out,
                 &format!(
-                    "Redacted ({}; `sjournal redact --session ID` lists them)",
-                    r.counts()
+                    "Redacted ({}; `{}` lists them)",
+                    r.counts(),
+                    sjournal::redact::redact_command(&args.session)
                 ),
             )?;
         }
