@@ -23,6 +23,7 @@ pub struct Args {
     #[arg(long)]
     pub seq: u64,
     /// Erase only this field of the event's JSON: a JSON pointer, e.g. /tool_input/command
+    /// (the rest of the JSON is written again without it: its keys in sorted order, compact)
     #[arg(long, value_name = "PATH")]
     pub field: Option<String>,
     /// Why (kept in the journal, shown by verify)

@@ -128,12 +128,17 @@ fn describe_migration(r: &Migrated) -> String {
     };
     if r.dry_run {
         return format!(
-            "session {id}: would migrate format {} to {} ({} records, head {} -> {})",
+            "session {id}: would migrate format {} to {} ({} records, head {} -> {}){}",
             r.old_format,
             sjournal::format::header::FORMAT_VERSION,
             r.records,
             &r.old_head[..16],
-            &r.new_head[..16]
+            &r.new_head[..16],
+            if r.old_format == 1 {
+                " (each record gets a fresh salt: a real run's new head differs)"
+            } else {
+                ""
+            }
         );
     }
     format!(

@@ -85,6 +85,12 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
         )?;
     }
     out.flush().map_err(output::write_err)?;
+    if end.stop.is_none() && args.from > end.last_seq.max(1) {
+        output::warn(&format!(
+            "sjournal: --from {} is past the session's last record (seq {}): nothing to show",
+            args.from, end.last_seq
+        ));
+    }
     if !end.differing.is_empty() {
         output::warn(&format!(
             "sjournal: the injections for event(s) {:?} differ from what the journal re-derives \
