@@ -293,3 +293,51 @@ fn report_renders_in_headless_chromium() {
         );
     }
 }
+
+/// `--html` names a FIFO (or a device such as /dev/null, a socket, a directory): refused, and
+/// the thing there is left as it was (the page is written through a temporary file renamed
+/// over the path, which would have put a regular file in its place); a symlink there is
+/// replaced, not followed.
+#[test]
+fn a_device_or_fifo_at_the_output_path_is_refused_and_left_alone() {
+    let (root, page, _) = make_report();
+    let r = root.path();
+    let fifo = r.join("out.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = sjournal(r)
+        .args(["report", "--session", SESSION, "--html"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a FIFO (named pipe) is there, not a regular file"),
+        "{err}"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    // A symlink at the path is replaced by the page; its target is untouched.
+    let target = r.join("target.txt");
+    std::fs::write(&target, "mine").unwrap();
+    let link = r.join("link.html");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    sjournal(r)
+        .args(["report", "--session", SESSION, "--html"])
+        .arg(&link)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_file());
+    assert_eq!(std::fs::read(&link).unwrap(), std::fs::read(&page).unwrap());
+}

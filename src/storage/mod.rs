@@ -413,7 +413,7 @@ pub fn worker_program(program: Option<&Path>) -> std::result::Result<std::path::
 }
 
 /// What a file that is not a regular file is, in words.
-pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
+pub fn file_type_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
         "directory"

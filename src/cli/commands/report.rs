@@ -74,8 +74,23 @@ pub fn run(root: &Root, args: Args) -> Result<Outcome> {
 }
 
 /// Writes through a temporary file in the same directory, renamed over `path`: a reader
-/// never sees half a page, and a symlink at `path` is replaced, not followed.
+/// never sees half a page, and a symlink at `path` is replaced, not followed. Anything else
+/// that is not a regular file (a device such as /dev/null, a FIFO, a socket, a directory) is
+/// refused: the rename would put the page in its place.
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        let t = m.file_type();
+        if !t.is_file() && !t.is_symlink() {
+            return Err(Error::InvalidInput {
+                reason: format!(
+                    "--html {}: a {} is there, not a regular file; the page replaces only a \
+                     regular file (or a symlink): give the path of a file to write",
+                    sjournal::escape::path(path),
+                    sjournal::storage::file_type_name(&t)
+                ),
+            });
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
