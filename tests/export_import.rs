@@ -340,7 +340,7 @@ fn export_then_import_keeps_the_state_of_every_fixture() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{err}");
             assert!(
-                err.contains("name different times") && err.contains("jq"),
+                err.contains("do not name the same time") && err.contains("jq"),
                 "{err}"
             );
             continue;

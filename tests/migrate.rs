@@ -299,6 +299,11 @@ fn erase_works_after_migrate_and_the_migration_still_checks() {
         ],
     );
     assert_eq!(code, 0, "{out}");
+    // The statement still checks, and says which record was erased since.
+    assert!(
+        out.contains("holds the same records but 1 erased since (seq 2)"),
+        "{out}"
+    );
 }
 
 #[test]

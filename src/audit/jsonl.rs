@@ -17,8 +17,8 @@
 //! (`fold::digest::encode_event`), as every writer of event records does. An erased event's
 //! line has `"erased": true` and what is left of its payload (`null` for all of it); `import`
 //! refuses it, and `sjournal.erased` records, naming the line (the erased content is gone),
-//! unless `--skip-erased` leaves them out, with the erased events' `sjournal.redacted`
-//! records. A line whose `ts` and `ts_unix_ns` disagree is refused (a tool rounded the number).
+//! unless `--skip-erased` leaves them out, and with them every system record after the first
+//! one left out (system records refer to records by seq, and those seqs move). A line whose `ts` and `ts_unix_ns` disagree is refused (a tool rounded the number).
 //!
 //! Import reads JSON Lines into an [`ImportPlan`] ([`plan`]): every line is checked before
 //! anything is written, and the records are appended in [`chunks`] of one write and one
@@ -151,9 +151,9 @@ pub(crate) fn read_export_line(line: &str) -> Result<Imported<'_>, String> {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .and_then(|d| i64::try_from(d.as_nanos()).ok());
-        if said.is_some_and(|s| s != ns) {
+        if said != Some(ns) {
             return Err(format!(
-                "its ts {:?} and ts_unix_ns {ns} name different times: a tool rewrote the \
+                "its ts {:?} and ts_unix_ns {ns} do not name the same time: a tool rewrote the \
                  number (jq 1.6 rounds integers past 2^53); filter the export with a tool that \
                  keeps them, or `sjournal import --skip-erased` for what jq was used to drop",
                 l.ts
@@ -235,9 +235,12 @@ pub struct ImportPlan {
     pub items: Vec<ImportItem>,
     /// System records exported without their exact bytes (by an older sjournal): left out.
     pub without_bytes: u64,
-    /// Erased events, their `sjournal.erased` records and the `sjournal.redacted` records of
-    /// the erased events: left out (`skip_erased`).
+    /// Erased events and their `sjournal.erased` records: left out (`skip_erased`).
     pub erased_skipped: u64,
+    /// System records after the first record left out by `skip_erased`: left out too. They
+    /// refer to records by seq (the event an injection answered, a host or redaction record's
+    /// event), and every seq after a left-out record moves.
+    pub system_after_skip: u64,
 }
 
 /// Checks every line of `input` (named `name` in errors) and encodes its payload; fails on
@@ -252,9 +255,6 @@ pub fn plan(
     skip_erased: bool,
 ) -> Result<ImportPlan> {
     let mut plan = ImportPlan::default();
-    // The last export line read was an erased event left out: its `sjournal.redacted`
-    // record, which follows it, goes too.
-    let mut after_skipped = false;
     for (i, raw_line) in input.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
@@ -280,7 +280,6 @@ pub fn plan(
         let item = if export {
             let l = read_export_line(line)
                 .map_err(|e| line_error(name, n, format!("not an sjournal export line: {e}")))?;
-            let skipped_before = std::mem::take(&mut after_skipped);
             if let ImportedPayload::Erased { seq } = l.payload {
                 if !skip_erased {
                     return Err(line_error(
@@ -300,11 +299,10 @@ pub fn plan(
                     ));
                 }
                 plan.erased_skipped += 1;
-                after_skipped = l.kind != payload::KIND_ERASED;
                 continue;
             }
-            if skipped_before && l.kind == payload::KIND_REDACTED {
-                plan.erased_skipped += 1;
+            if plan.erased_skipped > 0 && payload::is_system_kind(&l.kind) {
+                plan.system_after_skip += 1;
                 continue;
             }
             if !valid_kind(&l.kind) {

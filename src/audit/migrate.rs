@@ -607,6 +607,11 @@ pub struct MigrationReport {
     pub signed: bool,
     /// Each thing that does not hold, naming the seq where there is one.
     pub findings: Vec<String>,
+    /// Records erased in the current journal since the migration (not in the old one): what
+    /// they held is no longer what the old journal holds, and the statement cannot vouch
+    /// for what is left of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub erased_since: Vec<u64>,
 }
 
 impl MigrationReport {
@@ -626,10 +631,20 @@ impl MigrationReport {
             self.records,
             &self.old_head[..16.min(self.old_head.len())],
             &self.new_head[..16.min(self.new_head.len())],
-            if self.findings.is_empty() {
-                "the old journal is kept, and the new one holds the same records"
-            } else {
-                "the migration does not check"
+            match (self.findings.is_empty(), self.erased_since.is_empty()) {
+                (true, true) =>
+                    "the old journal is kept, and the new one holds the same records".to_owned(),
+                (true, false) => format!(
+                    "the old journal is kept, and the new one holds the same records but {} \
+                     erased since (seq {}): what is left of them is the erasures' word",
+                    self.erased_since.len(),
+                    self.erased_since
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                (false, _) => "the migration does not check".to_owned(),
             }
         );
         for f in &self.findings {
@@ -725,12 +740,16 @@ pub fn check(
         Some(records)
     });
     let new_records = walk(&new, "current", st.new.size, &st.new.hash, &mut findings);
+    let mut erased_since = Vec::new();
     if let (Some(o), Some(n)) = (old_records, new_records) {
         for (a, b) in o.iter().zip(&n) {
             // A digested old record keeps its digest (the one thing binding a field-erased
             // record's content); an erased one stays erased, with what its erasure left.
             let digest_kept = !a.digested() || a.payload_digest == b.payload_digest;
             let erasure_kept = !a.erased() || (b.erased() && a.payload == b.payload);
+            if b.erased() && !a.erased() {
+                erased_since.push(a.seq);
+            }
             let same = a.seq == b.seq
                 && a.ts_unix_ns == b.ts_unix_ns
                 && a.kind == b.kind
@@ -775,6 +794,7 @@ pub fn check(
         signature,
         signed: parsed.note.is_some(),
         findings,
+        erased_since,
     })
 }
 

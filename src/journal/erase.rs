@@ -115,6 +115,16 @@ pub fn erase(
         None => (Vec::new(), frame.payload_digest, None),
         Some(pointer) => {
             let json = payload::decode_event(frame.seq, frame.payload)?;
+            // JSON that repeats a key reads one way to the fold (not as the event at all) and
+            // another once written again (the last value wins): erasing a field must only
+            // take content away, never make some take effect.
+            if let Err(e) = no_repeated_key(json) {
+                return refuse(format!(
+                    "seq {}'s JSON {e}: written again without a field it would read \
+                     differently; erase the whole record instead",
+                    frame.seq
+                ));
+            }
             let mut value: Value = serde_json::from_str(json).map_err(|e| {
                 EraseError::Refused(format!(
                     "seq {} does not hold JSON ({e}); erase the whole record instead",
@@ -217,6 +227,58 @@ pub fn remove_pointer(value: &mut Value, pointer: &str) -> Option<Value> {
 /// erasure's `new_payload_digest` binds.
 pub fn left_digest(payload: &[u8]) -> Hash {
     payload_digest(&[0; SALT_LEN], payload)
+}
+
+/// Ok if no object in `json` (valid JSON) has a key twice; else what repeats.
+fn no_repeated_key(json: &str) -> Result<(), String> {
+    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+    struct Walk;
+    impl<'de> DeserializeSeed<'de> for Walk {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            while a.next_element_seed(Walk)?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(k) = a.next_key::<String>()? {
+                if !seen.insert(k.clone()) {
+                    return Err(A::Error::custom(format!("repeats the key {k:?}")));
+                }
+                a.next_value_seed(Walk)?;
+            }
+            Ok(())
+        }
+    }
+    let mut d = serde_json::Deserializer::from_str(json);
+    Walk.deserialize(&mut d).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -93,8 +93,8 @@ pub struct ImportSummary<'a> {
     pub skipped_system: u64,
     /// Export lines whose record the session already held (imported before): not imported.
     pub already_present: u64,
-    /// Erased records, the records binding them and their redaction records, left out
-    /// (`--skip-erased`).
+    /// Erased records, the records binding them, and the system records after the first of
+    /// them, left out (`--skip-erased`).
     pub skipped_erased: u64,
     pub syncs: usize,
 }

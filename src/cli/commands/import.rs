@@ -61,8 +61,9 @@ pub struct Args {
     #[arg(long)]
     pub allow_duplicates: bool,
     /// Leave out records erased after they were written (export marks them "erased": true),
-    /// the sjournal.erased records binding them and their redaction records (without it an
-    /// export holding one is refused: the erased content is gone)
+    /// the sjournal.erased records binding them, and every system record after the first of
+    /// them (system records refer to records by seq, which move); without it an export
+    /// holding one is refused: the erased content is gone
     #[arg(long)]
     pub skip_erased: bool,
 }
@@ -263,7 +264,7 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
             head: range.map(|r| r.2.to_hex()),
             skipped_system: skipped,
             already_present: already,
-            skipped_erased: plan.erased_skipped,
+            skipped_erased: plan.erased_skipped + plan.system_after_skip,
             syncs,
         }),
         (false, Some((first, last, head))) => format!(
@@ -271,14 +272,14 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
              {first}..={last} (head {head}) with {syncs} sync(s); {skipped} system record(s) \
              skipped; {already} already in the session{}",
             sjournal::escape::text(&format!("{:?}", args.session)),
-            erased_note(plan.erased_skipped),
+            erased_note(plan.erased_skipped, plan.system_after_skip),
         ),
         (false, None) => format!(
             "nothing to import from {}: {already} record(s) already in session {}; {skipped} \
              system record(s) skipped{}",
             sjournal::escape::text(&name),
             sjournal::escape::text(&format!("{:?}", args.session)),
-            erased_note(plan.erased_skipped),
+            erased_note(plan.erased_skipped, plan.system_after_skip),
         ),
     };
     output::emit(&mut out, &line, args.json)?;
@@ -295,10 +296,14 @@ pub fn run(root: &Root, args: Args) -> crate::cli::error::Result<Outcome> {
     }
 }
 
-fn erased_note(n: u64) -> String {
+fn erased_note(n: u64, system_after: u64) -> String {
     match n {
         0 => String::new(),
-        n => format!("; {n} erased record(s) and the records about them left out (--skip-erased)"),
+        n => format!(
+            "; {n} erased record(s) and the records binding them left out (--skip-erased), and \
+             the {system_after} system record(s) after the first of them (they refer to records \
+             by seq, and those seqs moved)"
+        ),
     }
 }
 
