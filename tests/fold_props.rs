@@ -237,7 +237,8 @@ fn redacted(rules: &[&str], more: u64) -> Rec {
         p::KIND_REDACTED,
         &RedactedRecord {
             event_kind: "PostToolUse".into(),
-            event_blake3: "00".into(),
+            event_blake3: String::new(),
+            event_hash: "00".into(),
             key_id: Some("0123456789abcdef".into()),
             ruleset: 1,
             found: rules

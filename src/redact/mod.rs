@@ -70,9 +70,17 @@ pub struct Finding {
 pub struct RedactedRecord {
     /// The event's record kind.
     pub event_kind: String,
-    /// blake3 (unkeyed, hex) of the event as stored: its JSON text, or for input that is not
-    /// JSON (`sjournal.unparsed`) the raw bytes kept.
+    /// Records written before 2026-12-04: blake3 (unkeyed, hex) of the event as stored. It
+    /// outlived an erasure of the event, and with the rest of the event known let a guess of
+    /// an erased value be checked; no longer written ([`RedactedRecord::event_hash`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub event_blake3: String,
+    /// keyed blake3 (hex) of the event as stored (its JSON text, or for input that is not JSON,
+    /// `sjournal.unparsed`, the raw bytes kept), under a key derived from the tag key
+    /// ("sjournal redaction event hash v1"): it names the event for whoever holds the root's
+    /// key, and lets nobody else test a guess of it once the event is erased.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub event_hash: String,
     /// The id of the key the tags were made with (16 hex digits of
     /// `derive_key("sjournal redaction tag v1 key id", spool.key)`); absent: a one-off key
     /// (tags correlate only within this record).
@@ -160,7 +168,21 @@ pub struct Report {
     pub found: Vec<Finding>,
     /// The tag key's id (None: a one-off key).
     pub key_id: Option<String>,
+    /// The key of [`RedactedRecord::event_hash`], derived from the tag key.
+    event_key: EventKey,
 }
+
+/// [`RedactedRecord::event_hash`]'s key; not shown by `Debug`.
+#[derive(Clone, Default, PartialEq, Eq)]
+struct EventKey([u8; 32]);
+
+impl std::fmt::Debug for EventKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventKey(..)")
+    }
+}
+
+const EVENT_HASH_CONTEXT: &str = "sjournal redaction event hash v1";
 
 impl Redactor {
     /// The redactor of `root` as `section` configures it.
@@ -414,12 +436,23 @@ impl Redactor {
     }
 
     fn report<T>(&self, out: Option<T>, found: Vec<Finding>) -> (Option<T>, Report) {
-        let key_id = if found.is_empty() {
-            None
+        let (key_id, event_key) = if found.is_empty() {
+            (None, EventKey::default())
         } else {
-            self.key().id.clone()
+            let k = self.key();
+            (
+                k.id.clone(),
+                EventKey(blake3::derive_key(EVENT_HASH_CONTEXT, &k.key)),
+            )
         };
-        (out, Report { found, key_id })
+        (
+            out,
+            Report {
+                found,
+                key_id,
+                event_key,
+            },
+        )
     }
 }
 
@@ -438,7 +471,10 @@ impl Report {
         let keep = self.found.len().min(FOUND_MAX);
         Some(crate::format::payload::encode_system(&RedactedRecord {
             event_kind: kind.to_owned(),
-            event_blake3: blake3::hash(stored).to_hex().to_string(),
+            event_blake3: String::new(),
+            event_hash: blake3::keyed_hash(&self.event_key.0, stored)
+                .to_hex()
+                .to_string(),
             key_id: self.key_id.clone(),
             ruleset: rules::RULESET_VERSION,
             found: self.found[..keep].to_vec(),

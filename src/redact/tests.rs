@@ -173,8 +173,20 @@ fn the_record_names_rule_path_and_tag_never_the_secret() {
     assert!(!rec.windows(t.len()).any(|w| w == t.as_bytes()));
     let back: RedactedRecord = crate::format::payload::decode_system(1, &rec).unwrap();
     assert_eq!(back.found, r.found);
+    // The event's hash is keyed (from the tag key): once the event is erased, nobody without
+    // the root's key can test a guess of it; the unkeyed hash is no longer written.
+    assert!(back.event_blake3.is_empty());
     assert_eq!(
-        back.event_blake3,
+        back.event_hash,
+        blake3::keyed_hash(
+            &blake3::derive_key("sjournal redaction event hash v1", &[7; 32]),
+            out.as_bytes()
+        )
+        .to_hex()
+        .to_string()
+    );
+    assert_ne!(
+        back.event_hash,
         blake3::hash(out.as_bytes()).to_hex().to_string()
     );
     assert_eq!(back.ruleset, rules::RULESET_VERSION);
