@@ -552,7 +552,7 @@ fn project_scope_fixes_name_the_project() {
 /// Runs the shell command a fix names (`sjournal [--root ROOT] ...`, with this binary and
 /// this machine's root).
 fn run_fix(m: &Machine, fix: &str) {
-    let words: Vec<String> = shell_words(fix);
+    let words: Vec<String> = shlex::split(fix).unwrap();
     assert_eq!(words[0], "sjournal", "{fix}");
     let mut args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
     if args[0] == "--root" {
@@ -560,33 +560,6 @@ fn run_fix(m: &Machine, fix: &str) {
         args.drain(..2);
     }
     m.ok(&args, b"");
-}
-
-/// Splits a command line as the shell would, for the quoting sjournal's fixes use (single
-/// quotes around a word, or none).
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let (mut quoted, mut any) = (false, false);
-    for c in line.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                any = true;
-            }
-            ' ' if !quoted => {
-                if any || !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                }
-                any = false;
-            }
-            c => word.push(c),
-        }
-    }
-    if any || !word.is_empty() {
-        words.push(word);
-    }
-    words
 }
 
 /// The command in backquotes after `marker` in an advice text.

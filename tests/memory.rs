@@ -730,7 +730,7 @@ fn erasing_the_prompt_of_a_remembered_item_names_the_item() {
     assert!(forget.starts_with(&format!(
         "sjournal memory forget {id} --scope project --project "
     )));
-    let args: Vec<String> = shell_words(&forget["sjournal ".len()..]);
+    let args: Vec<String> = shlex::split(&forget["sjournal ".len()..]).unwrap();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = cmd::run(&e.root, &args, b"");
     assert!(out.status.success(), "{out:?}");
@@ -739,31 +739,4 @@ fn erasing_the_prompt_of_a_remembered_item_names_the_item() {
     assert_eq!(item["status"], "forgotten");
     let (ctx, _) = e.start("m9-b", "startup", &one);
     assert!(!ctx.contains("555-0199"), "{ctx}");
-}
-
-/// Splits a command line of plain words and single-quoted ones (what `shell_quote` writes).
-fn shell_words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut any = false;
-    for c in s.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                any = true;
-            }
-            ' ' if !quoted => {
-                if any || !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                any = false;
-            }
-            c => cur.push(c),
-        }
-    }
-    if any || !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }

@@ -618,6 +618,18 @@ fn a_shipped_journal_is_refused() {
     assert_eq!(read(&journal), bytes);
 }
 
+/// The checked-in format-2 journal with erasures: its session id.
+const FORMAT2: &str = "claude-real-format2-erased-digests";
+
+/// The checked-in format-2 journal copied into a new root at `root`: its paths and bytes.
+fn format2_fixture(root: &Path) -> (sjournal::journal::SessionPaths, Vec<u8>) {
+    let original = read(&support::fixtures_dir().join(format!("journals/{FORMAT2}.sjl")));
+    let paths = Root::new(root).session(FORMAT2).unwrap();
+    Root::new(root).ensure().unwrap();
+    std::fs::write(&paths.journal, &original).unwrap();
+    (paths, original)
+}
+
 /// The checked-in format-2 journal (written by the build before format 3, a field of seq 11 and
 /// the whole of seq 15 erased): this build reads it (`log` shows the erased records), verifies
 /// it with its erasures, appends to it in format 2 (a journal keeps its header's version), and
@@ -628,11 +640,8 @@ fn a_shipped_journal_is_refused() {
 fn a_format_2_journal_with_erasures_is_read_appended_to_and_migrated() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("r");
-    let name = "claude-real-format2-erased-digests";
-    let original = read(&support::fixtures_dir().join(format!("journals/{name}.sjl")));
-    let paths = Root::new(&root).session(name).unwrap();
-    Root::new(&root).ensure().unwrap();
-    std::fs::write(&paths.journal, &original).unwrap();
+    let (paths, _) = format2_fixture(&root);
+    let name = FORMAT2;
     assert_eq!(version(&paths.journal), 2);
     let erasures = |root: &Path| -> Vec<(u64, String)> {
         let (code, out, err) = run(root, &["verify", "--session", name, "--json"]);
@@ -812,11 +821,8 @@ fn an_older_builds_interrupted_migration_is_finished_then_migrated() {
 fn a_migration_that_changes_an_erased_records_digest_fails_verify_migration() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("r");
-    let name = "claude-real-format2-erased-digests";
-    let original = read(&support::fixtures_dir().join(format!("journals/{name}.sjl")));
-    let paths = Root::new(&root).session(name).unwrap();
-    Root::new(&root).ensure().unwrap();
-    std::fs::write(&paths.journal, &original).unwrap();
+    let (paths, _) = format2_fixture(&root);
+    let name = FORMAT2;
     let (code, out, err) = run(&root, &["migrate", "--session", name]);
     assert_eq!(code, 0, "{out}{err}");
     let note = statement(&root);
