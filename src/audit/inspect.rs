@@ -405,8 +405,8 @@ fn claimed(b: &[u8]) -> Claimed {
         .get(20..22)
         .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize);
     // The kind follows the fixed fields: at FIXED_LEN in a version-1 frame, after the payload
-    // digest and salt in a version-2 or -3 one (flag DIGESTED). The flags may be what is damaged: the
-    // layout they name is tried first, then the other.
+    // digest and salt in a version-2 or -3 one (flag DIGESTED). The flags may be what is
+    // damaged: the layout they name is tried first, then the other.
     let digested = b
         .get(22..24)
         .map(|s| u16::from_le_bytes([s[0], s[1]]))

@@ -18,7 +18,8 @@
 //! line has `"erased": true` and what is left of its payload (`null` for all of it); `import`
 //! refuses it, and `sjournal.erased` records, naming the line (the erased content is gone),
 //! unless `--skip-erased` leaves them out, and with them every system record after the first
-//! one left out (system records refer to records by seq, and those seqs move). A line whose `ts` and `ts_unix_ns` disagree is refused (a tool rounded the number).
+//! one left out (system records refer to records by seq, and those seqs move). A line whose
+//! `ts` and `ts_unix_ns` disagree is refused (a tool rounded the number).
 //!
 //! Import reads JSON Lines into an [`ImportPlan`] ([`plan`]): every line is checked before
 //! anything is written, and the records are appended in [`chunks`] of one write and one

@@ -7,12 +7,12 @@
 //! the digest it had, so the `sjournal.erased` record naming it still holds); each gets a new
 //! link, so the chain (and every hash) is new. The header keeps the session id and creation
 //! time, with the current format version. The old file is kept beside the journal under
-//! `<stem>.sjl.v<old version>-<blake3/16>.bin` (a hard link, as `repair` keeps a damaged journal), and the
-//! statement is written to `<stem>.sjl.migrated-<new head/16>.note`: a C2SP checkpoint of the
-//! new journal (so `verify --checkpoint` takes it as it is) with three extension lines naming
-//! the old journal (format in `journal-format.md`, "Migration statements"), signed as a C2SP
-//! signed note when a signer key is given. `verify --migration FILE` checks it
-//! ([`check`]).
+//! `<stem>.sjl.v<old version>-<blake3/16>.bin` (a hard link, as `repair` keeps a damaged
+//! journal), and the statement is written to `<stem>.sjl.migrated-<new head/16>.note`: a C2SP
+//! checkpoint of the new journal (so `verify --checkpoint` takes it as it is) with three
+//! extension lines naming the old journal (format in `journal-format.md`, "Migration
+//! statements"), signed as a C2SP signed note when a signer key is given. `verify --migration
+//! FILE` checks it ([`check`]).
 //!
 //! Order, under the session's lock (and the rescue journal's), so that a crash or a storage
 //! fault anywhere before the rename leaves the journal as it was: the old journal is verified
@@ -798,8 +798,6 @@ pub fn check(
     })
 }
 
-/// Walks every record of a journal's bytes, checking frames and links, to the exact end of
-/// the bytes: the last seq and head, or what is wrong and where.
 /// Verify's layout and erasure checks over a whole journal whose chain holds (Err: what is
 /// wrong, and where).
 fn erasures_hold(bytes: &[u8], hlen: usize, version: u16) -> Result<(), String> {
@@ -808,6 +806,8 @@ fn erasures_hold(bytes: &[u8], hlen: usize, version: u16) -> Result<(), String> 
         .map_err(|(offset, _, what)| format!("offset {offset}: {what}"))
 }
 
+/// Walks every record of a journal's bytes, checking frames and links, to the exact end of
+/// the bytes: the last seq and head, or what is wrong and where.
 fn chain_end(bytes: &[u8], hlen: usize) -> Result<(u64, Hash), String> {
     let mut chain = Chain::genesis(genesis_hash(&bytes[..hlen]));
     let mut at = hlen;

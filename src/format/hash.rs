@@ -154,8 +154,9 @@ pub fn record_hash_v3(seq: u64, ts_unix_ns: i64, kind: &str, prev: &Hash, digest
 ///
 /// Salt and payload are copied into one buffer and hashed in one call: blake3 then hashes the
 /// payload's whole 1 KiB chunks with its many-chunk SIMD routine, which a `Hasher` fed the
-/// 16-byte salt first does not use for the first chunk (BENCHMARKS.md, the formats' verify row). Payloads
-/// past 64 KiB (`ONE_CALL_MAX`) go through a `Hasher` (the copy would be kept per thread).
+/// 16-byte salt first does not use for the first chunk (BENCHMARKS.md, the formats' verify
+/// row). Payloads past 64 KiB (`ONE_CALL_MAX`) go through a `Hasher` (the copy would be kept
+/// per thread).
 pub fn payload_digest(salt: &[u8; 16], payload: &[u8]) -> Hash {
     use std::cell::RefCell;
     thread_local! {

@@ -332,8 +332,8 @@ pub fn version_flags(version: u16) -> u16 {
     }
 }
 
-/// The salts of one batch of version-2 or -3 frames: one `getrandom` per batch for a key that is
-/// never stored, and each record's salt derived from it and its seq. A salt is not reused
+/// The salts of one batch of version-2 or -3 frames: one `getrandom` per batch for a key that
+/// is never stored, and each record's salt derived from it and its seq. A salt is not reused
 /// across records, so erasing one record's salt leaves nothing in its neighbours to find it by.
 pub struct Salts([u8; 32]);
 

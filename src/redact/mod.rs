@@ -101,6 +101,8 @@ struct TagKey {
     key: [u8; 32],
     /// None: a one-off key (see [`RedactedRecord::key_id`]).
     id: Option<String>,
+    /// The key of [`RedactedRecord::event_hash`], derived from `key` once.
+    event_key: EventKey,
 }
 
 impl TagKey {
@@ -108,7 +110,8 @@ impl TagKey {
         let id = persistent.then(|| {
             blake3::Hash::from(blake3::derive_key(TAG_ID_CONTEXT, &key)).to_hex()[..16].to_owned()
         });
-        TagKey { key, id }
+        let event_key = EventKey(blake3::derive_key(EVENT_HASH_CONTEXT, &key));
+        TagKey { key, id, event_key }
     }
 
     fn one_off() -> TagKey {
@@ -168,7 +171,7 @@ pub struct Report {
     pub found: Vec<Finding>,
     /// The tag key's id (None: a one-off key).
     pub key_id: Option<String>,
-    /// The key of [`RedactedRecord::event_hash`], derived from the tag key.
+    /// The key of [`RedactedRecord::event_hash`] (the tag key's).
     event_key: EventKey,
 }
 
@@ -440,10 +443,7 @@ impl Redactor {
             (None, EventKey::default())
         } else {
             let k = self.key();
-            (
-                k.id.clone(),
-                EventKey(blake3::derive_key(EVENT_HASH_CONTEXT, &k.key)),
-            )
+            (k.id.clone(), k.event_key.clone())
         };
         (
             out,

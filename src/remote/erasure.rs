@@ -3,9 +3,9 @@
 //! Segments are create-only, so when `sjournal erase` rewrites a record that was already
 //! shipped, the segment keeps the record as it was. `ship` then uploads the rewritten (erased)
 //! frame as its own create-only object, `erasure/<seq>`, with metadata `sj-erased-by` (the seq
-//! of the chained `sjournal.erased` record) and `sj-blake3`. A version-2 or -3 record hash commits to
-//! the payload's digest, not its bytes, so the erased frame has the record hash the segment's
-//! frame has: the chain through the segments is unchanged.
+//! of the chained `sjournal.erased` record) and `sj-blake3`. A version-2 or -3 record hash
+//! commits to the payload's digest, not its bytes, so the erased frame has the record hash the
+//! segment's frame has: the chain through the segments is unchanged.
 //!
 //! Whoever reads the stream back (`verify --remote`, `fetch`) reassembles header + segments
 //! and puts each erasure object's frame in place of the segment's frame ([`apply`]); the result

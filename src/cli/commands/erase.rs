@@ -1,7 +1,7 @@
 //! `sjournal erase --session ID --seq N [--field PATH] --reason TEXT`: removes a record's
 //! payload, or one field of its JSON (PATH a JSON pointer such as `/tool_input/command`), from
-//! a version-2 or -3 journal for good, and records the erasure in a chained `sjournal.erased` record,
-//! so `verify` still checks the whole journal and reports the erasure (see
+//! a version-2 or -3 journal for good, and records the erasure in a chained `sjournal.erased`
+//! record, so `verify` still checks the whole journal and reports the erasure (see
 //! [`sjournal::journal::erase`]). Only this file's bytes are rewritten: copies elsewhere
 //! (backups, shipped segments) keep what they hold. Exit 0 when erased, 2 if refused (nothing
 //! was changed then).
@@ -131,9 +131,8 @@ fn memory_made_from(
         return out;
     };
     for path in journals {
-        let Some(scope) = path
-            .file_stem()
-            .and_then(|_| sjournal::journal::JournalReader::open(&path, None).ok())
+        let Some(scope) = sjournal::journal::JournalReader::open(&path, None)
+            .ok()
             .and_then(|r| r.header().ok().map(|(h, _, _)| h.session_id))
             .and_then(|id| Scope::of_journal_id(&id))
         else {
